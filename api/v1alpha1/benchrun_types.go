@@ -1,0 +1,442 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchRunSpec says which queries to run over which Dataset, with which engine, on which resource
+// configurations and input paths. A BenchRun records one run: its spec cannot change after creation.
+// +kubebuilder:validation:XValidation:rule="self.engine.name != 'duckdb' || self.inputs.all(i, !(i.type in ['s3', 'mixed-direct']))",message="inputs s3 and mixed-direct read straight from S3, which the built-in duckdb engine cannot do (it has no httpfs extension): use engine.name command with an engine that reads S3, or the volume and mixed-staged inputs"
+type BenchRunSpec struct {
+	// datasetRef names the Dataset, in the same namespace, whose data the queries read. The run
+	// waits until it is Ready.
+	// +required
+	DatasetRef DatasetReference `json:"datasetRef"`
+
+	// queries lists the PDS-H query numbers to run, 1 to 22. Empty runs all 22.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=22
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=22
+	Queries []int32 `json:"queries,omitempty"`
+
+	// engine runs the queries: duckdb (built into the pqcache image) or command (any image).
+	// +optional
+	// +kubebuilder:default={name: duckdb}
+	Engine BenchEngine `json:"engine,omitzero"`
+
+	// inputs lists the paths the queries read their data from; each is measured separately.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:default={{type: volume}}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(i, self.exists_one(j, j == i))",message="inputs must not repeat: each input path is measured once per configuration"
+	Inputs []BenchInput `json:"inputs,omitempty"`
+
+	// configs lists the resource configurations to measure; each runs every input in its own Job
+	// with requests equal to limits.
+	// +required
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=12
+	Configs []ResourceConfig `json:"configs"`
+
+	// iterations is how many measured runs each query gets; status reports their median, min and max.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Iterations int32 `json:"iterations,omitempty"`
+
+	// warmups is how many unmeasured runs precede the measured ones, to warm caches.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	Warmups *int32 `json:"warmups,omitempty"`
+
+	// queryTimeout bounds one run of one query; a query past it is recorded as Timeout and the run
+	// goes on with the next.
+	// +optional
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="queryTimeout must be a duration of at least 1s, e.g. 90s or 30m"
+	QueryTimeout *metav1.Duration `json:"queryTimeout,omitempty"`
+
+	// timeout bounds the whole run; Jobs still running then are stopped and the run fails with
+	// reason Timeout.
+	// +optional
+	// +kubebuilder:default="6h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="timeout must be a duration of at least 1m, e.g. 2h"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// nodeSelector places the query pods, e.g. in the zone of the bucket.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// affinity places the query pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// tolerations let the query pods run on tainted nodes.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// pricing turns resource use into an estimated cost per configuration.
+	// +optional
+	Pricing *Pricing `json:"pricing,omitempty"`
+}
+
+// DatasetReference names a Dataset in the same namespace.
+type DatasetReference struct {
+	// name of the Dataset.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// EngineName names a query engine.
+// +kubebuilder:validation:Enum=duckdb;command
+type EngineName string
+
+const (
+	// EngineDuckDB is the DuckDB engine built into the pqcache binary.
+	EngineDuckDB EngineName = "duckdb"
+	// EngineCommand runs a command from any image once per query.
+	EngineCommand EngineName = "command"
+)
+
+// BenchEngine is the query engine.
+// +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query} and {data} replaced by the query number and the data directory"
+// +kubebuilder:validation:XValidation:rule="self.name != 'duckdb' || (!has(self.image) && !has(self.command))",message="engine duckdb is built into the pqcache image: remove image and command, or set name: command to run another engine"
+type BenchEngine struct {
+	// name is duckdb (default) or command.
+	// +optional
+	// +kubebuilder:default=duckdb
+	Name EngineName `json:"name,omitempty"`
+
+	// image is the container image of a command engine. pqcache injects its own binary into the pod
+	// to time and measure the command, so the image needs nothing from pqcache.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// command runs one query of a command engine; "{query}" and "{data}" in any argument are replaced
+	// by the query number and the data directory.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Command []string `json:"command,omitempty"`
+
+	// env adds environment variables to the engine's container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Env []corev1.EnvVar `json:"env,omitempty"`
+}
+
+// InputType is a path from which queries read their data.
+// +kubebuilder:validation:Enum=volume;mixed-staged;mixed-direct;s3;claim
+type InputType string
+
+const (
+	// InputVolume reads every table from the Dataset's volume.
+	InputVolume InputType = "volume"
+	// InputMixedStaged reads static tables from the volume and first stages the Dataset's fresh
+	// prefixes, timing the staging separately.
+	InputMixedStaged InputType = "mixed-staged"
+	// InputMixedDirect reads static tables from the volume and the fresh prefixes straight from S3.
+	InputMixedDirect InputType = "mixed-direct"
+	// InputS3 reads every table straight from S3.
+	InputS3 InputType = "s3"
+	// InputClaim reads every table from another PersistentVolumeClaim, such as a bucket mount.
+	InputClaim InputType = "claim"
+)
+
+// BenchInput is one input path to measure.
+// +kubebuilder:validation:XValidation:rule="self.type == 'claim' ? has(self.claimName) : !has(self.claimName)",message="claimName is required for type claim and only allowed with it"
+type BenchInput struct {
+	// type is volume, mixed-staged, mixed-direct, s3 or claim.
+	// +required
+	Type InputType `json:"type"`
+
+	// claimName is the PersistentVolumeClaim read by a claim input, e.g. one backed by the
+	// Mountpoint for S3 CSI driver, to compare the cache with the mount in use today.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="claimName must be a valid Kubernetes object name (lowercase letters, digits, '-' and '.')"
+	ClaimName string `json:"claimName,omitempty"`
+}
+
+// ResourceConfig is one resource configuration: the query pod's requests and limits.
+type ResourceConfig struct {
+	// name identifies the configuration in status and in Job names, e.g. "4cpu-16gi".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Label().validate(self).hasValue()",message="config name must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	Name string `json:"name"`
+
+	// cpu is the pod's CPU request and limit, e.g. "2" or "1500m".
+	// +required
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="cpu must be a Kubernetes quantity, a CPU amount such as 2 or 1500m"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="cpu must be greater than zero"
+	CPU resource.Quantity `json:"cpu"`
+
+	// memory is the pod's memory request and limit, e.g. "8Gi". A query that needs more is
+	// reported as OOMKilled.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="memory must be a Kubernetes quantity, a size such as 8Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('64Mi')) >= 0",message="memory must be at least 64Mi"
+	Memory resource.Quantity `json:"memory"`
+}
+
+// Pricing gives unit prices, as decimal strings in one currency, to estimate what a run costs.
+type Pricing struct {
+	// coreSecond is the price of one CPU core for one second.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0000117\""
+	CoreSecond string `json:"coreSecond,omitempty"`
+
+	// gibSecond is the price of one GiB of memory for one second.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0000013\""
+	GiBSecond string `json:"gibSecond,omitempty"`
+
+	// transferGB is the price of reading one GB (10^9 bytes) from the bucket.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.02\""
+	TransferGB string `json:"transferGB,omitempty"`
+
+	// placementMultiplier scales the compute prices for the chosen placement (e.g. "0.35" for spot).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="placementMultiplier is a non-negative decimal number such as \"1\" or \"0.35\""
+	PlacementMultiplier string `json:"placementMultiplier,omitempty"`
+}
+
+// BenchRunStatus is what the run measured. Per-iteration detail lives in a ConfigMap the BenchRun
+// owns; status keeps one summary per configuration × input and per query.
+type BenchRunStatus struct {
+	// observedGeneration is the metadata.generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Succeeded, Reconciling, Stalled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// startTime is when the first Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the last Job finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// durationMillis is the run's wall time, from startTime to completionTime (or to now while running).
+	// +optional
+	DurationMillis int64 `json:"durationMillis,omitempty"`
+
+	// datasetDigest is the manifest digest of the Dataset the queries read, for reproducibility.
+	// +optional
+	DatasetDigest string `json:"datasetDigest,omitempty"`
+
+	// queries is the number of queries each Job runs.
+	// +optional
+	Queries int32 `json:"queries,omitempty"`
+
+	// jobs counts the run's Jobs by state.
+	// +optional
+	Jobs *JobCounts `json:"jobs,omitempty"`
+
+	// progress is a short human summary such as "3/8 jobs".
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// results holds one summary per configuration × input.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=128
+	Results []BenchResult `json:"results,omitempty"`
+
+	// resultsConfigMap names the ConfigMap holding the full per-iteration results.
+	// +optional
+	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
+
+	// breakEvenRuns is, with pricing set and both volume and s3 inputs measured, the number of runs
+	// after which caching costs less than reading from S3.
+	// +optional
+	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
+}
+
+// JobCounts counts a BenchRun's Jobs.
+type JobCounts struct {
+	// total is configs × inputs.
+	Total int32 `json:"total"`
+	// active Jobs are running.
+	// +optional
+	Active int32 `json:"active,omitempty"`
+	// succeeded Jobs completed.
+	// +optional
+	Succeeded int32 `json:"succeeded,omitempty"`
+	// failed Jobs failed.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+}
+
+// BenchResult summarises one configuration × input.
+type BenchResult struct {
+	// config is the ResourceConfig name.
+	Config string `json:"config"`
+	// input is the input type, with the claim name for a claim input ("claim/mountpoint-s3").
+	Input string `json:"input"`
+	// jobName is the Job that measured it.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// wallMillis is the Job's wall time for all queries and iterations.
+	// +optional
+	WallMillis int64 `json:"wallMillis,omitempty"`
+	// readBytesPerSecond is the input path's sequential read throughput, measured without an engine.
+	// +optional
+	ReadBytesPerSecond int64 `json:"readBytesPerSecond,omitempty"`
+	// stagedBytes is what the mixed-staged input copied before the queries.
+	// +optional
+	StagedBytes int64 `json:"stagedBytes,omitempty"`
+	// stageMillis is how long that copy took.
+	// +optional
+	StageMillis int64 `json:"stageMillis,omitempty"`
+	// geometricMeanMillis is the geometric mean of the successful queries' medians.
+	// +optional
+	GeometricMeanMillis int64 `json:"geometricMeanMillis,omitempty"`
+	// failedQueries lists the queries that did not succeed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=22
+	FailedQueries []int32 `json:"failedQueries,omitempty"`
+	// costMicros is the estimated cost in millionths of the pricing currency.
+	// +optional
+	CostMicros *int64 `json:"costMicros,omitempty"`
+	// queries holds one summary per query.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=22
+	Queries []QueryResult `json:"queries,omitempty"`
+}
+
+// QueryStatus is how one query ended.
+// +kubebuilder:validation:Enum=Succeeded;Failed;Timeout;OOMKilled;NotRun
+type QueryStatus string
+
+// Query outcomes.
+const (
+	QuerySucceeded QueryStatus = "Succeeded"
+	QueryFailed    QueryStatus = "Failed"
+	QueryTimeout   QueryStatus = "Timeout"
+	QueryOOMKilled QueryStatus = "OOMKilled"
+	QueryNotRun    QueryStatus = "NotRun"
+)
+
+// QueryResult summarises one query's measured iterations.
+type QueryResult struct {
+	// query is the PDS-H query number.
+	Query int32 `json:"query"`
+	// status is how the query ended.
+	Status QueryStatus `json:"status"`
+	// medianMillis, minMillis and maxMillis are over the measured iterations.
+	// +optional
+	MedianMillis int64 `json:"medianMillis,omitempty"`
+	// +optional
+	MinMillis int64 `json:"minMillis,omitempty"`
+	// +optional
+	MaxMillis int64 `json:"maxMillis,omitempty"`
+	// peakMemoryBytes is the largest peak memory of an iteration, above the process's baseline.
+	// +optional
+	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
+	// peakAnonBytes is the anonymous (heap) part of the peak.
+	// +optional
+	PeakAnonBytes int64 `json:"peakAnonBytes,omitempty"`
+	// peakFileBytes is the file-backed (mmap, page cache) part of the peak.
+	// +optional
+	PeakFileBytes int64 `json:"peakFileBytes,omitempty"`
+	// rows is the number of rows the query returned.
+	// +optional
+	Rows int64 `json:"rows,omitempty"`
+	// digest is an order-insensitive hash of the returned rows; equal digests mean equal answers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Digest string `json:"digest,omitempty"`
+}
+
+// BenchRun runs PDS-H queries over a Dataset for each resource configuration × input path and
+// records per-query timings, peak memory and read throughput in its status.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pqbr,categories=pqcache
+// +kubebuilder:printcolumn:name="Succeeded",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].status`
+// +kubebuilder:printcolumn:name="Queries",type=integer,JSONPath=`.status.queries`
+// +kubebuilder:printcolumn:name="Configs",type=string,JSONPath=`.spec.configs[*].name`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Duration",type=integer,JSONPath=`.status.durationMillis`,description="Wall time in milliseconds"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Dataset",type=string,JSONPath=`.spec.datasetRef.name`,priority=1
+type BenchRun struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec is what to run. It cannot change after creation.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a BenchRun records one run and its spec cannot change: create a new BenchRun to run again"
+	Spec BenchRunSpec `json:"spec"`
+
+	// status is what the run measured.
+	// +optional
+	Status BenchRunStatus `json:"status,omitzero"`
+}
+
+// BenchRunList is a list of BenchRuns.
+// +kubebuilder:object:root=true
+type BenchRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []BenchRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchRun{}, &BenchRunList{})
+}

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types. Dataset is long-running and reports Ready; BenchRun is bounded and reports
+// Succeeded. Both also report Reconciling and Stalled, the "abnormal-true" pair that kstatus (Flux,
+// cli-utils) and Argo CD read to tell in-progress from failed.
+const (
+	// ConditionReady is True on a Dataset once a complete sync of the current spec is published on
+	// its volume. It stays True, with the previous data, while a later refresh runs.
+	ConditionReady = "Ready"
+	// ConditionSyncing is True on a Dataset while a sync Job runs.
+	ConditionSyncing = "Syncing"
+	// ConditionDegraded is True on a Dataset whose last sync attempt failed; the data from the last
+	// good sync is still served.
+	ConditionDegraded = "Degraded"
+	// ConditionSucceeded is True on a BenchRun that finished with every Job complete, False on one
+	// that finished otherwise, and Unknown while it runs.
+	ConditionSucceeded = "Succeeded"
+	// ConditionReconciling is True while the controller is still working towards the spec.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the controller cannot make progress without a change from a
+	// person (a spec it cannot act on, a failure that retries will not fix).
+	ConditionStalled = "Stalled"
+)
+
+// Condition reasons. They are part of the API: alerts, dashboards and the troubleshooting guide key on
+// them, so they never change meaning once released.
+const (
+	// ReasonInitializing: the controller has seen the object but not acted on it yet.
+	ReasonInitializing = "Initializing"
+	// ReasonSynced: the last sync published the data of the current spec.
+	ReasonSynced = "Synced"
+	// ReasonSyncInProgress: a sync Job is running.
+	ReasonSyncInProgress = "SyncInProgress"
+	// ReasonAccessDenied: the store refused the credentials' access to the bucket or prefix.
+	ReasonAccessDenied = "AccessDenied"
+	// ReasonNoSuchBucket: the bucket does not exist at the endpoint.
+	ReasonNoSuchBucket = "NoSuchBucket"
+	// ReasonInvalidCredentials: the credentials are missing, malformed or rejected.
+	ReasonInvalidCredentials = "InvalidCredentials"
+	// ReasonInsufficientCapacity: the volume cannot hold what the sync would write.
+	ReasonInsufficientCapacity = "InsufficientCapacity"
+	// ReasonHostileKeys: some keys would escape the cache directory and were refused.
+	ReasonHostileKeys = "HostileKeys"
+	// ReasonJobFailed: a worker Job failed for a reason not listed above.
+	ReasonJobFailed = "JobFailed"
+	// ReasonDeadlineExceeded: a worker Job ran past its deadline and was stopped.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonInvalidSpec: the spec passed API validation but cannot be acted on (for example a cron
+	// schedule the cron library rejects).
+	ReasonInvalidSpec = "InvalidSpec"
+
+	// ReasonWaitingForDataset: a BenchRun waits for its Dataset to become Ready.
+	ReasonWaitingForDataset = "WaitingForDataset"
+	// ReasonRunning: a BenchRun's Jobs are running.
+	ReasonRunning = "Running"
+	// ReasonCompleted: every query of every Job ran and returned.
+	ReasonCompleted = "Completed"
+	// ReasonQueriesFailed: some queries failed or timed out; the others' results are in status.
+	ReasonQueriesFailed = "QueriesFailed"
+	// ReasonOOMKilled: a query was killed for exceeding its configuration's memory limit.
+	ReasonOOMKilled = "OOMKilled"
+	// ReasonTimeout: the whole run exceeded spec.timeout.
+	ReasonTimeout = "Timeout"
+	// ReasonResultMismatch: the same query returned different results on different inputs or
+	// configurations.
+	ReasonResultMismatch = "ResultMismatch"
+	// ReasonDatasetNotReady: the Dataset stopped being usable while the run waited for it.
+	ReasonDatasetNotReady = "DatasetNotReady"
+)

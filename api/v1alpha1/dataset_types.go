@@ -1,0 +1,498 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DatasetSpec says which S3 objects to mirror, onto which volume, and when to refresh them.
+type DatasetSpec struct {
+	// source is the object store prefix to mirror.
+	// +required
+	Source DatasetSource `json:"source"`
+
+	// include lists globs, relative to source.s3.prefix, of the keys to mirror ("**" matches any
+	// number of path segments, e.g. "lineitem/**/*.parquet"). Empty means every key under the prefix.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
+	Include []string `json:"include,omitempty"`
+
+	// exclude lists globs, relative to source.s3.prefix, of keys to leave out even when include
+	// matches them (e.g. "**/_SUCCESS").
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
+	Exclude []string `json:"exclude,omitempty"`
+
+	// volume says which PersistentVolumeClaim holds the cache: one pqcache creates and owns, or an
+	// existing claim.
+	// +optional
+	// +kubebuilder:default={}
+	Volume DatasetVolume `json:"volume,omitzero"`
+
+	// refresh says when the cache is brought up to date with the bucket.
+	// +optional
+	// +kubebuilder:default={}
+	Refresh RefreshPolicy `json:"refresh,omitzero"`
+
+	// fresh lists sub-prefixes of source.s3.prefix that hold the newest, never-cached data (for
+	// example "orders/date=2026-12-02/"). Benchmarks with the mixed-staged input stage them just
+	// before the queries run instead of reading them from the volume.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !p.startsWith('/'))",message="fresh prefixes are relative to source.s3.prefix and must not start with '/'"
+	Fresh []string `json:"fresh,omitempty"`
+
+	// sync tunes the worker that copies the data.
+	// +optional
+	// +kubebuilder:default={}
+	Sync SyncOptions `json:"sync,omitzero"`
+}
+
+// DatasetSource is where a Dataset's objects live. S3 is the only kind today; the struct leaves room
+// for others without breaking the API.
+type DatasetSource struct {
+	// s3 is an S3 bucket and prefix, on AWS or any S3-compatible store.
+	// +required
+	S3 S3Source `json:"s3"`
+}
+
+// S3Source is a bucket prefix on AWS S3 or an S3-compatible store.
+type S3Source struct {
+	// bucket is the bucket name. It cannot change once set: a Dataset mirrors one bucket.
+	// +required
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9][a-z0-9.-]*[a-z0-9]$') && !self.contains('..')",message="bucket must be a valid S3 bucket name: 3-63 lowercase letters, digits, dots or hyphens, starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bucket is immutable: create a new Dataset to mirror another bucket"
+	Bucket string `json:"bucket"`
+
+	// prefix is the key prefix to mirror, without a leading slash ("tpch/sf100/"). Empty mirrors the
+	// whole bucket. Changing it re-plans the cache on the next reconcile.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="prefix must not start with '/': S3 keys have no leading slash (write \"tables/\", not \"/tables/\")"
+	Prefix string `json:"prefix,omitempty"`
+
+	// region is the bucket's region (e.g. "eu-west-1"). Empty uses the worker's AWS configuration,
+	// or "us-east-1" for S3-compatible stores that ignore regions.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9-]+$')",message="region must be lowercase letters, digits and hyphens, e.g. eu-west-1"
+	Region string `json:"region,omitempty"`
+
+	// endpoint is the URL of an S3-compatible store (e.g. "https://minio.storage.svc:9000"). Empty
+	// uses AWS S3.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="endpoint must be an http:// or https:// URL with a host, e.g. https://s3.eu-west-1.amazonaws.com"
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// forcePathStyle addresses the bucket as endpoint/bucket/key instead of bucket.endpoint/key.
+	// Most S3-compatible stores need it.
+	// +optional
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+
+	// credentials says how the worker authenticates. Omitted, the worker uses the default AWS chain
+	// of its pod (environment, node role).
+	// +optional
+	Credentials *S3Credentials `json:"credentials,omitempty"`
+}
+
+// S3Credentials names exactly one source of credentials for the worker pods.
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.serviceAccountName)",message="credentials must set exactly one of secretRef or serviceAccountName"
+type S3Credentials struct {
+	// secretRef names a Secret in the Dataset's namespace whose keys become the worker's environment:
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (required), AWS_SESSION_TOKEN (optional).
+	// +optional
+	SecretRef *SecretReference `json:"secretRef,omitempty"`
+
+	// serviceAccountName runs the worker pods as this ServiceAccount, for IRSA, EKS Pod Identity or
+	// another web-identity federation bound to it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="serviceAccountName must be a valid Kubernetes object name (lowercase letters, digits, '-' and '.')"
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// SecretReference names a Secret in the same namespace.
+type SecretReference struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ReclaimPolicy says what happens to a claim pqcache created when its Dataset is deleted.
+// +kubebuilder:validation:Enum=Delete;Retain
+type ReclaimPolicy string
+
+const (
+	// ReclaimDelete deletes the claim with the Dataset (through its owner reference).
+	ReclaimDelete ReclaimPolicy = "Delete"
+	// ReclaimRetain keeps the claim, and the cached data, after the Dataset is deleted.
+	ReclaimRetain ReclaimPolicy = "Retain"
+)
+
+// DatasetVolume is the PersistentVolumeClaim that holds the cache.
+// +kubebuilder:validation:XValidation:rule="!has(self.existingClaim) || (!has(self.storageClassName) && !has(self.capacity))",message="existingClaim uses a claim that already exists: remove storageClassName and capacity, which only apply to a claim pqcache creates"
+// +kubebuilder:validation:XValidation:rule="!has(self.existingClaim) || !has(self.reclaim)",message="reclaim applies only to a claim pqcache creates: an existingClaim is never deleted by pqcache"
+// +kubebuilder:validation:XValidation:rule="!has(self.existingClaim) || !has(self.allowExpansion) || !self.allowExpansion",message="allowExpansion applies only to a claim pqcache creates"
+type DatasetVolume struct {
+	// existingClaim names a PersistentVolumeClaim in the Dataset's namespace to use instead of
+	// creating one. pqcache never deletes it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="existingClaim must be a valid Kubernetes object name (lowercase letters, digits, '-' and '.')"
+	ExistingClaim string `json:"existingClaim,omitempty"`
+
+	// storageClassName is the StorageClass of the claim pqcache creates. Empty uses the cluster's
+	// default class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// capacity is the size of the claim pqcache creates (e.g. "100Gi"). Omitted, pqcache sizes it
+	// from the first listing plus headroom and reports the size it chose in status.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="capacity must be a Kubernetes quantity, a size such as 100Gi or 500G"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).isGreaterThan(quantity('0'))",message="capacity must be greater than zero"
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+
+	// accessModes of the claim pqcache creates. ReadWriteOnce is enough for one node; benchmarks
+	// spread over nodes need ReadOnlyMany or ReadWriteMany.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={ReadWriteOnce}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadOnlyMany;ReadWriteMany;ReadWriteOncePod
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+
+	// reclaim is Delete (default: the claim goes with the Dataset) or Retain (the claim and its data
+	// stay after the Dataset is deleted). Only for a claim pqcache creates.
+	// +optional
+	Reclaim ReclaimPolicy `json:"reclaim,omitempty"`
+
+	// allowExpansion lets pqcache grow the claim it created when a sync needs more room and the
+	// StorageClass allows volume expansion. Without it, such a sync is refused with reason
+	// InsufficientCapacity.
+	// +optional
+	AllowExpansion *bool `json:"allowExpansion,omitempty"`
+}
+
+// RefreshPolicy says when a Dataset is synced. Triggers combine: a schedule, a manual token and the
+// first sync on creation each start a sync; suspend holds them all.
+type RefreshPolicy struct {
+	// schedule is a cron expression in UTC ("0 * * * *", five fields) or a macro ("@hourly",
+	// "@every 30m"). Schedules missed while the operator was down run once, not once per miss.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every +([0-9]+(ms|s|m|h))+|([0-9A-Za-z*/,?-]+ +){4}[0-9A-Za-z*/,?-]+)$')",message="schedule must be a five-field cron expression such as \"0 * * * *\", or a macro such as @hourly, @daily or @every 30m"
+	Schedule string `json:"schedule,omitempty"`
+
+	// manual is a token: setting it to a value it has not had runs one sync, after which
+	// status.lastManualSync holds the same value. Any string works; a timestamp reads well in git.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Manual string `json:"manual,omitempty"`
+
+	// onCreate runs a first sync as soon as the Dataset exists. Default true.
+	// +optional
+	// +kubebuilder:default=true
+	OnCreate *bool `json:"onCreate,omitempty"`
+
+	// suspend holds every trigger. A sync already running finishes.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// VerifyMode says how much a worker checks a downloaded file before publishing it.
+// +kubebuilder:validation:Enum=Checksum;Size
+type VerifyMode string
+
+const (
+	// VerifyChecksum checks the size, the store's checksum (or a single-part ETag's MD5) when it
+	// offers one, and a Parquet file's magic bytes and footer.
+	VerifyChecksum VerifyMode = "Checksum"
+	// VerifySize checks the size and a Parquet file's magic bytes and footer, skipping the hash.
+	VerifySize VerifyMode = "Size"
+)
+
+// SyncOptions tunes the worker that copies a Dataset.
+type SyncOptions struct {
+	// parallelism is the number of concurrent ranged GETs, across and within files.
+	// +optional
+	// +kubebuilder:default=8
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	Parallelism int32 `json:"parallelism,omitempty"`
+
+	// partSize is the size of one ranged GET. The worker's buffer memory is about
+	// partSize × parallelism, whatever the file sizes.
+	// +optional
+	// +kubebuilder:default="16Mi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="partSize must be a Kubernetes quantity, a size such as 16Mi"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('5Gi')) <= 0",message="partSize must be between 1Mi and 5Gi"
+	PartSize *resource.Quantity `json:"partSize,omitempty"`
+
+	// verify is Checksum (default) or Size; see VerifyMode.
+	// +optional
+	// +kubebuilder:default=Checksum
+	Verify VerifyMode `json:"verify,omitempty"`
+
+	// prune deletes cached files whose objects are gone from the bucket. Default true.
+	// +optional
+	// +kubebuilder:default=true
+	Prune *bool `json:"prune,omitempty"`
+
+	// timeout bounds one sync Job (its activeDeadlineSeconds), e.g. "6h".
+	// +optional
+	// +kubebuilder:default="6h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="timeout must be a duration of at least 1m, e.g. 30m or 6h"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// resources of the worker container. Defaults come from the operator's configuration.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// DatasetStatus is what the controller observed and did. Measurements are integers (bytes,
+// milliseconds); per-file detail lives in the manifest on the volume, not here.
+type DatasetStatus struct {
+	// observedGeneration is the metadata.generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, Syncing, Degraded, Reconciling, Stalled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// claimName is the PersistentVolumeClaim that holds the cache.
+	// +optional
+	ClaimName string `json:"claimName,omitempty"`
+
+	// manifest summarises what is published on the volume.
+	// +optional
+	Manifest *ManifestSummary `json:"manifest,omitempty"`
+
+	// lastSync is the outcome of the last sync that finished, successful or not.
+	// +optional
+	LastSync *SyncResult `json:"lastSync,omitempty"`
+
+	// lastSuccessfulSyncTime is when the last successful sync finished.
+	// +optional
+	LastSuccessfulSyncTime *metav1.Time `json:"lastSuccessfulSyncTime,omitempty"`
+
+	// progress of the sync running now; absent when none runs.
+	// +optional
+	Progress *SyncProgress `json:"progress,omitempty"`
+
+	// nextSyncTime is when the schedule next starts a sync.
+	// +optional
+	NextSyncTime *metav1.Time `json:"nextSyncTime,omitempty"`
+
+	// lastManualSync is the spec.refresh.manual token of the last manual sync that ran.
+	// +optional
+	LastManualSync string `json:"lastManualSync,omitempty"`
+
+	// layout summarises the Parquet files' row groups, with advice where the layout will scan slowly.
+	// +optional
+	Layout *LayoutSummary `json:"layout,omitempty"`
+
+	// failedAttempts counts consecutive failed syncs; it drives the retry backoff and resets on success.
+	// +optional
+	FailedAttempts int32 `json:"failedAttempts,omitempty"`
+
+	// lastFailureTime is when the last failed sync finished.
+	// +optional
+	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
+}
+
+// ManifestSummary describes the manifest committed on the volume.
+type ManifestSummary struct {
+	// files is the number of published files.
+	Files int64 `json:"files"`
+	// bytes is their total size.
+	Bytes int64 `json:"bytes"`
+	// generation increases by one with every committed manifest.
+	Generation int64 `json:"generation"`
+	// digest identifies the manifest's content (keys, sizes, checksums); equal digests mean equal data.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+}
+
+// SyncOutcome is how a sync ended.
+// +kubebuilder:validation:Enum=Succeeded;Failed
+type SyncOutcome string
+
+const (
+	// SyncSucceeded: every planned copy and delete was done and the manifest committed.
+	SyncSucceeded SyncOutcome = "Succeeded"
+	// SyncFailed: the sync stopped or some files failed; the previous data is still published.
+	SyncFailed SyncOutcome = "Failed"
+)
+
+// SyncResult is the summary of one finished sync.
+type SyncResult struct {
+	// result is Succeeded or Failed.
+	Result SyncOutcome `json:"result"`
+	// reason is a condition reason for a failed sync (AccessDenied, JobFailed, ...).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message explains a failure in a sentence.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// jobName is the worker Job that ran the sync.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// specGeneration is the Dataset metadata.generation the sync ran for.
+	// +optional
+	SpecGeneration int64 `json:"specGeneration,omitempty"`
+	// startTime is when the sync started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the sync finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// durationMillis is the sync's wall time.
+	// +optional
+	DurationMillis int64 `json:"durationMillis,omitempty"`
+	// filesCopied is the number of new or changed files downloaded and published.
+	// +optional
+	FilesCopied int64 `json:"filesCopied,omitempty"`
+	// filesDeleted is the number of cached files removed because their objects are gone.
+	// +optional
+	FilesDeleted int64 `json:"filesDeleted,omitempty"`
+	// filesUnchanged is the number of files left as they were.
+	// +optional
+	FilesUnchanged int64 `json:"filesUnchanged,omitempty"`
+	// filesFailed is the number of files that could not be copied.
+	// +optional
+	FilesFailed int64 `json:"filesFailed,omitempty"`
+	// bytesCopied is the number of bytes downloaded.
+	// +optional
+	BytesCopied int64 `json:"bytesCopied,omitempty"`
+	// bytesPerSecond is bytesCopied over the copy phase's wall time.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// listRequests is the number of ListObjectsV2 requests made.
+	// +optional
+	ListRequests int64 `json:"listRequests,omitempty"`
+	// getRequests is the number of GetObject requests made (zero for an unchanged prefix).
+	// +optional
+	GetRequests int64 `json:"getRequests,omitempty"`
+}
+
+// SyncProgress is the live progress of a running sync, reported by its worker.
+type SyncProgress struct {
+	// filesDone of filesTotal planned copies are published.
+	FilesDone int64 `json:"filesDone"`
+	// filesTotal is the number of planned copies.
+	FilesTotal int64 `json:"filesTotal"`
+	// bytesDone of bytesTotal are downloaded.
+	BytesDone int64 `json:"bytesDone"`
+	// bytesTotal is the size of the planned copies.
+	BytesTotal int64 `json:"bytesTotal"`
+	// bytesPerSecond is the recent download rate.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// remainingMillis estimates the time left at the recent rate.
+	// +optional
+	RemainingMillis int64 `json:"remainingMillis,omitempty"`
+	// updateTime is when the worker reported these figures.
+	// +optional
+	UpdateTime *metav1.Time `json:"updateTime,omitempty"`
+}
+
+// LayoutSummary describes the row groups of the cached Parquet files, read from their footers.
+type LayoutSummary struct {
+	// parquetFiles is the number of Parquet files inspected.
+	// +optional
+	ParquetFiles int64 `json:"parquetFiles,omitempty"`
+	// rowGroups is the total number of row groups.
+	// +optional
+	RowGroups int64 `json:"rowGroups,omitempty"`
+	// minRowsPerGroup is the smallest row group's row count.
+	// +optional
+	MinRowsPerGroup int64 `json:"minRowsPerGroup,omitempty"`
+	// maxRowsPerGroup is the largest row group's row count.
+	// +optional
+	MaxRowsPerGroup int64 `json:"maxRowsPerGroup,omitempty"`
+	// advice lists layout problems that slow scans (tiny row groups, single-group files, tiny or
+	// huge files), one sentence each.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Advice []string `json:"advice,omitempty"`
+}
+
+// Dataset mirrors an S3 prefix onto a PersistentVolumeClaim and keeps it fresh: new or changed
+// objects are copied, vanished ones deleted, unchanged ones cost nothing.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pqds,categories=pqcache
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Files",type=integer,JSONPath=`.status.manifest.files`
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.manifest.bytes`,description="Bytes published on the volume"
+// +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSync.completionTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Claim",type=string,JSONPath=`.status.claimName`,priority=1
+type Dataset struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec is what to mirror and when.
+	// +required
+	Spec DatasetSpec `json:"spec"`
+
+	// status is what the controller observed.
+	// +optional
+	Status DatasetStatus `json:"status,omitzero"`
+}
+
+// DatasetList is a list of Datasets.
+// +kubebuilder:object:root=true
+type DatasetList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []Dataset `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Dataset{}, &DatasetList{})
+}

@@ -1,0 +1,49 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command pqcache is the single pqcache binary: the operator (`pqcache manager`) and, in later
+// releases, the data-plane commands its worker pods run (sync, stage, bench), which also work on a
+// laptop without Kubernetes.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/internal/version"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "pqcache:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "pqcache",
+		Short: "Keep Parquet data from S3 cached on volumes, and benchmark the queries that read it",
+		// Errors are printed once, by main, without the usage text that hides them.
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version.Version,
+	}
+	root.AddCommand(newManagerCommand())
+	return root
+}

@@ -1,0 +1,110 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/internal/version"
+)
+
+// managerOptions are the flags of `pqcache manager`.
+type managerOptions struct {
+	metricsAddr      string
+	probeAddr        string
+	leaderElect      bool
+	leaderElectionID string
+	leaderElectionNS string
+	zap              zap.Options
+}
+
+func newManagerCommand() *cobra.Command {
+	opts := managerOptions{zap: zap.Options{Development: false}}
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the operator: reconcile Datasets and BenchRuns",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runManager(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	f.StringVar(&opts.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader among replicas, so that only one reconciles at a time.")
+	f.StringVar(&opts.leaderElectionID, "leader-election-id", "pqcache.data.pqcache.dev", "Name of the Lease used for leader election.")
+	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
+	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	opts.zap.BindFlags(zapFlags)
+	f.AddGoFlagSet(zapFlags)
+	return cmd
+}
+
+func runManager(opts managerOptions) error {
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
+	log := ctrl.Log.WithName("manager")
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        opts.leaderElectionID,
+		LeaderElectionNamespace: opts.leaderElectionNS,
+		// The manager exits as soon as it loses the lease, so that a new leader never overlaps with a
+		// stale one that still creates Jobs.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := controllers.SetupAll(mgr); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
+
+	log.Info("Starting manager", "version", version.Version, "leaderElection", opts.leaderElect)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// SetupAll registers every pqcache reconciler with mgr. The manager command and the envtest suite both
+// call it, so the suite runs exactly what ships.
+func SetupAll(mgr ctrl.Manager) error {
+	if err := (&DatasetReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up dataset controller: %w", err)
+	}
+	if err := (&BenchRunReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up benchrun controller: %w", err)
+	}
+	return nil
+}
