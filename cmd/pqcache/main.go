@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command pqcache is the single pqcache binary: the operator (`pqcache manager`) and, in later
-// releases, the data-plane commands its worker pods run (sync, stage, bench), which also work on a
+// Command pqcache is the single pqcache binary: the operator (`pqcache manager`) and the data-plane
+// commands its worker pods run (sync, stage, verify, manifest; bench later), which also work on a
 // laptop without Kubernetes.
 package main
 
@@ -44,6 +44,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand())
 	return root
 }

@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/internal/s3test"
+)
+
+// row is the schema of the Parquet files the tests write: real Parquet, written by parquet-go.
+type row struct {
+	ID    int64   `parquet:"id"`
+	Name  string  `parquet:"name"`
+	Value float64 `parquet:"value"`
+}
+
+// parquetFile returns a Parquet file of rows rows in groups of groupRows, its content set by seed.
+func parquetFile(t testing.TB, rows, groupRows int, seed uint64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.MaxRowsPerRowGroup(int64(groupRows)))
+	rng := rand.New(rand.NewPCG(seed, seed))
+	batch := make([]row, 0, 1024)
+	for i := range rows {
+		batch = append(batch, row{ID: int64(i), Name: fmt.Sprintf("name-%d-%d", seed, rng.IntN(1000)), Value: rng.Float64()})
+		if len(batch) == cap(batch) {
+			if _, err := w.Write(batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if _, err := w.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// randomBytes returns n bytes set by seed.
+func randomBytes(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for i := 0; i < n; i += 8 {
+		v := rng.Uint64()
+		for j := 0; j < 8 && i+j < n; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// env is one S3 server with one bucket, and a cache directory.
+type env struct {
+	t      *testing.T
+	srv    *s3test.Server
+	bucket string
+	prefix string
+	dir    string
+}
+
+func newEnv(t *testing.T) *env {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "data")
+	return &env{t: t, srv: srv, bucket: "data", prefix: "tpch/", dir: filepath.Join(t.TempDir(), "cache")}
+}
+
+func (e *env) put(key string, body []byte) { e.srv.PutObject(e.t, e.bucket, e.prefix+key, body) }
+
+func (e *env) remove(key string) {
+	e.t.Helper()
+	if err := os.Remove(filepath.Join(e.srv.Root, e.bucket, e.prefix+key)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// store returns a fresh store (fresh request counters) over the test server.
+func (e *env) store(wrap ...func(*s3store.Store) cache.Store) (cache.Store, *s3store.Requests) {
+	e.t.Helper()
+	st, err := s3store.New(context.Background(), s3store.Config{Bucket: e.bucket, Client: e.srv.Client()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(wrap) > 0 {
+		return wrap[0](st), st.Requests()
+	}
+	return st, st.Requests()
+}
+
+func (e *env) options(reqs *s3store.Requests) cache.Options {
+	return cache.Options{Dir: e.dir, Source: "s3://" + e.bucket + "/" + e.prefix, Prefix: e.prefix, Prune: true, Parallelism: 4, Requests: reqs}
+}
+
+// sync runs one sync with opts adjusted by tweak.
+func (e *env) sync(tweak func(*cache.Options)) (*cache.Report, error) {
+	e.t.Helper()
+	st, reqs := e.store()
+	opts := e.options(reqs)
+	if tweak != nil {
+		tweak(&opts)
+	}
+	return cache.Sync(context.Background(), st, opts)
+}
+
+func (e *env) mustSync(tweak func(*cache.Options)) *cache.Report {
+	e.t.Helper()
+	rep, err := e.sync(tweak)
+	if err != nil {
+		e.t.Fatalf("sync: %v\nreport: %+v", err, rep)
+	}
+	return rep
+}
+
+// expectFile asserts the cached file of key has exactly want.
+func (e *env) expectFile(key string, want []byte) {
+	e.t.Helper()
+	got, err := os.ReadFile(filepath.Join(e.dir, key))
+	if err != nil {
+		e.t.Fatalf("reading cached %s: %v", key, err)
+	}
+	if !bytes.Equal(got, want) {
+		e.t.Fatalf("cached %s: %d bytes, sha %s; want %d bytes, sha %s", key, len(got), sum(got), len(want), sum(want))
+	}
+}
+
+func (e *env) expectAbsent(key string) {
+	e.t.Helper()
+	if _, err := os.Stat(filepath.Join(e.dir, key)); !os.IsNotExist(err) {
+		e.t.Fatalf("cached %s should not exist (stat: %v)", key, err)
+	}
+}
+
+func (e *env) expectVerified() {
+	e.t.Helper()
+	r, err := cache.Verify(e.dir)
+	if err != nil {
+		e.t.Fatalf("verify: %v", err)
+	}
+	if !r.OK() {
+		e.t.Fatalf("verify found problems: %+v", r)
+	}
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}

@@ -1,0 +1,512 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package manifest is the record, kept on the cache volume beside the files, of what pqcache has
+// published: one entry per file (key, size, LastModified, ETag, SHA-256, Parquet facts).
+//
+// It is an embedded bbolt database (DIR/.pqcache/manifest.db) rather than a JSON file rewritten on
+// every commit: bbolt commits a transaction atomically and durably (copy-on-write pages, fsync), keeps
+// keys sorted (so a sync merges the manifest with the sorted S3 listing in one pass, in memory that does
+// not grow with the object count), and updates one entry without rewriting a million others.
+//
+// Publishing a file is a small write-ahead protocol, so that a process killed at any instant leaves a
+// manifest that says exactly what is on disk:
+//  1. an intent (the new entry and the staged file's path) is committed;
+//  2. the staged file is renamed over the published one (atomic on POSIX filesystems);
+//  3. the entry replaces the old one and the intent is dropped, in one transaction.
+//
+// Recover resolves intents left by a crash: a staged file still present means step 2 never happened
+// (the old file and entry stand); a staged file gone means it did (the new entry takes over).
+package manifest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Dir is the reserved directory, under the cache root, that holds the manifest and staged files. No
+// object key may publish into it.
+const Dir = ".pqcache"
+
+// StagingDir is where files are downloaded before they are verified and published. It is on the same
+// filesystem as the published files, so publishing is a rename.
+const StagingDir = Dir + "/staging"
+
+const dbFile = Dir + "/manifest.db"
+
+var (
+	bucketFiles   = []byte("files")
+	bucketPending = []byte("pending")
+	bucketMeta    = []byte("meta")
+
+	metaGeneration = []byte("generation")
+	metaSource     = []byte("source")
+	metaDigest     = []byte("digest")
+)
+
+// Entry is one published file.
+type Entry struct {
+	// Key is the object key relative to the source prefix, and the file's slash-separated path
+	// relative to the cache root.
+	Key string `json:"key"`
+	// Size is the object's size in bytes.
+	Size int64 `json:"size"`
+	// LastModified is the object's LastModified as listed.
+	LastModified time.Time `json:"lastModified"`
+	// ETag is the object's ETag as listed, quotes included.
+	ETag string `json:"etag"`
+	// SHA256 is the hex SHA-256 of the file pqcache published; empty when the sync ran with size-only
+	// verification.
+	SHA256 string `json:"sha256,omitempty"`
+	// Parquet holds facts from the footer of a Parquet file.
+	Parquet *ParquetFacts `json:"parquet,omitempty"`
+}
+
+// ParquetFacts are read from a Parquet file's footer.
+type ParquetFacts struct {
+	Rows            int64 `json:"rows"`
+	RowGroups       int64 `json:"rowGroups"`
+	MinRowsPerGroup int64 `json:"minRowsPerGroup"`
+	MaxRowsPerGroup int64 `json:"maxRowsPerGroup"`
+	CompressedBytes int64 `json:"compressedBytes"`
+}
+
+// Op is what an intent will do.
+type Op string
+
+const (
+	// OpPublish renames a staged file over the published path.
+	OpPublish Op = "publish"
+	// OpDelete removes a published file.
+	OpDelete Op = "delete"
+)
+
+// Intent is a change that has been decided but may not be done yet.
+type Intent struct {
+	Op Op `json:"op"`
+	// Entry is the entry that will describe the file once published (OpPublish), or the key to
+	// delete (OpDelete, only Key is set).
+	Entry Entry `json:"entry"`
+	// Staged is the staged file's path relative to the cache root (OpPublish).
+	Staged string `json:"staged,omitempty"`
+}
+
+// Manifest is an open manifest database.
+type Manifest struct {
+	root string
+	db   *bolt.DB
+}
+
+// Path returns the manifest database's path under root.
+func Path(root string) string { return filepath.Join(root, filepath.FromSlash(dbFile)) }
+
+// LocalPath returns the published path of key under root. The key must have been checked by
+// plan.ValidateKey.
+func LocalPath(root, key string) string { return filepath.Join(root, filepath.FromSlash(key)) }
+
+// Open opens (creating if needed) the manifest of the cache at root for writing, and recovers what an
+// earlier run left half done.
+func Open(root string) (*Manifest, error) {
+	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(StagingDir)), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", StagingDir, err)
+	}
+	db, err := bolt.Open(Path(root), 0o644, &bolt.Options{
+		Timeout: 5 * time.Second,
+		// A large initial map avoids remapping while readers hold transactions open.
+		InitialMmapSize: 256 << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening manifest %s: %w", Path(root), err)
+	}
+	m := &Manifest{root: root, db: db}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketFiles, bucketPending, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("initialising manifest: %w", err)
+	}
+	if err := m.recover(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// OpenReadOnly opens the manifest for reading, as a reader of a read-only volume does. It changes
+// nothing on disk: intents left by a crash are resolved in what Get and Scan return instead.
+func OpenReadOnly(root string) (*Manifest, error) {
+	if _, err := os.Stat(Path(root)); err != nil {
+		return nil, fmt.Errorf("no pqcache manifest in %s: %w", root, err)
+	}
+	db, err := bolt.Open(Path(root), 0o444, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("opening manifest %s: %w", Path(root), err)
+	}
+	return &Manifest{root: root, db: db}, nil
+}
+
+// Close closes the database.
+func (m *Manifest) Close() error { return m.db.Close() }
+
+// Root is the cache directory the manifest describes.
+func (m *Manifest) Root() string { return m.root }
+
+// recover resolves the intents an interrupted run left, then empties the staging directory.
+func (m *Manifest) recover() error {
+	var intents []Intent
+	if err := m.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPending).ForEach(func(_, v []byte) error {
+			var in Intent
+			if err := json.Unmarshal(v, &in); err != nil {
+				return err
+			}
+			intents = append(intents, in)
+			return nil
+		})
+	}); err != nil {
+		return fmt.Errorf("reading pending intents: %w", err)
+	}
+	// Intents are bounded by one publish batch, so holding them is fine.
+	for _, in := range intents {
+		switch in.Op {
+		case OpPublish:
+			if _, err := os.Lstat(filepath.Join(m.root, filepath.FromSlash(in.Staged))); err == nil {
+				// Never renamed: the old file and entry stand. The staged file goes with the rest below.
+				if err := m.Resolve(nil, nil, []string{in.Entry.Key}); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := os.Lstat(LocalPath(m.root, in.Entry.Key)); err == nil {
+				if err := m.Resolve([]Entry{in.Entry}, nil, []string{in.Entry.Key}); err != nil {
+					return err
+				}
+			} else if err := m.Resolve(nil, []string{in.Entry.Key}, []string{in.Entry.Key}); err != nil {
+				return err
+			}
+		case OpDelete:
+			if err := RemoveFile(m.root, in.Entry.Key); err != nil {
+				return err
+			}
+			if err := m.Resolve(nil, []string{in.Entry.Key}, []string{in.Entry.Key}); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("unknown intent %q for %s", in.Op, in.Entry.Key)
+		}
+	}
+	staging := filepath.Join(m.root, filepath.FromSlash(StagingDir))
+	if err := os.RemoveAll(staging); err != nil {
+		return fmt.Errorf("cleaning %s: %w", StagingDir, err)
+	}
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", StagingDir, err)
+	}
+	return nil
+}
+
+// RemoveFile deletes the published file of key, if present, and then its parent directories while
+// they are empty, so that a later key may use the path as a file.
+func RemoveFile(root, key string) error {
+	p := LocalPath(root, key)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", key, err)
+	}
+	for dir := filepath.Dir(p); dir != root && strings.HasPrefix(dir, root); dir = filepath.Dir(dir) {
+		if err := os.Remove(dir); err != nil {
+			break // not empty (or already gone): stop climbing
+		}
+	}
+	return nil
+}
+
+// Intend records intents durably, before the changes they describe are made.
+func (m *Manifest) Intend(intents []Intent) error {
+	if len(intents) == 0 {
+		return nil
+	}
+	return m.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketPending)
+		for _, in := range intents {
+			v, err := json.Marshal(in)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(in.Entry.Key), v); err != nil {
+				return fmt.Errorf("recording intent for %s: %w", in.Entry.Key, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Resolve puts entries, deletes keys and drops the intents of done, in one transaction.
+func (m *Manifest) Resolve(put []Entry, del []string, done []string) error {
+	return m.db.Update(func(tx *bolt.Tx) error {
+		files, pending := tx.Bucket(bucketFiles), tx.Bucket(bucketPending)
+		for _, e := range put {
+			v, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := files.Put([]byte(e.Key), v); err != nil {
+				return fmt.Errorf("recording %s: %w", e.Key, err)
+			}
+		}
+		for _, k := range del {
+			if err := files.Delete([]byte(k)); err != nil {
+				return fmt.Errorf("forgetting %s: %w", k, err)
+			}
+		}
+		for _, k := range done {
+			if err := pending.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Get returns the entry of key as a reader sees it.
+func (m *Manifest) Get(key string) (Entry, bool, error) {
+	var (
+		e     Entry
+		found bool
+	)
+	err := m.db.View(func(tx *bolt.Tx) error {
+		var err error
+		e, found, err = m.readerView(tx, []byte(key), tx.Bucket(bucketFiles).Get([]byte(key)))
+		return err
+	})
+	return e, found, err
+}
+
+// readerView applies a pending intent, if any, to the stored entry v of key: what a reader must
+// believe when a writer crashed mid-publish and nobody has recovered yet.
+func (m *Manifest) readerView(tx *bolt.Tx, key, v []byte) (Entry, bool, error) {
+	var e Entry
+	found := v != nil
+	if found {
+		if err := json.Unmarshal(v, &e); err != nil {
+			return e, false, fmt.Errorf("decoding entry %s: %w", key, err)
+		}
+	}
+	pv := tx.Bucket(bucketPending).Get(key)
+	if pv == nil {
+		return e, found, nil
+	}
+	var in Intent
+	if err := json.Unmarshal(pv, &in); err != nil {
+		return e, found, fmt.Errorf("decoding intent %s: %w", key, err)
+	}
+	switch in.Op {
+	case OpPublish:
+		if _, err := os.Lstat(filepath.Join(m.root, filepath.FromSlash(in.Staged))); errors.Is(err, fs.ErrNotExist) {
+			return in.Entry, true, nil // renamed: the new file is published
+		}
+	case OpDelete:
+		if _, err := os.Lstat(LocalPath(m.root, string(key))); errors.Is(err, fs.ErrNotExist) {
+			return Entry{}, false, nil
+		}
+	}
+	return e, found, nil
+}
+
+// scanBatch is how many entries one read transaction returns: transactions stay short (bbolt writers
+// wait for long readers when the file grows), and memory stays bounded.
+const scanBatch = 1024
+
+// Scan calls fn for every entry whose key starts with prefix, in key order, as a reader sees it.
+// It holds no transaction while fn runs, so fn may take its time and writers may go on.
+func (m *Manifest) Scan(prefix string, fn func(Entry) error) error {
+	it := m.Iterate(prefix)
+	for {
+		e, ok, err := it.Next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}
+
+// Iterator walks the entries under a prefix in key order, a batch at a time.
+type Iterator struct {
+	m      *Manifest
+	prefix []byte
+	after  []byte // last key returned; nil before the first batch
+	buf    []Entry
+	done   bool
+}
+
+// Iterate returns an iterator over the entries whose key starts with prefix.
+func (m *Manifest) Iterate(prefix string) *Iterator {
+	return &Iterator{m: m, prefix: []byte(prefix)}
+}
+
+// Next returns the next entry; ok is false at the end.
+func (it *Iterator) Next() (Entry, bool, error) {
+	if len(it.buf) == 0 && !it.done {
+		if err := it.fill(); err != nil {
+			return Entry{}, false, err
+		}
+	}
+	if len(it.buf) == 0 {
+		return Entry{}, false, nil
+	}
+	e := it.buf[0]
+	it.buf = it.buf[1:]
+	return e, true, nil
+}
+
+func (it *Iterator) fill() error {
+	it.buf = it.buf[:0]
+	return it.m.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketFiles).Cursor()
+		var k, v []byte
+		if it.after == nil {
+			k, v = c.Seek(it.prefix)
+		} else {
+			k, v = c.Seek(it.after)
+			if k != nil && bytes.Equal(k, it.after) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil && len(it.buf) < scanBatch; k, v = c.Next() {
+			if !bytes.HasPrefix(k, it.prefix) {
+				it.done = true
+				return nil
+			}
+			e, found, err := it.m.readerView(tx, k, v)
+			if err != nil {
+				return err
+			}
+			it.after = append(it.after[:0], k...)
+			if found {
+				it.buf = append(it.buf, e)
+			}
+		}
+		if k == nil {
+			it.done = true
+		}
+		return nil
+	})
+}
+
+// Summary describes the whole manifest.
+type Summary struct {
+	Files      int64  `json:"files"`
+	Bytes      int64  `json:"bytes"`
+	Generation int64  `json:"generation"`
+	Digest     string `json:"digest"`
+}
+
+// Commit ends a sync that changed something: it bumps the generation, records the source the entries
+// came from, and stores the digest of the entries (SHA-256 over key, size, ETag and checksum in key
+// order), which it returns with the totals. visit, if not nil, sees every entry on the way.
+func (m *Manifest) Commit(source string, visit func(Entry)) (Summary, error) {
+	s, err := m.summarize(visit)
+	if err != nil {
+		return s, err
+	}
+	err = m.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		s.Generation = int64(decodeUint(meta.Get(metaGeneration))) + 1
+		if err := meta.Put(metaGeneration, encodeUint(uint64(s.Generation))); err != nil {
+			return err
+		}
+		if err := meta.Put(metaSource, []byte(source)); err != nil {
+			return err
+		}
+		return meta.Put(metaDigest, []byte(s.Digest))
+	})
+	if err != nil {
+		return s, fmt.Errorf("committing manifest: %w", err)
+	}
+	return s, nil
+}
+
+// Summary returns the totals, generation and digest of the entries as they are now. visit, if not nil,
+// sees every entry on the way.
+func (m *Manifest) Summary(visit func(Entry)) (Summary, error) {
+	s, err := m.summarize(visit)
+	if err != nil {
+		return s, err
+	}
+	err = m.db.View(func(tx *bolt.Tx) error {
+		s.Generation = int64(decodeUint(tx.Bucket(bucketMeta).Get(metaGeneration)))
+		return nil
+	})
+	return s, err
+}
+
+func (m *Manifest) summarize(visit func(Entry)) (Summary, error) {
+	var s Summary
+	h := sha256.New()
+	err := m.Scan("", func(e Entry) error {
+		if visit != nil {
+			visit(e)
+		}
+		s.Files++
+		s.Bytes += e.Size
+		fmt.Fprintf(h, "%s\t%d\t%s\t%s\n", e.Key, e.Size, e.ETag, e.SHA256)
+		return nil
+	})
+	s.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return s, err
+}
+
+// Source returns the source (s3://bucket/prefix at an endpoint) the entries were copied from, as
+// recorded by the last commit; empty for a new manifest.
+func (m *Manifest) Source() (string, error) {
+	var s string
+	err := m.db.View(func(tx *bolt.Tx) error {
+		s = string(tx.Bucket(bucketMeta).Get(metaSource))
+		return nil
+	})
+	return s, err
+}
+
+func encodeUint(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func decodeUint(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}

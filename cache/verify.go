@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/pqcache/pqcache/cache/manifest"
+)
+
+// VerifyReport is what `pqcache verify` found. Lists hold the first problems; counts hold all.
+type VerifyReport struct {
+	Files      int64    `json:"files"`
+	Bytes      int64    `json:"bytes"`
+	Mismatched int64    `json:"mismatched"`
+	Missing    int64    `json:"missing"`
+	Extra      int64    `json:"extra"`
+	Problems   []string `json:"problems,omitempty"`
+}
+
+// OK reports whether the cache matches its manifest.
+func (r *VerifyReport) OK() bool { return r.Mismatched+r.Missing+r.Extra == 0 }
+
+func (r *VerifyReport) problem(format string, args ...any) {
+	if len(r.Problems) < 100 {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// Verify re-reads every published file under root and compares it with the manifest: size, and
+// SHA-256 where the manifest has one. It also reports files the manifest does not list. It opens
+// the manifest read-only and changes nothing, so it is safe on a read-only volume.
+func Verify(root string) (*VerifyReport, error) {
+	m, err := manifest.OpenReadOnly(root)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	r := &VerifyReport{}
+	buf := make([]byte, copyBufferSize)
+	err = m.Scan("", func(e manifest.Entry) error {
+		r.Files++
+		r.Bytes += e.Size
+		f, err := os.Open(manifest.LocalPath(root, e.Key))
+		if errors.Is(err, fs.ErrNotExist) {
+			r.Missing++
+			r.problem("missing: %s", e.Key)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if info.Size() != e.Size {
+			r.Mismatched++
+			r.problem("size differs: %s has %d bytes, manifest says %d", e.Key, info.Size(), e.Size)
+			return nil
+		}
+		if e.SHA256 == "" {
+			return nil
+		}
+		h := sha256.New()
+		if _, err := io.CopyBuffer(h, f, buf); err != nil {
+			return fmt.Errorf("reading %s: %w", e.Key, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+			r.Mismatched++
+			r.problem("content differs: %s has SHA-256 %s, manifest says %s", e.Key, got, e.SHA256)
+		}
+		return nil
+	})
+	if err != nil {
+		return r, fmt.Errorf("verifying %s: %w", root, err)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if key == manifest.Dir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if _, ok, err := m.Get(key); err != nil {
+			return err
+		} else if !ok {
+			r.Extra++
+			r.problem("not in manifest: %s", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return r, fmt.Errorf("walking %s: %w", root, err)
+	}
+	return r, nil
+}
