@@ -136,7 +136,8 @@ type syncer struct {
 	root  string
 	sem   chan struct{}
 
-	mu       sync.Mutex // guards rep.Failed, failure counters
+	abort    context.CancelCauseFunc // stops the whole sync
+	mu       sync.Mutex              // guards rep.Failed, failure counters
 	classes  map[string]int64
 	progress progressCounters
 }
@@ -197,6 +198,7 @@ func (s *syncer) run(ctx context.Context) error {
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	s.abort = cancel
 	stopProgress := s.startProgress(ctx)
 	defer stopProgress()
 
@@ -459,6 +461,12 @@ func (s *syncer) copyFile(ctx context.Context, a plan.Action, events chan<- even
 			return
 		}
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			// A full volume fails every later file too, and leaves no room to commit the manifest:
+			// stop now, with the published files as they were.
+			s.abort(fmt.Errorf("volume full while copying %s: %w", obj.Key, err))
 			return
 		}
 		if s3store.Classify(err) != s3store.ClassPreconditionFailed && s3store.Classify(err) != s3store.ClassNotFound {

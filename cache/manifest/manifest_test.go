@@ -1,0 +1,148 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// TestRecoverResolvesEachCrashPoint sets up the state a crash leaves at each step of the publish and
+// delete protocol, and checks what a reader sees before recovery and what recovery makes of it.
+func TestRecoverResolvesEachCrashPoint(t *testing.T) {
+	root := t.TempDir()
+	m, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := func(k string) Entry { return Entry{Key: k, Size: 3, ETag: `"old"`, LastModified: time.Unix(1, 0).UTC()} }
+	nw := func(k string) Entry { return Entry{Key: k, Size: 3, ETag: `"new"`, LastModified: time.Unix(2, 0).UTC()} }
+	for _, k := range []string{"not-renamed", "renamed", "deleting"} {
+		writeFile(t, LocalPath(root, k), "old")
+		if err := m.Resolve([]Entry{old(k)}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Crash after the intent, before the rename: the staged file is still there.
+	writeFile(t, filepath.Join(root, StagingDir, "a.part"), "new")
+	// Crash after the rename, before the result was recorded.
+	// A brand-new key renamed into place before the crash.
+	writeFile(t, LocalPath(root, "renamed"), "new")
+	writeFile(t, LocalPath(root, "brand/new"), "new")
+	if err := m.Intend([]Intent{
+		{Op: OpPublish, Entry: nw("not-renamed"), Staged: StagingDir + "/a.part"},
+		{Op: OpPublish, Entry: nw("renamed"), Staged: StagingDir + "/b.part"},
+		{Op: OpPublish, Entry: nw("brand/new"), Staged: StagingDir + "/c.part"},
+		{Op: OpDelete, Entry: Entry{Key: "deleting"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, StagingDir, "leftover.part"), "junk")
+
+	want := map[string]string{"not-renamed": `"old"`, "renamed": `"new"`, "brand/new": `"new"`, "deleting": `"old"`}
+	for k, etag := range want {
+		e, ok, err := m.Get(k)
+		if err != nil || !ok || e.ETag != etag {
+			t.Errorf("before recovery a reader sees %s as %+v (found %v, %v), want ETag %s", k, e, ok, err, etag)
+		}
+	}
+	m.Close()
+
+	m, err = Open(root) // recovers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want["deleting"] = ""
+	for k, etag := range want {
+		e, ok, err := m.Get(k)
+		if err != nil || ok != (etag != "") || e.ETag != etag {
+			t.Errorf("after recovery %s is %+v (found %v, %v), want ETag %q", k, e, ok, err, etag)
+		}
+	}
+	if got := read(t, LocalPath(root, "not-renamed")); got != "old" {
+		t.Errorf("not-renamed holds %q", got)
+	}
+	if _, err := os.Stat(LocalPath(root, "deleting")); !os.IsNotExist(err) {
+		t.Errorf("deleting still exists: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(root, StagingDir)); len(entries) != 0 {
+		t.Errorf("staging not emptied: %v", entries)
+	}
+	var keys []string
+	if err := m.Scan("", func(e Entry) error { keys = append(keys, e.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 || keys[0] != "brand/new" || keys[1] != "not-renamed" || keys[2] != "renamed" {
+		t.Errorf("scan after recovery: %v", keys)
+	}
+}
+
+func TestIteratorCrossesBatchesAndStopsAtPrefix(t *testing.T) {
+	m, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var entries []Entry
+	for i := range 2*scanBatch + 7 {
+		entries = append(entries, Entry{Key: "a/" + string(rune('a'+i%26)) + "/" + time.Duration(i).String()})
+	}
+	entries = append(entries, Entry{Key: "b/after"}, Entry{Key: "a"})
+	if err := m.Resolve(entries, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	n, last := 0, ""
+	if err := m.Scan("a/", func(e Entry) error {
+		if e.Key <= last {
+			t.Fatalf("out of order: %q after %q", e.Key, last)
+		}
+		last = e.Key
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2*scanBatch+7 {
+		t.Fatalf("scanned %d entries under a/, want %d", n, 2*scanBatch+7)
+	}
+	s, err := m.Commit("src", nil)
+	if err != nil || s.Files != int64(len(entries)) || s.Generation != 1 {
+		t.Fatalf("commit: %+v %v", s, err)
+	}
+}

@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/internal/s3test"
+)
+
+// run executes the pqcache command line in-process and returns stdout and the error.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+// TestSyncCommandLine drives `pqcache sync`, `verify` and `manifest ls` against a real versitygw,
+// with credentials from the environment as a worker pod has them.
+func TestSyncCommandLine(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "lake")
+	srv.PutObject(t, "lake", "sales/2026/a.csv", []byte("a,b\n1,2\n"))
+	srv.PutObject(t, "lake", "sales/2026/b.csv", []byte("a,b\n3,4\n"))
+	srv.PutObject(t, "lake", "sales/_SUCCESS", nil)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	t.Setenv("AWS_REGION", s3test.Region)
+	dir := filepath.Join(t.TempDir(), "cache")
+	common := []string{"--endpoint", srv.Endpoint, "--path-style", "--exclude", "_SUCCESS", "--progress", "none"}
+
+	out, err := run(t, append([]string{"sync", "s3://lake/sales/", dir, "--dry-run"}, common...)...)
+	if err != nil || !strings.Contains(out, "copy   2026/a.csv") || !strings.Contains(out, "dry run: 2 to copy") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "2026")); !os.IsNotExist(err) {
+		t.Fatalf("dry run copied files")
+	}
+
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, err = run(t, append([]string{"sync", "s3://lake/sales/", dir, "--json", "--report-file", report}, common...)...)
+	if err != nil {
+		t.Fatalf("sync: %v\n%s", err, out)
+	}
+	var rep cache.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output is not a report: %v\n%s", err, out)
+	}
+	if rep.FilesCopied != 2 || rep.Result != cache.ResultSucceeded || rep.Source != "s3://lake/sales/ at "+srv.Endpoint {
+		t.Fatalf("report: %+v", rep)
+	}
+	saved, _ := os.ReadFile(report)
+	if !json.Valid(saved) || !bytes.Contains(saved, []byte(`"filesCopied": 2`)) {
+		t.Fatalf("--report-file: %s", saved)
+	}
+	if strings.Contains(out+string(saved), s3test.SecretKey) {
+		t.Fatal("the report contains the secret key")
+	}
+
+	out, err = run(t, "manifest", "ls", dir)
+	if err != nil || !strings.Contains(out, "2026/a.csv") || !strings.Contains(out, "2026/b.csv") {
+		t.Fatalf("manifest ls: %v\n%s", err, out)
+	}
+	if out, err = run(t, "verify", dir); err != nil || !strings.Contains(out, "0 mismatched, 0 missing, 0 extra") {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "2026", "a.csv"), []byte("a,b\n9,9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = run(t, "verify", dir); err == nil || !strings.Contains(out, "content differs: 2026/a.csv") {
+		t.Fatalf("verify after corruption: %v\n%s", err, out)
+	}
+
+	for _, bad := range [][]string{
+		{"sync", "lake/sales", dir},
+		{"sync", "s3://lake/sales/", dir, "--parallel", "0"},
+		{"sync", "s3://lake/sales/", dir, "--part-size", "1Ki"},
+		{"stage", "s3://lake/sales/", dir},
+	} {
+		if _, err := run(t, bad...); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}
