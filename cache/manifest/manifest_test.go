@@ -50,8 +50,12 @@ func TestRecoverResolvesEachCrashPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := func(k string) Entry { return Entry{Key: k, Size: 3, ETag: `"old"`, LastModified: time.Unix(1, 0).UTC()} }
-	nw := func(k string) Entry { return Entry{Key: k, Size: 3, ETag: `"new"`, LastModified: time.Unix(2, 0).UTC()} }
+	old := func(k string) Entry {
+		return Entry{Key: k, Size: 3, ETag: `"old"`, LastModified: time.Unix(1, 0).UTC()}
+	}
+	nw := func(k string) Entry {
+		return Entry{Key: k, Size: 3, ETag: `"new"`, LastModified: time.Unix(2, 0).UTC()}
+	}
 	for _, k := range []string{"not-renamed", "renamed", "deleting"} {
 		writeFile(t, LocalPath(root, k), "old")
 		if err := m.Resolve([]Entry{old(k)}, nil, nil); err != nil {
