@@ -221,7 +221,7 @@ type rewriteOnGet struct {
 	once    sync.Once
 }
 
-func (r *rewriteOnGet) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, bool, error) {
+func (r *rewriteOnGet) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, s3store.GetInfo, error) {
 	if key == r.key {
 		r.once.Do(r.rewrite)
 	}
@@ -263,7 +263,7 @@ type killAfterGets struct {
 	once sync.Once
 }
 
-func (k *killAfterGets) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, bool, error) {
+func (k *killAfterGets) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, s3store.GetInfo, error) {
 	if k.gets.Add(1) == k.n {
 		k.once.Do(k.kill)
 	}

@@ -108,6 +108,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		// any checksum a full-object GET returns.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
+		// Ranged GETs never carry a full-object checksum; the sync verifies those itself.
+		o.DisableLogOutputChecksumValidationSkipped = true
 	}, count)
 	return &Store{client: client, bucket: cfg.Bucket, requests: reqs}, nil
 }
@@ -159,10 +161,19 @@ func (s *Store) Stat(ctx context.Context, key, strip string) (plan.Object, bool,
 	return plan.Object{Key: strings.TrimPrefix(key, strip), Size: aws.ToInt64(o.Size), LastModified: aws.ToTime(o.LastModified).UTC(), ETag: aws.ToString(o.ETag)}, true, nil
 }
 
+// GetInfo describes a GET response.
+type GetInfo struct {
+	// Encrypted is true when the store encrypts the object with SSE-KMS or SSE-C, whose ETags are not
+	// an MD5 of the content.
+	Encrypted bool
+	// ChecksumValidated is true when the response carries a full-object checksum that the SDK checks
+	// as the body is read (a read error reports a mismatch).
+	ChecksumValidated bool
+}
+
 // Get opens the bytes [start, end] of key, only if its ETag is still etag; end < 0 reads the whole
-// object, with the store's checksum validated by the SDK when the store has one. encrypted is true
-// when the store encrypts the object with SSE-KMS or SSE-C, whose ETags are not an MD5 of the content.
-func (s *Store) Get(ctx context.Context, key, etag string, start, end int64) (body io.ReadCloser, encrypted bool, err error) {
+// object, with the store's checksum validated by the SDK when the store has one.
+func (s *Store) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, GetInfo, error) {
 	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
 	if etag != "" {
 		in.IfMatch = aws.String(etag)
@@ -174,11 +185,16 @@ func (s *Store) Get(ctx context.Context, key, etag string, start, end int64) (bo
 	}
 	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
-		return nil, false, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
+		return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 	}
-	encrypted = out.SSECustomerAlgorithm != nil ||
-		out.ServerSideEncryption == types.ServerSideEncryptionAwsKms || out.ServerSideEncryption == types.ServerSideEncryptionAwsKmsDsse
-	return out.Body, encrypted, nil
+	info := GetInfo{
+		Encrypted: out.SSECustomerAlgorithm != nil ||
+			out.ServerSideEncryption == types.ServerSideEncryptionAwsKms || out.ServerSideEncryption == types.ServerSideEncryptionAwsKmsDsse,
+		// Composite (per-part) checksums of multipart uploads are not validated by the SDK.
+		ChecksumValidated: end < 0 && out.ChecksumType != types.ChecksumTypeComposite &&
+			(out.ChecksumCRC64NVME != nil || out.ChecksumCRC32C != nil || out.ChecksumCRC32 != nil || out.ChecksumSHA256 != nil || out.ChecksumSHA1 != nil),
+	}
+	return out.Body, info, nil
 }
 
 // Error classes, for retries and for the reason a Dataset reports.
