@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/plan"
@@ -103,6 +105,24 @@ func TestFullThenIncrementalSync(t *testing.T) {
 	e.expectAbsent("lineitem/2") // emptied directories go too
 	if inc.Manifest.Generation != 2 || inc.Manifest.Digest == rep.Manifest.Digest {
 		t.Fatalf("manifest after changes: %+v", inc.Manifest)
+	}
+	e.expectVerified()
+
+	// ETag-only change: same bytes, size and LastModified, a new ETag (versitygw keeps it in an xattr).
+	orders := filepath.Join(e.srv.Root, "data", "tpch", "orders", "1", "part.parquet")
+	before, err := os.Stat(orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(orders, "user.etag", []byte(`"00000000000000000000000000000001"`), 0); err != nil {
+		t.Fatalf("setting the stored ETag: %v", err)
+	}
+	if after, _ := os.Stat(orders); !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("changing the ETag moved the modification time; the case would not be ETag-only")
+	}
+	etagOnly := e.mustSync(func(o *cache.Options) { o.Exclude = []string{"**/_SUCCESS"} })
+	if etagOnly.FilesCopied != 1 || etagOnly.Requests.Get != 1 {
+		t.Fatalf("ETag-only change: copied %d with %d GETs, want 1 and 1", etagOnly.FilesCopied, etagOnly.Requests.Get)
 	}
 	e.expectVerified()
 
