@@ -18,6 +18,8 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -153,4 +155,32 @@ func (s *syncer) startProgress(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// TerminationMessageLimit is the size Kubernetes keeps of a container's termination message.
+const TerminationMessageLimit = 4096
+
+// Compact returns the report as single-line JSON of at most limit bytes, for a channel with a size
+// limit such as a termination message: it drops listed failures, then layout advice, then shortens
+// the message, and keeps every count.
+func (r *Report) Compact(limit int) ([]byte, error) {
+	c := *r
+	c.Failed = append([]FileError(nil), r.Failed...)
+	c.Layout.Advice = append([]string(nil), r.Layout.Advice...)
+	for {
+		data, err := json.Marshal(&c)
+		if err != nil || len(data) <= limit {
+			return data, err
+		}
+		switch {
+		case len(c.Failed) > 0:
+			c.Failed = c.Failed[:len(c.Failed)-1]
+		case len(c.Layout.Advice) > 0:
+			c.Layout.Advice = c.Layout.Advice[:len(c.Layout.Advice)-1]
+		case len(c.Message) > 64:
+			c.Message = truncate(c.Message, len(c.Message)/2)
+		default:
+			return nil, fmt.Errorf("report does not fit in %d bytes even without details (%d bytes)", limit, len(data))
+		}
+	}
 }

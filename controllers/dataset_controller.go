@@ -18,53 +18,287 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// DatasetReconciler keeps a Dataset's volume in step with its S3 prefix.
-//
-// Today it only acknowledges each generation of a Dataset in status; the volume, the sync Jobs and
-// their triggers come with the Dataset controller issue.
+// DatasetReconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the
+// Dataset brings one), starts a worker Job that runs `pqcache sync` when a refresh is due, and turns
+// the worker's report (its termination message) into status. It never reads S3 or the volume itself.
 type DatasetReconciler struct {
 	client.Client
+	// APIReader reads pods uncached: the controller reads a worker pod once, when its Job finishes, and
+	// a cluster-wide pod informer would cost far more memory than those reads.
+	APIReader client.Reader
+	Clock     clock.PassiveClock
+	Recorder  events.EventRecorder
+	Worker    WorkerOptions
+	// MaxConcurrentSyncs caps the sync Jobs running at once across the cluster; 0 means no cap.
+	MaxConcurrentSyncs int
+
+	admission *admission
 }
 
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile brings one Dataset's status up to date with what the controller knows.
+// datasetFacts is what one reconcile learned, from which the conditions follow.
+type datasetFacts struct {
+	hash       string
+	activeJob  *batchv1.Job
+	queued     bool
+	specError  string // a spec the controller cannot act on
+	claimError string // the claim is missing or unusable
+}
+
+// Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed.
 func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
 	var ds datav1alpha1.Dataset
 	if err := r.Get(ctx, req.NamespacedName, &ds); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.admission.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := ds.DeepCopy()
+	facts := datasetFacts{hash: sourceHash(&ds.Spec)}
 
-	markInitializing(&ds.Status.Conditions, ds.Generation, datav1alpha1.ConditionReady, "Waiting for the first sync")
+	result, err := r.reconcileSync(ctx, &ds, &facts)
 	ds.Status.ObservedGeneration = ds.Generation
+	setDatasetConditions(&ds, facts)
 
-	if equality.Semantic.DeepEqual(orig.Status, ds.Status) {
-		return ctrl.Result{}, nil
+	if !equality.Semantic.DeepEqual(orig.Status, ds.Status) {
+		if perr := r.Status().Patch(ctx, &ds, client.MergeFrom(orig)); perr != nil {
+			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating status of dataset %s: %w", klog.KObj(&ds), perr))
+		}
 	}
-	if err := r.Status().Patch(ctx, &ds, client.MergeFrom(orig)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("updating status of dataset %s: %w", klog.KObj(&ds), err)
+	return result, err
+}
+
+// reconcileSync ensures the claim, records finished sync Jobs, and starts one when a refresh is due.
+func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	now := r.Clock.Now()
+	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
+
+	sched, err := parseSchedule(ds.Spec.Refresh.Schedule)
+	if err != nil {
+		facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
+		return ctrl.Result{}, nil // nothing to retry until the spec changes
 	}
-	log.V(1).Info("Updated dataset status", "dataset", klog.KObj(&ds), "generation", ds.Generation)
+	if err := r.ensureClaim(ctx, ds, facts); err != nil || facts.claimError != "" {
+		return ctrl.Result{RequeueAfter: 30 * time.Second}, err
+	}
+
+	jobs, err := r.syncJobs(ctx, ds)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		js := jobStateOf(j)
+		if !js.Finished {
+			facts.activeJob = j
+			r.admission.Running(key)
+			continue
+		}
+		// Syncs run one at a time, so a Job that finished no later than the recorded one is recorded
+		// or superseded.
+		if ls := ds.Status.LastSync; ls != nil && (ls.JobName == j.Name || ls.CompletionTime != nil && !js.At.After(ls.CompletionTime.Time)) {
+			continue
+		}
+		if err := r.record(ctx, ds, j, js); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if facts.activeJob != nil {
+		return ctrl.Result{}, nil // the Job's updates wake us
+	}
+
+	d := decideSync(ds, sched, facts.hash, now)
+	if d.NextScheduled != nil {
+		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
+	} else {
+		ds.Status.NextSyncTime = nil
+	}
+	result := ctrl.Result{RequeueAfter: d.RequeueAfter}
+	if d.Trigger == "" {
+		r.admission.Forget(key)
+		return result, nil
+	}
+	if !r.admission.Admit(key, r.activeSyncs(ctx), now) {
+		facts.queued = true
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash)
+	if err := controllerutil.SetControllerReference(ds, job, r.Scheme()); err != nil {
+		return result, err
+	}
+	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		r.admission.Forget(key)
+		return result, fmt.Errorf("creating sync %s: %w", describeJob(job), err)
+	}
+	facts.activeJob = job
+	log.Info("Started sync", "dataset", klog.KObj(ds), "job", job.Name, "trigger", d.Trigger)
+	r.event(ds, job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, d.Trigger)
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager registers the reconciler with mgr.
+// ensureClaim creates the Dataset's claim, or checks that its existing claim is there.
+func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) error {
+	name := claimName(ds)
+	ds.Status.ClaimName = name
+	if ds.Spec.Volume.ExistingClaim != "" {
+		var pvc corev1.PersistentVolumeClaim
+		err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &pvc)
+		if apierrors.IsNotFound(err) {
+			facts.claimError = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading claim %s: %w", name, err)
+		}
+		if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+			ds.Status.CapacityBytes = q.Value()
+		}
+		return nil
+	}
+	capacity := r.Worker.DefaultCapacity
+	if ds.Spec.Volume.Capacity != nil {
+		capacity = *ds.Spec.Volume.Capacity
+	}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
+		if pvc.CreationTimestamp.IsZero() {
+			pvc.Labels = map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: ds.Name}
+			pvc.Spec.AccessModes = ds.Spec.Volume.AccessModes
+			if len(pvc.Spec.AccessModes) == 0 {
+				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+			}
+			pvc.Spec.StorageClassName = ds.Spec.Volume.StorageClassName
+			pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: capacity}
+		} else if ptr.Deref(ds.Spec.Volume.AllowExpansion, false) {
+			// Only growth is possible, and only where the StorageClass allows expansion (the API
+			// server refuses it otherwise, and the error lands in the condition).
+			if cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; capacity.Cmp(cur) > 0 {
+				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = capacity
+			}
+		}
+		if ds.Spec.Volume.Reclaim == datav1alpha1.ReclaimRetain {
+			return nil // no owner: the claim outlives the Dataset
+		}
+		return controllerutil.SetControllerReference(ds, pvc, r.Scheme())
+	})
+	if err != nil {
+		facts.claimError = fmt.Sprintf("claim %s: %v", name, err)
+		return nil
+	}
+	if op == controllerutil.OperationResultCreated {
+		r.event(ds, pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
+	}
+	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		ds.Status.CapacityBytes = q.Value()
+	}
+	return nil
+}
+
+// syncJobs lists the Dataset's sync Jobs, oldest first.
+func (r *DatasetReconciler) syncJobs(ctx context.Context, ds *datav1alpha1.Dataset) ([]batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: ds.Name, LabelComponent: componentSync}); err != nil {
+		return nil, fmt.Errorf("listing sync jobs: %w", err)
+	}
+	var owned []batchv1.Job
+	for _, j := range list.Items {
+		if metav1.IsControlledBy(&j, ds) {
+			owned = append(owned, j)
+		}
+	}
+	sort.Slice(owned, func(i, k int) bool { return owned[i].CreationTimestamp.Before(&owned[k].CreationTimestamp) })
+	return owned, nil
+}
+
+// activeSyncs counts running sync Jobs across the cluster, for the concurrency cap.
+func (r *DatasetReconciler) activeSyncs(ctx context.Context) int {
+	if r.MaxConcurrentSyncs <= 0 {
+		return 0
+	}
+	var list batchv1.JobList
+	if err := r.List(ctx, &list, client.MatchingLabels{LabelComponent: componentSync, labelManagedBy: "pqcache"}); err != nil {
+		return r.MaxConcurrentSyncs // unknown: assume full rather than overshoot
+	}
+	n := 0
+	for i := range list.Items {
+		if !jobStateOf(&list.Items[i]).Finished {
+			n++
+		}
+	}
+	return n
+}
+
+// record reads a finished Job's report from its pod and writes it into status.
+func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState) error {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
+		return fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+	}
+	ok, summary := recordSync(ds, j, js, outcomeFromPods(pods.Items))
+	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
+	if ok {
+		log.Info("Sync succeeded", "summary", summary)
+		r.event(ds, j, corev1.EventTypeNormal, datav1alpha1.EventSyncSucceeded, "Sync", "%s", summary)
+		return nil
+	}
+	log.Info("Sync failed", "summary", summary, "failedAttempts", ds.Status.FailedAttempts)
+	r.event(ds, j, corev1.EventTypeNormal, datav1alpha1.EventSyncFailed, "Sync", "Attempt %d failed: %s", ds.Status.FailedAttempts, summary)
+	if ds.Status.FailedAttempts == failingWarningAfter {
+		r.event(ds, j, corev1.EventTypeWarning, datav1alpha1.EventSyncFailing, "Sync", "%d syncs in a row failed; last: %s", ds.Status.FailedAttempts, summary)
+	}
+	return nil
+}
+
+// failingWarningAfter is the number of consecutive failures after which a Warning is sent: one failure
+// retried with backoff is routine; three in a row need a person.
+const failingWarningAfter = 3
+
+func (r *DatasetReconciler) event(ds *datav1alpha1.Dataset, related client.Object, typ, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(ds, related, typ, reason, action, note, args...)
+	}
+}
+
+// SetupWithManager registers the reconciler with mgr; it watches the Jobs and claims it owns.
 func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	r.admission = newAdmission(r.MaxConcurrentSyncs)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.Dataset{}).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
 		Named("dataset").
 		Complete(r)
 }

@@ -40,7 +40,7 @@ func expectCondition(g Gomega, conds []metav1.Condition, t string, status metav1
 }
 
 var _ = Describe("The samples", func() {
-	It("apply, and the manager initialises their status for every generation", func() {
+	It("apply, and the manager reports their status for every generation", func() {
 		ns := newNamespace()
 		samples := map[string]fixture{}
 		for _, name := range []string{"data_v1alpha1_dataset", "data_v1alpha1_benchrun"} {
@@ -55,8 +55,9 @@ var _ = Describe("The samples", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, dsKey, &ds)).To(Succeed())
 			g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
-			expectCondition(g, ds.Status.Conditions, datav1alpha1.ConditionReady, metav1.ConditionUnknown, datav1alpha1.ReasonInitializing, ds.Generation)
-			expectCondition(g, ds.Status.Conditions, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, datav1alpha1.ReasonInitializing, ds.Generation)
+			// The first sync has started: not Ready yet, and Reconciling for kstatus.
+			expectCondition(g, ds.Status.Conditions, datav1alpha1.ConditionReady, metav1.ConditionFalse, datav1alpha1.ReasonSyncInProgress, ds.Generation)
+			expectCondition(g, ds.Status.Conditions, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, ds.Generation)
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 
 		var run datav1alpha1.BenchRun
@@ -75,7 +76,7 @@ var _ = Describe("The samples", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, dsKey, &ds)).To(Succeed())
 			g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
-			expectCondition(g, ds.Status.Conditions, datav1alpha1.ConditionReady, metav1.ConditionUnknown, datav1alpha1.ReasonInitializing, ds.Generation)
+			expectCondition(g, ds.Status.Conditions, datav1alpha1.ConditionReady, metav1.ConditionFalse, datav1alpha1.ReasonSyncInProgress, ds.Generation)
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Expect(meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionReady).LastTransitionTime).To(Equal(firstTransition))
 	})

@@ -19,13 +19,38 @@ package controllers
 import (
 	"fmt"
 
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
+// Options configure the reconcilers; the manager command fills them from its flags.
+type Options struct {
+	// Clock is the time source of refresh schedules and backoff; tests inject a fake one.
+	Clock clock.PassiveClock
+	// Worker configures the Jobs that move data.
+	Worker WorkerOptions
+	// MaxConcurrentSyncs caps sync Jobs across the cluster; 0 means no cap.
+	MaxConcurrentSyncs int
+}
+
 // SetupAll registers every pqcache reconciler with mgr. The manager command and the envtest suite both
 // call it, so the suite runs exactly what ships.
-func SetupAll(mgr ctrl.Manager) error {
-	if err := (&DatasetReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+func SetupAll(mgr ctrl.Manager, opts Options) error {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Worker.Image == "" {
+		opts.Worker = DefaultWorkerOptions()
+	}
+	ds := &DatasetReconciler{
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		Clock:              opts.Clock,
+		Recorder:           mgr.GetEventRecorder("pqcache-dataset"),
+		Worker:             opts.Worker,
+		MaxConcurrentSyncs: opts.MaxConcurrentSyncs,
+	}
+	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)
 	}
 	if err := (&BenchRunReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -53,7 +55,12 @@ var (
 	testEnv   *envtest.Environment
 	ctx       context.Context
 	cancel    context.CancelFunc
+	// fakeClock drives refresh schedules and backoff; tests step it.
+	fakeClock *clocktesting.FakeClock
 )
+
+// testWorkerImage is the worker image the suite's controller puts in Jobs.
+const testWorkerImage = "example.test/pqcache:test"
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -107,7 +114,10 @@ var _ = BeforeSuite(func() {
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(SetupAll(mgr)).To(Succeed())
+	fakeClock = clocktesting.NewFakeClock(time.Now())
+	worker := DefaultWorkerOptions()
+	worker.Image = testWorkerImage
+	Expect(SetupAll(mgr, Options{Clock: fakeClock, Worker: worker, MaxConcurrentSyncs: 100})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -61,6 +61,22 @@ const (
 	ReasonJobFailed = "JobFailed"
 	// ReasonDeadlineExceeded: a worker Job ran past its deadline and was stopped.
 	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
+	ReasonSyncFailed = "SyncFailed"
+	// ReasonNotSynced: no sync has run and none is due (refresh.onCreate is false).
+	ReasonNotSynced = "NotSynced"
+	// ReasonSourceChanged: the source changed since the published data was synced.
+	ReasonSourceChanged = "SourceChanged"
+	// ReasonIdle: no sync is running.
+	ReasonIdle = "Idle"
+	// ReasonQueued: a sync is due but waits for a slot under the operator's concurrency cap.
+	ReasonQueued = "Queued"
+	// ReasonSuspended: refresh.suspend holds every trigger.
+	ReasonSuspended = "Suspended"
+	// ReasonClaimNotFound: volume.existingClaim names a claim that does not exist.
+	ReasonClaimNotFound = "ClaimNotFound"
+	// ReasonNoFailures: the last sync succeeded.
+	ReasonNoFailures = "NoFailures"
 	// ReasonInvalidSpec: the spec passed API validation but cannot be acted on (for example a cron
 	// schedule the cron library rejects).
 	ReasonInvalidSpec = "InvalidSpec"

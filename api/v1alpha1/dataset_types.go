@@ -336,6 +336,10 @@ type DatasetStatus struct {
 	// lastFailureTime is when the last failed sync finished.
 	// +optional
 	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
+
+	// capacityBytes is the size of the claim, as requested.
+	// +optional
+	CapacityBytes int64 `json:"capacityBytes,omitempty"`
 }
 
 // ManifestSummary describes the manifest committed on the volume.
@@ -349,6 +353,10 @@ type ManifestSummary struct {
 	// digest identifies the manifest's content (keys, sizes, checksums); equal digests mean equal data.
 	// +optional
 	Digest string `json:"digest,omitempty"`
+	// sourceHash identifies the source, include/exclude globs and prune setting the published data was
+	// synced with. When the spec's differ, the data no longer matches the spec and a sync is due.
+	// +optional
+	SourceHash string `json:"sourceHash,omitempty"`
 }
 
 // SyncOutcome is how a sync ended.
@@ -379,6 +387,12 @@ type SyncResult struct {
 	// specGeneration is the Dataset metadata.generation the sync ran for.
 	// +optional
 	SpecGeneration int64 `json:"specGeneration,omitempty"`
+	// sourceHash identifies the source settings the sync ran with (see manifest.sourceHash).
+	// +optional
+	SourceHash string `json:"sourceHash,omitempty"`
+	// trigger says what started the sync: Initial, Manual, Scheduled, SourceChanged or Retry.
+	// +optional
+	Trigger string `json:"trigger,omitempty"`
 	// startTime is when the sync started.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

@@ -19,8 +19,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -36,12 +38,16 @@ import (
 
 // managerOptions are the flags of `pqcache manager`.
 type managerOptions struct {
-	metricsAddr      string
-	probeAddr        string
-	leaderElect      bool
-	leaderElectionID string
-	leaderElectionNS string
-	zap              zap.Options
+	metricsAddr        string
+	probeAddr          string
+	leaderElect        bool
+	leaderElectionID   string
+	leaderElectionNS   string
+	workerImage        string
+	maxConcurrentSyncs int
+	syncJobTTL         time.Duration
+	defaultCapacity    string
+	zap                zap.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -60,6 +66,10 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader among replicas, so that only one reconciles at a time.")
 	f.StringVar(&opts.leaderElectionID, "leader-election-id", "pqcache.data.pqcache.dev", "Name of the Lease used for leader election.")
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
+	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
+	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
+	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
+	f.StringVar(&opts.defaultCapacity, "default-capacity", "100Gi", "Size of a claim whose Dataset omits volume.capacity.")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -92,7 +102,13 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if err := controllers.SetupAll(mgr); err != nil {
+	capacity, err := resource.ParseQuantity(opts.defaultCapacity)
+	if err != nil {
+		return fmt.Errorf("--default-capacity %q: %w", opts.defaultCapacity, err)
+	}
+	worker := controllers.DefaultWorkerOptions()
+	worker.Image, worker.TTLAfterFinished, worker.DefaultCapacity = opts.workerImage, opts.syncJobTTL, capacity
+	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -69,7 +69,7 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.region, "region", "", "Bucket region (default: the AWS configuration, else us-east-1).")
 	fl.BoolVar(&f.pathStyle, "path-style", false, "Address buckets as endpoint/bucket (most S3-compatible stores need it).")
 	fl.StringVar(&f.progress, "progress", "auto", "Progress on stderr: auto (a bar on a terminal), json (JSON lines), none.")
-	fl.StringVar(&f.reportFile, "report-file", "", "Also write the JSON report to this file (e.g. /dev/termination-log).")
+	fl.StringVar(&f.reportFile, "report-file", "", "Also write the report to this file as compact JSON of at most 4 KiB (fits a termination message: /dev/termination-log).")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "Log level on stderr: debug, info, warn, error.")
 }
 
@@ -218,7 +218,11 @@ func writeReport(stdout io.Writer, f syncFlags, rep *cache.Report) error {
 		return err
 	}
 	if f.reportFile != "" {
-		if err := os.WriteFile(f.reportFile, append(data, '\n'), 0o644); err != nil {
+		compact, err := rep.Compact(cache.TerminationMessageLimit)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.reportFile, compact, 0o644); err != nil {
 			return fmt.Errorf("writing report: %w", err)
 		}
 	}

@@ -75,7 +75,7 @@ func TestSyncCommandLine(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	saved, _ := os.ReadFile(report)
-	if !json.Valid(saved) || !bytes.Contains(saved, []byte(`"filesCopied": 2`)) {
+	if !json.Valid(saved) || !bytes.Contains(saved, []byte(`"filesCopied":2`)) || len(saved) > cache.TerminationMessageLimit {
 		t.Fatalf("--report-file: %s", saved)
 	}
 	if strings.Contains(out+string(saved), s3test.SecretKey) {

@@ -1,0 +1,99 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// setDatasetConditions derives every condition from status and what the reconcile learned. Ready says
+// whether the volume holds the data of the current source; Syncing whether a Job runs; Degraded whether
+// the last attempt failed. Reconciling and Stalled, the pair kstatus (Flux) and Argo CD read, are set
+// only while true, as the kstatus convention asks.
+func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
+	st := &ds.Status
+	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: ds.Generation})
+	}
+	ls := st.LastSync
+	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
+	synced := st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.LastSuccessfulSyncTime != nil
+
+	switch {
+	case f.activeJob != nil:
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Job %s is syncing", f.activeJob.Name))
+	case f.queued:
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionFalse, datav1alpha1.ReasonQueued, "A sync is due and waits for a free slot under the operator's cap on concurrent syncs")
+	case ds.Spec.Refresh.Suspend:
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionFalse, datav1alpha1.ReasonSuspended, "refresh.suspend holds every trigger")
+	default:
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionFalse, datav1alpha1.ReasonIdle, "No sync is running")
+	}
+
+	if failed {
+		set(datav1alpha1.ConditionDegraded, metav1.ConditionTrue, ls.Reason, fmt.Sprintf("Sync %s failed (attempt %d): %s", ls.JobName, st.FailedAttempts, ls.Message))
+	} else {
+		set(datav1alpha1.ConditionDegraded, metav1.ConditionFalse, datav1alpha1.ReasonNoFailures, "The last sync did not fail")
+	}
+
+	var (
+		readyReason, readyMsg string
+		ready                 = metav1.ConditionFalse
+		stalled               = false
+		reconciling           = false
+	)
+	switch {
+	case f.specError != "":
+		readyReason, readyMsg, stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
+	case f.claimError != "":
+		readyReason, readyMsg, stalled = datav1alpha1.ReasonClaimNotFound, f.claimError, true
+	case synced:
+		ready, readyReason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
+		readyMsg = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)
+	case f.activeJob != nil:
+		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true
+	case failed:
+		readyReason, readyMsg = ls.Reason, ls.Message
+		stalled = retryWontHelp(ls.Reason)
+		reconciling = !stalled && !ds.Spec.Refresh.Suspend
+	case ds.Spec.Refresh.Suspend:
+		readyReason, readyMsg = datav1alpha1.ReasonSuspended, "refresh.suspend is set and the data of the current source has not been synced"
+	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
+		readyReason, readyMsg = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
+	case st.Manifest != nil:
+		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSourceChanged, "The source changed since the data was synced; a sync is due", true
+	default:
+		readyReason, readyMsg, reconciling = datav1alpha1.ReasonInitializing, "Waiting for the first sync", true
+	}
+	set(datav1alpha1.ConditionReady, ready, readyReason, readyMsg)
+	if stalled {
+		set(datav1alpha1.ConditionStalled, metav1.ConditionTrue, readyReason, readyMsg)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, datav1alpha1.ConditionStalled)
+	}
+	if reconciling {
+		set(datav1alpha1.ConditionReconciling, metav1.ConditionTrue, readyReason, readyMsg)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, datav1alpha1.ConditionReconciling)
+	}
+}

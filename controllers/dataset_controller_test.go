@@ -1,0 +1,402 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/manifest"
+)
+
+// newDataset builds a Dataset with credentials from a Secret; mutate adjusts it.
+func newDataset(ns, name string, mutate ...func(*datav1alpha1.Dataset)) *datav1alpha1.Dataset {
+	ds := &datav1alpha1.Dataset{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{
+				Bucket: "analytics", Prefix: "tpch/", Endpoint: "http://s3.example.test:9000", ForcePathStyle: true,
+				Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "s3-creds"}},
+			}},
+			Exclude: []string{"**/_SUCCESS"},
+			Volume:  datav1alpha1.DatasetVolume{Capacity: ptr.To(resource.MustParse("5Gi")), StorageClassName: ptr.To("fast")},
+		},
+	}
+	for _, m := range mutate {
+		m(ds)
+	}
+	return ds
+}
+
+func getDataset(ds *datav1alpha1.Dataset) *datav1alpha1.Dataset {
+	GinkgoHelper()
+	out := &datav1alpha1.Dataset{}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ds), out)).To(Succeed())
+	return out
+}
+
+// syncJobsOf returns the Dataset's sync Jobs.
+func syncJobsOf(g Gomega, ds *datav1alpha1.Dataset) []batchv1.Job {
+	var list batchv1.JobList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: ds.Name})).To(Succeed())
+	return list.Items
+}
+
+// waitForJobs waits until the Dataset has n sync Jobs and returns the running one (or, if none runs,
+// any: the tests ask for it right after a trigger).
+func waitForJobs(ds *datav1alpha1.Dataset, n int) *batchv1.Job {
+	GinkgoHelper()
+	var pick *batchv1.Job
+	Eventually(func(g Gomega) {
+		jobs := syncJobsOf(g, ds)
+		g.Expect(jobs).To(HaveLen(n))
+		pick = &jobs[0]
+		for i := range jobs {
+			if !jobStateOf(&jobs[i]).Finished {
+				pick = &jobs[i]
+			}
+		}
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	return pick
+}
+
+// finishJob does what the Job controller and kubelet would: a pod whose sync container terminated
+// with the report as its termination message (or OOMKilled), and the Job's terminal conditions.
+type finish struct {
+	failed    bool
+	jobReason string // reason of the Failed condition, e.g. DeadlineExceeded
+	report    *cache.Report
+	oomKilled bool
+}
+
+func finishJob(job *batchv1.Job, f finish) {
+	GinkgoHelper()
+	// The controller's clock is the fake one: the Job's times come from it too, as they would from the
+	// one clock of a real cluster.
+	now := metav1.NewTime(fakeClock.Now())
+	if f.report != nil || f.oomKilled {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: syncContainerName, Image: testWorkerImage}}},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		term := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}
+		if f.report != nil {
+			msg, err := f.report.Compact(cache.TerminationMessageLimit)
+			Expect(err).NotTo(HaveOccurred())
+			term.Message = string(msg)
+			if f.report.Result == cache.ResultFailed {
+				term.ExitCode, term.Reason = 1, "Error"
+			}
+		}
+		if f.oomKilled {
+			term.ExitCode, term.Reason = 137, "OOMKilled"
+		}
+		pod.Status.Phase = corev1.PodSucceeded
+		if term.ExitCode != 0 {
+			pod.Status.Phase = corev1.PodFailed
+		}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: syncContainerName, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+	}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+	start := metav1.NewTime(now.Add(-5 * time.Second))
+	job.Status.StartTime = &start
+	if f.failed {
+		reason := f.jobReason
+		if reason == "" {
+			reason = batchv1.JobReasonBackoffLimitExceeded
+		}
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: "Job failed", LastTransitionTime: now},
+		}
+	} else {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+	}
+	Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
+}
+
+func successReport(files, bytes int64) *cache.Report {
+	return &cache.Report{
+		Result: cache.ResultSucceeded, FilesCopied: files, BytesCopied: bytes, BytesPerSecond: bytes, DurationMillis: 1000,
+		Requests: cache.RequestCounts{List: 1, Get: files},
+		Manifest: manifest.Summary{Files: files, Bytes: bytes, Generation: 1, Digest: "sha256:abc"},
+		Layout:   cache.Layout{ParquetFiles: files, RowGroups: 2 * files, MinRowsPerGroup: 1000, MaxRowsPerGroup: 4000, Advice: []string{"small groups"}},
+	}
+}
+
+// kstatusOf computes what Flux (kstatus) reads from the object.
+func kstatusOf(obj runtime.Object) status.Status {
+	GinkgoHelper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	Expect(err).NotTo(HaveOccurred())
+	res, err := status.Compute(&unstructured.Unstructured{Object: m})
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
+
+// touch changes an annotation to make the controller reconcile now (after the fake clock moved).
+func touch(ds *datav1alpha1.Dataset) {
+	GinkgoHelper()
+	cur := getDataset(ds)
+	if cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	cur.Annotations["test/touched"] = time.Now().Format(time.RFC3339Nano)
+	Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+}
+
+var _ = Describe("Dataset controller", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("creates an owned claim and a restricted worker Job that runs pqcache sync with the Secret's keys", func() {
+		ds := newDataset(ns, "tpch")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+
+		var pvc corev1.PersistentVolumeClaim
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tpch-cache"}, &pvc)).To(Succeed())
+		Expect(metav1.IsControlledBy(&pvc, getDataset(ds))).To(BeTrue())
+		Expect(pvc.Spec.Resources.Requests.Storage().String()).To(Equal("5Gi"))
+		Expect(pvc.Spec.StorageClassName).To(Equal(ptr.To("fast")))
+		Expect(pvc.Spec.AccessModes).To(Equal([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}))
+
+		Expect(metav1.IsControlledBy(job, getDataset(ds))).To(BeTrue())
+		Expect(job.Annotations).To(HaveKeyWithValue(AnnotationTrigger, TriggerInitial))
+		Expect(job.Spec.BackoffLimit).To(Equal(ptr.To[int32](0)))
+		Expect(job.Spec.ActiveDeadlineSeconds).To(Equal(ptr.To[int64](6 * 3600)))
+		Expect(job.Spec.TTLSecondsAfterFinished).To(Equal(ptr.To[int32](3600)))
+		pod := job.Spec.Template.Spec
+		Expect(pod.AutomountServiceAccountToken).To(Equal(ptr.To(false)))
+		Expect(pod.SecurityContext.RunAsNonRoot).To(Equal(ptr.To(true)))
+		Expect(pod.SecurityContext.FSGroup).To(Equal(ptr.To[int64](workerUID)))
+		Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+		Expect(pod.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal("tpch-cache"))
+		c := pod.Containers[0]
+		Expect(c.Image).To(Equal(testWorkerImage))
+		Expect(c.Args).To(Equal([]string{"sync", "s3://analytics/tpch/", "/data", "--parallel", "8", "--progress", "json", "--log-level", "info",
+			"--report-file", "/dev/termination-log", "--part-size", "16Mi", "--exclude", "**/_SUCCESS",
+			"--endpoint", "http://s3.example.test:9000", "--path-style"}))
+		Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(Equal(ptr.To(true)))
+		Expect(c.SecurityContext.AllowPrivilegeEscalation).To(Equal(ptr.To(false)))
+		Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+		Expect(c.VolumeMounts).To(ConsistOf(corev1.VolumeMount{Name: "data", MountPath: "/data"}))
+		Expect(c.Resources.Limits.Memory().String()).To(Equal("1Gi"))
+		for _, e := range c.Env {
+			Expect(e.Value).To(BeEmpty(), "credentials must be passed by reference")
+			Expect(e.ValueFrom.SecretKeyRef.Name).To(Equal("s3-creds"))
+		}
+		Expect(c.Env).To(HaveLen(3))
+
+		// During the first sync: not Ready, Syncing, and kstatus reads InProgress.
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, datav1alpha1.ConditionSyncing)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionFalse(cur.Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+			g.Expect(kstatusOf(cur)).To(Equal(status.InProgressStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("turns the worker's report into status, Ready, and Current for kstatus", func() {
+		ds := newDataset(ns, "ok")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		finishJob(job, finish{report: successReport(12, 3000)})
+
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+			ls := cur.Status.LastSync
+			g.Expect(ls).NotTo(BeNil())
+			g.Expect(ls.Result).To(Equal(datav1alpha1.SyncSucceeded))
+			g.Expect(ls.JobName).To(Equal(job.Name))
+			g.Expect(ls.Trigger).To(Equal(TriggerInitial))
+			g.Expect(ls.FilesCopied).To(Equal(int64(12)))
+			g.Expect(ls.BytesCopied).To(Equal(int64(3000)))
+			g.Expect(ls.GetRequests).To(Equal(int64(12)))
+			g.Expect(cur.Status.Manifest.Files).To(Equal(int64(12)))
+			g.Expect(cur.Status.Manifest.Digest).To(Equal("sha256:abc"))
+			g.Expect(cur.Status.Layout.Advice).To(Equal([]string{"small groups"}))
+			g.Expect(cur.Status.CapacityBytes).To(Equal(int64(5 << 30)))
+			g.Expect(cur.Status.LastSuccessfulSyncTime).NotTo(BeNil())
+			g.Expect(meta.IsStatusConditionFalse(cur.Status.Conditions, datav1alpha1.ConditionSyncing)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionFalse(cur.Status.Conditions, datav1alpha1.ConditionDegraded)).To(BeTrue())
+			g.Expect(kstatusOf(cur)).To(Equal(status.CurrentStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
+	It("backs off after a failure, says why, and a later success clears the error", func() {
+		ds := newDataset(ns, "denied")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		finishJob(job, finish{failed: true, report: &cache.Report{Result: cache.ResultFailed, Reason: cache.ReasonAccessDenied, Message: "listing s3://analytics/tpch/: AccessDenied"}})
+
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			d := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionDegraded)
+			g.Expect(d).NotTo(BeNil())
+			g.Expect(d.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(d.Reason).To(Equal(datav1alpha1.ReasonAccessDenied))
+			g.Expect(cur.Status.FailedAttempts).To(Equal(int32(1)))
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, datav1alpha1.ConditionStalled)).To(BeTrue())
+			g.Expect(kstatusOf(cur)).To(Equal(status.FailedStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		// Within the backoff nothing starts, even when something wakes the controller.
+		touch(ds)
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+
+		// After it, a retry starts; its success clears Degraded and Stalled.
+		fakeClock.Step(retryBackoff(1) + time.Second)
+		touch(ds)
+		retry := waitForJobs(ds, 2)
+		Expect(retry.Annotations).To(HaveKeyWithValue(AnnotationTrigger, TriggerRetry))
+		finishJob(retry, finish{report: successReport(3, 30)})
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionFalse(cur.Status.Conditions, datav1alpha1.ConditionDegraded)).To(BeTrue())
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionStalled)).To(BeNil())
+			g.Expect(cur.Status.FailedAttempts).To(BeZero())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("reports a Job stopped by its deadline as DeadlineExceeded, and an OOM-killed worker plainly", func() {
+		ds := newDataset(ns, "slow")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		finishJob(waitForJobs(ds, 1), finish{failed: true, jobReason: batchv1.JobReasonDeadlineExceeded})
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.LastSync).NotTo(BeNil())
+			g.Expect(cur.Status.LastSync.Reason).To(Equal(datav1alpha1.ReasonDeadlineExceeded))
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionDegraded).Reason).To(Equal(datav1alpha1.ReasonDeadlineExceeded))
+			// A retryable failure keeps the Dataset in progress for kstatus, not failed.
+			g.Expect(kstatusOf(cur)).To(Equal(status.InProgressStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		fakeClock.Step(retryBackoff(1) + time.Second)
+		touch(ds)
+		finishJob(waitForJobs(ds, 2), finish{failed: true, oomKilled: true})
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.FailedAttempts).To(Equal(int32(2)))
+			g.Expect(cur.Status.LastSync.Message).To(ContainSubstring("OOMKilled"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("waits when onCreate is false, runs one sync per new manual token, and records the token", func() {
+		ds := newDataset(ns, "manual", func(d *datav1alpha1.Dataset) { d.Spec.Refresh.OnCreate = ptr.To(false) })
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		Eventually(func(g Gomega) {
+			r := meta.FindStatusCondition(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)
+			g.Expect(r).NotTo(BeNil())
+			g.Expect(r.Reason).To(Equal(datav1alpha1.ReasonNotSynced))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(BeEmpty()) }).WithTimeout(time.Second).Should(Succeed())
+
+		cur := getDataset(ds)
+		cur.Spec.Refresh.Manual = "2026-12-02T10:00"
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		Expect(job.Annotations).To(HaveKeyWithValue(AnnotationTrigger, TriggerManual))
+		finishJob(job, finish{report: successReport(1, 1)})
+		Eventually(func(g Gomega) {
+			g.Expect(getDataset(ds).Status.LastManualSync).To(Equal("2026-12-02T10:00"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		touch(ds)
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
+	It("holds every trigger while suspended", func() {
+		ds := newDataset(ns, "held", func(d *datav1alpha1.Dataset) {
+			d.Spec.Refresh.Suspend = true
+			d.Spec.Refresh.Manual = "now"
+		})
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		Eventually(func(g Gomega) {
+			s := meta.FindStatusCondition(getDataset(ds).Status.Conditions, datav1alpha1.ConditionSyncing)
+			g.Expect(s).NotTo(BeNil())
+			g.Expect(s.Reason).To(Equal(datav1alpha1.ReasonSuspended))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(BeEmpty()) }).WithTimeout(time.Second).Should(Succeed())
+	})
+
+	It("runs a schedule once when it is due, and shows the next time", func() {
+		ds := newDataset(ns, "hourly", func(d *datav1alpha1.Dataset) {
+			d.Spec.Refresh.Schedule = "@every 1h"
+			d.Spec.Refresh.OnCreate = ptr.To(false)
+		})
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.NextSyncTime).NotTo(BeNil())
+			g.Expect(cur.Status.NextSyncTime.Time).To(BeTemporally("~", cur.CreationTimestamp.Add(time.Hour), time.Second))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(BeEmpty()) }).WithTimeout(time.Second).Should(Succeed())
+
+		// Three hours later (the operator was down): one sync, not three.
+		fakeClock.Step(3 * time.Hour)
+		touch(ds)
+		job := waitForJobs(ds, 1)
+		Expect(job.Annotations).To(HaveKeyWithValue(AnnotationTrigger, TriggerScheduled))
+		finishJob(job, finish{report: successReport(1, 1)})
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.LastSync).NotTo(BeNil())
+			g.Expect(cur.Status.NextSyncTime.Time).To(BeTemporally(">", time.Now().Add(50*time.Minute)))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
+	It("stalls with ClaimNotFound when the existing claim is missing", func() {
+		ds := newDataset(ns, "noclaim", func(d *datav1alpha1.Dataset) {
+			d.Spec.Volume = datav1alpha1.DatasetVolume{ExistingClaim: "missing"}
+		})
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			s := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionStalled)
+			g.Expect(s).NotTo(BeNil())
+			g.Expect(s.Reason).To(Equal(datav1alpha1.ReasonClaimNotFound))
+			g.Expect(kstatusOf(cur)).To(Equal(status.FailedStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(syncJobsOf(Default, ds)).To(BeEmpty())
+	})
+})

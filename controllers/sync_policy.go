@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// What starts a sync. They are recorded in status.lastSync.trigger.
+const (
+	TriggerInitial       = "Initial"
+	TriggerManual        = "Manual"
+	TriggerScheduled     = "Scheduled"
+	TriggerSourceChanged = "SourceChanged"
+	TriggerRetry         = "Retry"
+)
+
+// Retry backoff after failed syncs: 30 s doubling to at most an hour.
+const (
+	backoffBase = 30 * time.Second
+	backoffMax  = time.Hour
+)
+
+// retryBackoff is the wait after the attempts-th consecutive failure.
+func retryBackoff(attempts int32) time.Duration {
+	if attempts < 1 {
+		return 0
+	}
+	d := backoffBase
+	for i := int32(1); i < attempts && d < backoffMax; i++ {
+		d *= 2
+	}
+	return min(d, backoffMax)
+}
+
+// parseSchedule parses spec.refresh.schedule: five cron fields or a descriptor (@hourly, @every 30m).
+// An empty schedule is no schedule.
+func parseSchedule(s string) (cron.Schedule, error) {
+	if s == "" {
+		return nil, nil
+	}
+	return cron.ParseStandard(s)
+}
+
+// sourceHash identifies the settings that decide what the cache holds; a change means the published
+// data no longer matches the spec. Schedule and tuning changes do not count.
+func sourceHash(spec *datav1alpha1.DatasetSpec) string {
+	s3 := spec.Source.S3
+	data, _ := json.Marshal(struct {
+		Bucket, Prefix, Region, Endpoint string
+		PathStyle                        bool
+		Include, Exclude                 []string
+		Prune                            bool
+	}{s3.Bucket, s3.Prefix, s3.Region, s3.Endpoint, s3.ForcePathStyle, spec.Include, spec.Exclude, ptr.Deref(spec.Sync.Prune, true)})
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:8])
+}
+
+// syncDecision says whether a sync is due now, and when to look again.
+type syncDecision struct {
+	// Trigger is why a sync is due now; empty when none is.
+	Trigger string
+	// NextScheduled is the next sync the schedule asks for, if there is a schedule.
+	NextScheduled *time.Time
+	// RequeueAfter is when the decision may change with time alone; zero when only a change to the
+	// object can change it.
+	RequeueAfter time.Duration
+}
+
+// decideSync is the refresh policy, a pure function of the Dataset, its parsed schedule and the time.
+// A manual token beats everything, then the first sync, a changed source, a retry after backoff, and
+// the schedule. Schedules count from the start of the last sync, so schedules missed while the
+// operator was down run once, not once per miss.
+func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now time.Time) syncDecision {
+	var d syncDecision
+	if ds.Spec.Refresh.Suspend {
+		return d
+	}
+	st := &ds.Status
+	last := st.LastSync
+	wake := func(at time.Time) {
+		if w := at.Sub(now); w > 0 && (d.RequeueAfter == 0 || w < d.RequeueAfter) {
+			d.RequeueAfter = w
+		}
+	}
+	scheduledDue := false
+	if sched != nil {
+		base := ds.CreationTimestamp.Time
+		if last != nil && last.StartTime != nil {
+			base = last.StartTime.Time
+		}
+		next := sched.Next(base)
+		d.NextScheduled = &next
+		if now.Before(next) {
+			wake(next)
+		} else {
+			scheduledDue = true
+		}
+	}
+	failed := last != nil && last.Result == datav1alpha1.SyncFailed
+	retryAt := time.Time{}
+	if failed && st.LastFailureTime != nil {
+		retryAt = st.LastFailureTime.Add(retryBackoff(st.FailedAttempts))
+	}
+	switch {
+	case ds.Spec.Refresh.Manual != "" && ds.Spec.Refresh.Manual != st.LastManualSync:
+		d.Trigger = TriggerManual
+	case last == nil && ptr.Deref(ds.Spec.Refresh.OnCreate, true):
+		d.Trigger = TriggerInitial
+	case last != nil && last.SourceHash != hash:
+		// The source changed since the last attempt: try it now, whatever happened before.
+		d.Trigger = TriggerSourceChanged
+	case failed:
+		if !now.Before(retryAt) {
+			d.Trigger = TriggerRetry
+		} else {
+			wake(retryAt)
+		}
+	case scheduledDue:
+		d.Trigger = TriggerScheduled
+	}
+	return d
+}

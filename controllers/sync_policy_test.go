@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+func TestRetryBackoff(t *testing.T) {
+	want := map[int32]time.Duration{0: 0, 1: 30 * time.Second, 2: time.Minute, 3: 2 * time.Minute, 8: time.Hour, 50: time.Hour}
+	for n, d := range want {
+		if got := retryBackoff(n); got != d {
+			t.Errorf("retryBackoff(%d) = %s, want %s", n, got, d)
+		}
+	}
+}
+
+func TestDecideSync(t *testing.T) {
+	created := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	hourly, _ := cron.ParseStandard("@hourly")
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: created.Add(d)} }
+	ds := func(mut func(*datav1alpha1.Dataset)) *datav1alpha1.Dataset {
+		d := &datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Time{Time: created}}}
+		d.Spec.Refresh.OnCreate = ptr.To(true)
+		if mut != nil {
+			mut(d)
+		}
+		return d
+	}
+	synced := func(d *datav1alpha1.Dataset) {
+		d.Status.LastSync = &datav1alpha1.SyncResult{Result: datav1alpha1.SyncSucceeded, SourceHash: "h", StartTime: at(0), CompletionTime: at(time.Minute)}
+	}
+	failed := func(attempts int32, when time.Duration) func(*datav1alpha1.Dataset) {
+		return func(d *datav1alpha1.Dataset) {
+			d.Status.LastSync = &datav1alpha1.SyncResult{Result: datav1alpha1.SyncFailed, SourceHash: "h", StartTime: at(when - time.Minute), CompletionTime: at(when)}
+			d.Status.FailedAttempts = attempts
+			d.Status.LastFailureTime = at(when)
+		}
+	}
+	tests := []struct {
+		name        string
+		ds          *datav1alpha1.Dataset
+		sched       cron.Schedule
+		now         time.Duration
+		wantTrigger string
+		wantRequeue time.Duration
+	}{
+		{name: "first sync on create", ds: ds(nil), wantTrigger: TriggerInitial},
+		{name: "onCreate false waits", ds: ds(func(d *datav1alpha1.Dataset) { d.Spec.Refresh.OnCreate = ptr.To(false) })},
+		{name: "suspend holds even a manual token", ds: ds(func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Suspend = true; d.Spec.Refresh.Manual = "x" })},
+		{name: "new manual token", ds: ds(func(d *datav1alpha1.Dataset) { synced(d); d.Spec.Refresh.Manual = "x" }), now: 2 * time.Minute, wantTrigger: TriggerManual},
+		{name: "recorded manual token does nothing", ds: ds(func(d *datav1alpha1.Dataset) { synced(d); d.Spec.Refresh.Manual = "x"; d.Status.LastManualSync = "x" }), now: 2 * time.Minute},
+		{name: "manual token skips the backoff", ds: ds(func(d *datav1alpha1.Dataset) { failed(5, time.Minute)(d); d.Spec.Refresh.Manual = "y" }), now: 2 * time.Minute, wantTrigger: TriggerManual},
+		{name: "changed source", ds: ds(func(d *datav1alpha1.Dataset) { synced(d); d.Status.LastSync.SourceHash = "old" }), now: 2 * time.Minute, wantTrigger: TriggerSourceChanged},
+		{name: "failure within backoff waits", ds: ds(failed(2, 10*time.Minute)), now: 10*time.Minute + 20*time.Second, wantRequeue: 40 * time.Second},
+		{name: "failure after backoff retries", ds: ds(failed(2, 10*time.Minute)), now: 11 * time.Minute, wantTrigger: TriggerRetry},
+		{name: "schedule not yet due", ds: ds(synced), sched: hourly, now: 30 * time.Minute, wantRequeue: 30 * time.Minute},
+		{name: "schedule due", ds: ds(synced), sched: hourly, now: time.Hour, wantTrigger: TriggerScheduled},
+		{name: "missed schedules run once", ds: ds(synced), sched: hourly, now: 5*time.Hour + 10*time.Minute, wantTrigger: TriggerScheduled},
+		{name: "a failure's backoff beats the schedule", ds: ds(failed(3, 59*time.Minute)), sched: hourly, now: 60*time.Minute + 30*time.Second, wantRequeue: 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decideSync(tt.ds, tt.sched, "h", created.Add(tt.now))
+			if d.Trigger != tt.wantTrigger || d.RequeueAfter != tt.wantRequeue {
+				t.Errorf("decideSync = trigger %q requeue %s, want %q %s", d.Trigger, d.RequeueAfter, tt.wantTrigger, tt.wantRequeue)
+			}
+		})
+	}
+}
+
+func TestAdmissionIsFairAndCapped(t *testing.T) {
+	a := newAdmission(2)
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	k := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
+	// Three Datasets become due one second apart while one sync already runs: one slot is free.
+	if a.Admit(k("old"), 1, now) != true {
+		t.Fatal("the first waiter was refused a free slot")
+	}
+	if a.Admit(k("mid"), 1, now.Add(time.Second)) {
+		t.Fatal("admitted past the cap (the just-admitted sync holds a slot until its Job shows up)")
+	}
+	if a.Admit(k("new"), 1, now.Add(2*time.Second)) {
+		t.Fatal("admitted past the cap")
+	}
+	// old's Job is now visible (active 2), then one finishes (active 1): mid waited longer than new.
+	a.Running(k("old"))
+	if a.Admit(k("new"), 1, now.Add(3*time.Second)) {
+		t.Fatal("a later waiter overtook an earlier one")
+	}
+	if !a.Admit(k("mid"), 1, now.Add(3*time.Second)) {
+		t.Fatal("the longest waiter was refused a free slot")
+	}
+	a.Forget(k("new"))
+	if len(a.waiting) != 0 {
+		t.Fatalf("waiting left: %v", a.waiting)
+	}
+	if newAdmission(0).Admit(k("x"), 1000, now) != true {
+		t.Fatal("no cap must admit everything")
+	}
+}

@@ -1,0 +1,245 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// Labels and annotations on the objects the Dataset controller creates. Annotations on a sync Job
+// carry the facts the Job was started with, so its result can be recorded against them.
+const (
+	LabelDataset   = "data.pqcache.dev/dataset"
+	LabelComponent = "app.kubernetes.io/component"
+	labelName      = "app.kubernetes.io/name"
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	componentSync  = "sync"
+
+	AnnotationTrigger        = "data.pqcache.dev/trigger"
+	AnnotationSourceHash     = "data.pqcache.dev/source-hash"
+	AnnotationSpecGeneration = "data.pqcache.dev/spec-generation"
+	AnnotationManualToken    = "data.pqcache.dev/manual-token"
+
+	// jobNameLabel is set by the Job controller on the Job's pods.
+	jobNameLabel = "batch.kubernetes.io/job-name"
+
+	dataMountPath     = "/data"
+	workerUID         = 65532
+	syncContainerName = "sync"
+)
+
+// Worker credentials: the keys a credentials Secret must hold (AWS_SESSION_TOKEN is optional).
+const (
+	SecretKeyAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	SecretKeySecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+	SecretKeySessionToken    = "AWS_SESSION_TOKEN"
+)
+
+// WorkerOptions are the operator-wide settings of worker Jobs.
+type WorkerOptions struct {
+	// Image runs `pqcache sync`; by default the operator's own image.
+	Image string
+	// ImagePullPolicy of the worker container.
+	ImagePullPolicy corev1.PullPolicy
+	// Resources of a worker container whose Dataset does not set spec.sync.resources.
+	Resources corev1.ResourceRequirements
+	// TTLAfterFinished keeps finished Jobs (and their pods' termination messages) this long.
+	TTLAfterFinished time.Duration
+	// DefaultCapacity sizes a claim whose Dataset omits volume.capacity.
+	DefaultCapacity resource.Quantity
+}
+
+// DefaultWorkerOptions are used where the operator's flags leave a field empty.
+func DefaultWorkerOptions() WorkerOptions {
+	return WorkerOptions{
+		Image:           "pqcache:dev",
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+		},
+		TTLAfterFinished: time.Hour,
+		DefaultCapacity:  resource.MustParse("100Gi"),
+	}
+}
+
+// claimName is the PersistentVolumeClaim that holds a Dataset's cache.
+func claimName(ds *datav1alpha1.Dataset) string {
+	if ds.Spec.Volume.ExistingClaim != "" {
+		return ds.Spec.Volume.ExistingClaim
+	}
+	return ds.Name + "-cache"
+}
+
+// syncJobName names the sync Job of one round: the same Dataset and the same last recorded sync give
+// the same name, so a reconcile working from a stale cache cannot start a second Job for the round.
+func syncJobName(ds *datav1alpha1.Dataset) string {
+	round := "initial"
+	if ls := ds.Status.LastSync; ls != nil && ls.CompletionTime != nil {
+		round = ls.CompletionTime.UTC().Format(time.RFC3339Nano)
+	}
+	h := sha256.Sum256([]byte(string(ds.UID) + "/" + round))
+	name := ds.Name
+	if len(name) > 63-len("-sync-")-10 {
+		name = name[:63-len("-sync-")-10]
+	}
+	return name + "-sync-" + hex.EncodeToString(h[:5])
+}
+
+// syncArgs are the worker's command line: `pqcache sync` with the Dataset's source and options.
+func syncArgs(ds *datav1alpha1.Dataset) []string {
+	s3 := ds.Spec.Source.S3
+	sy := ds.Spec.Sync
+	args := []string{"sync", "s3://" + s3.Bucket + "/" + s3.Prefix, dataMountPath,
+		"--parallel", strconv.Itoa(int(max(sy.Parallelism, 1))),
+		"--progress", "json",
+		"--log-level", "info",
+		"--report-file", corev1.TerminationMessagePathDefault,
+	}
+	if sy.PartSize != nil {
+		args = append(args, "--part-size", sy.PartSize.String())
+	}
+	if sy.Verify == datav1alpha1.VerifySize {
+		args = append(args, "--verify", "size")
+	}
+	if !ptr.Deref(sy.Prune, true) {
+		args = append(args, "--no-delete")
+	}
+	for _, g := range ds.Spec.Include {
+		args = append(args, "--include", g)
+	}
+	for _, g := range ds.Spec.Exclude {
+		args = append(args, "--exclude", g)
+	}
+	if s3.Endpoint != "" {
+		args = append(args, "--endpoint", s3.Endpoint)
+	}
+	if s3.Region != "" {
+		args = append(args, "--region", s3.Region)
+	}
+	if s3.ForcePathStyle {
+		args = append(args, "--path-style")
+	}
+	return args
+}
+
+// syncEnv passes credentials from the Dataset's Secret by reference: their values never pass through
+// the operator, the Job spec or status.
+func syncEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
+	c := ds.Spec.Source.S3.Credentials
+	if c == nil || c.SecretRef == nil {
+		return nil
+	}
+	ref := func(key string, optional bool) corev1.EnvVar {
+		return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: c.SecretRef.Name}, Key: key, Optional: ptr.To(optional),
+		}}}
+	}
+	return []corev1.EnvVar{ref(SecretKeyAccessKeyID, false), ref(SecretKeySecretAccessKey, false), ref(SecretKeySessionToken, true)}
+}
+
+// buildSyncJob returns the Job that syncs ds into its claim. Retries are the controller's (with
+// backoff in status), so the Job itself never retries: BackoffLimit 0.
+func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash string) *batchv1.Job {
+	labels := map[string]string{
+		labelName: "pqcache", LabelComponent: componentSync, labelManagedBy: "pqcache", LabelDataset: ds.Name,
+	}
+	resources := opts.Resources
+	if ds.Spec.Sync.Resources != nil {
+		resources = *ds.Spec.Sync.Resources
+	}
+	timeout := 6 * time.Hour
+	if ds.Spec.Sync.Timeout != nil {
+		timeout = ds.Spec.Sync.Timeout.Duration
+	}
+	sa := ""
+	if c := ds.Spec.Source.S3.Credentials; c != nil {
+		sa = c.ServiceAccountName
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      syncJobName(ds),
+			Namespace: ds.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				AnnotationTrigger:        trigger,
+				AnnotationSourceHash:     hash,
+				AnnotationSpecGeneration: strconv.FormatInt(ds.Generation, 10),
+				AnnotationManualToken:    ds.Spec.Refresh.Manual,
+			},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To(int64(timeout.Seconds())),
+			TTLSecondsAfterFinished: ptr.To(int32(opts.TTLAfterFinished.Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: sa,
+					// The worker needs no Kubernetes API access; IRSA and Pod Identity mount their own tokens.
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:        ptr.To(true),
+						RunAsUser:           ptr.To[int64](workerUID),
+						RunAsGroup:          ptr.To[int64](workerUID),
+						FSGroup:             ptr.To[int64](workerUID),
+						FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+						SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:            syncContainerName,
+						Image:           opts.Image,
+						ImagePullPolicy: opts.ImagePullPolicy,
+						Args:            syncArgs(ds),
+						Env:             syncEnv(ds),
+						Resources:       resources,
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							RunAsNonRoot:             ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: dataMountPath}},
+					}},
+					Volumes: []corev1.Volume{{
+						Name:         "data",
+						VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(ds)}},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// describeJob is used in messages.
+func describeJob(j *batchv1.Job) string { return fmt.Sprintf("job %s/%s", j.Namespace, j.Name) }

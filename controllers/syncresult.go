@@ -1,0 +1,207 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache"
+)
+
+// jobState is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline
+// has no failed pod to count, only a Failed condition with reason DeadlineExceeded.
+type jobState struct {
+	Finished bool
+	Failed   bool
+	// Reason is the Failed condition's reason (DeadlineExceeded, BackoffLimitExceeded, ...).
+	Reason  string
+	Message string
+	At      time.Time
+}
+
+func jobStateOf(j *batchv1.Job) jobState {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return jobState{Finished: true, At: c.LastTransitionTime.Time}
+		case batchv1.JobFailed:
+			return jobState{Finished: true, Failed: true, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time}
+		}
+	}
+	return jobState{}
+}
+
+// workerOutcome is what the worker's pod left: its report (the termination message), or why there is
+// none.
+type workerOutcome struct {
+	Report *cache.Report
+	// OOMKilled is set when the worker was killed for exceeding its memory limit.
+	OOMKilled bool
+	// Problem explains a missing or unreadable report.
+	Problem string
+}
+
+// outcomeFromPods reads the sync container's termination message from the Job's pods (the last one
+// that terminated wins). It never needs the pods/log API.
+func outcomeFromPods(pods []corev1.Pod) workerOutcome {
+	var out workerOutcome
+	var latest time.Time
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if cs.Name != syncContainerName || t == nil || t.FinishedAt.Time.Before(latest) {
+				continue
+			}
+			latest = t.FinishedAt.Time
+			out = workerOutcome{OOMKilled: t.Reason == "OOMKilled"}
+			if t.Message == "" {
+				out.Problem = fmt.Sprintf("the worker exited with code %d (%s) without a report", t.ExitCode, t.Reason)
+				continue
+			}
+			var rep cache.Report
+			if err := json.Unmarshal([]byte(t.Message), &rep); err != nil {
+				out.Problem = fmt.Sprintf("the worker's report is not readable: %v", err)
+				continue
+			}
+			out.Report = &rep
+		}
+	}
+	if latest.IsZero() {
+		out.Problem = "no terminated worker pod was found"
+	}
+	return out
+}
+
+// recordSync writes a finished Job's result into the Dataset's status: lastSync, and on success the
+// manifest and layout summaries; on failure the backoff state. It returns whether the sync succeeded
+// and a one-line summary for events.
+func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo workerOutcome) (bool, string) {
+	st := &ds.Status
+	ann := job.Annotations
+	gen, _ := strconv.ParseInt(ann[AnnotationSpecGeneration], 10, 64)
+	ls := &datav1alpha1.SyncResult{
+		JobName:        job.Name,
+		SpecGeneration: gen,
+		SourceHash:     ann[AnnotationSourceHash],
+		Trigger:        ann[AnnotationTrigger],
+		StartTime:      job.Status.StartTime,
+		CompletionTime: &metav1.Time{Time: js.At},
+	}
+	if ls.StartTime == nil {
+		ls.StartTime = &job.CreationTimestamp
+	}
+	rep := wo.Report
+	if rep != nil {
+		ls.FilesCopied, ls.FilesDeleted, ls.FilesUnchanged, ls.FilesFailed = rep.FilesCopied, rep.FilesDeleted, rep.FilesUnchanged, rep.FilesFailed
+		ls.BytesCopied, ls.BytesPerSecond = rep.BytesCopied, rep.BytesPerSecond
+		ls.ListRequests, ls.GetRequests = rep.Requests.List, rep.Requests.Get
+	}
+	ls.DurationMillis = ls.CompletionTime.Sub(ls.StartTime.Time).Milliseconds()
+	if rep != nil && rep.DurationMillis > 0 {
+		ls.DurationMillis = rep.DurationMillis
+	}
+
+	succeeded := !js.Failed && rep != nil && rep.Result == cache.ResultSucceeded
+	switch {
+	case succeeded:
+		ls.Result = datav1alpha1.SyncSucceeded
+	case js.Reason == batchv1.JobReasonDeadlineExceeded:
+		ls.Result, ls.Reason = datav1alpha1.SyncFailed, datav1alpha1.ReasonDeadlineExceeded
+		ls.Message = "the sync ran past spec.sync.timeout and was stopped; the previous data is still published"
+	case wo.OOMKilled:
+		ls.Result, ls.Reason = datav1alpha1.SyncFailed, datav1alpha1.ReasonJobFailed
+		ls.Message = "the worker was OOMKilled: raise spec.sync.resources.limits.memory or lower spec.sync.parallelism"
+	case rep != nil && rep.Result == cache.ResultFailed:
+		ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reasonFromReport(rep.Reason), rep.Message
+	default:
+		ls.Result, ls.Reason = datav1alpha1.SyncFailed, datav1alpha1.ReasonJobFailed
+		ls.Message = wo.Problem
+		if js.Message != "" {
+			ls.Message = js.Message + "; " + wo.Problem
+		}
+	}
+	if len(ls.Message) > 1024 {
+		ls.Message = ls.Message[:1021] + "..."
+	}
+	st.LastSync = ls
+	if tok := ann[AnnotationManualToken]; tok != "" {
+		st.LastManualSync = tok
+	}
+	if rep != nil && rep.Manifest.Generation > 0 {
+		// Even a failed sync publishes what it verified: the manifest describes the volume as it is.
+		// Its sourceHash says which source the files came from: the job's after a success; after a
+		// failure, the previous one if the source did not change, and none if the files are a mix.
+		hash := ""
+		if succeeded || (st.Manifest != nil && st.Manifest.SourceHash == ls.SourceHash) {
+			hash = ls.SourceHash
+		}
+		st.Manifest = &datav1alpha1.ManifestSummary{Files: rep.Manifest.Files, Bytes: rep.Manifest.Bytes, Generation: rep.Manifest.Generation, Digest: rep.Manifest.Digest, SourceHash: hash}
+		st.Layout = &datav1alpha1.LayoutSummary{
+			ParquetFiles: rep.Layout.ParquetFiles, RowGroups: rep.Layout.RowGroups,
+			MinRowsPerGroup: rep.Layout.MinRowsPerGroup, MaxRowsPerGroup: rep.Layout.MaxRowsPerGroup,
+			Advice: rep.Layout.Advice,
+		}
+	}
+	if succeeded {
+		st.FailedAttempts = 0
+		st.LastFailureTime = nil
+		st.LastSuccessfulSyncTime = ls.CompletionTime
+		return true, fmt.Sprintf("%d files copied (%d bytes), %d deleted, %d unchanged in %d ms", ls.FilesCopied, ls.BytesCopied, ls.FilesDeleted, ls.FilesUnchanged, ls.DurationMillis)
+	}
+	st.FailedAttempts++
+	st.LastFailureTime = ls.CompletionTime
+	return false, fmt.Sprintf("%s: %s", ls.Reason, ls.Message)
+}
+
+// reasonFromReport maps the worker's failure reason to a condition reason.
+func reasonFromReport(r string) string {
+	switch r {
+	case cache.ReasonAccessDenied:
+		return datav1alpha1.ReasonAccessDenied
+	case cache.ReasonNoSuchBucket:
+		return datav1alpha1.ReasonNoSuchBucket
+	case cache.ReasonInvalidCredentials:
+		return datav1alpha1.ReasonInvalidCredentials
+	case cache.ReasonInsufficientCapacity:
+		return datav1alpha1.ReasonInsufficientCapacity
+	case cache.ReasonHostileKeys:
+		return datav1alpha1.ReasonHostileKeys
+	}
+	return datav1alpha1.ReasonSyncFailed
+}
+
+// retryWontHelp lists failure reasons that need a person: Flux and Argo CD should see the Dataset as
+// failed (Stalled), not as progressing.
+func retryWontHelp(reason string) bool {
+	switch reason {
+	case datav1alpha1.ReasonAccessDenied, datav1alpha1.ReasonNoSuchBucket, datav1alpha1.ReasonInvalidCredentials,
+		datav1alpha1.ReasonInsufficientCapacity, datav1alpha1.ReasonHostileKeys:
+		return true
+	}
+	return false
+}
