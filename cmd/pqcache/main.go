@@ -23,27 +23,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
-
-	"github.com/pqcache/pqcache/internal/version"
+	"github.com/pqcache/pqcache/internal/cli"
 )
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	if err := cli.NewRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "pqcache:", err)
 		os.Exit(1)
 	}
-}
-
-func newRootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "pqcache",
-		Short: "Keep Parquet data from S3 cached on volumes, and benchmark the queries that read it",
-		// Errors are printed once, by main, without the usage text that hides them.
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version.Version,
-	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand())
-	return root
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package cli
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 // run executes the pqcache command line in-process and returns stdout and the error.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
+	cmd := NewRootCommand()
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

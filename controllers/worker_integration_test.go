@@ -1,0 +1,140 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/internal/cli"
+	"github.com/pqcache/pqcache/internal/s3test"
+)
+
+// TestWorkerJobRunsAndReportsEndToEnd runs the worker exactly as the controller specifies it — the
+// container args and the environment from the Secret references of the Job it builds — against a real
+// versitygw, as the kubelet would (the claim mounted at /data, a termination-log file), then feeds the
+// real termination message back through the controller's own parsing and recording.
+func TestWorkerJobRunsAndReportsEndToEnd(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "lake")
+	big := make([]byte, 2<<20+123)
+	for i := range big {
+		big[i] = byte(rand.IntN(256))
+	}
+	srv.PutObject(t, "lake", "sales/2026/11.bin", big)
+	srv.PutObject(t, "lake", "sales/2026/12.bin", []byte("december"))
+	srv.PutObject(t, "lake", "sales/_SUCCESS", nil)
+
+	ds := &datav1alpha1.Dataset{
+		ObjectMeta: metav1.ObjectMeta{Name: "sales", Namespace: "team", UID: "uid-1", Generation: 3},
+		Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{
+				Bucket: "lake", Prefix: "sales/", Region: s3test.Region, Endpoint: srv.Endpoint, ForcePathStyle: true,
+				Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "creds"}},
+			}},
+			Exclude: []string{"_SUCCESS"},
+			Sync:    datav1alpha1.SyncOptions{Parallelism: 4, PartSize: ptr.To(resource.MustParse("1Mi")), Prune: ptr.To(true)},
+		},
+	}
+	hash := controllers.SourceHash(&ds.Spec)
+	job := controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerInitial, hash)
+	c := job.Spec.Template.Spec.Containers[0]
+
+	// The kubelet's part: environment from the Secret, the claim, the termination-log file.
+	secret := map[string]string{controllers.SecretKeyAccessKeyID: s3test.AccessKey, controllers.SecretKeySecretAccessKey: s3test.SecretKey}
+	for _, e := range c.Env {
+		ref := e.ValueFrom.SecretKeyRef
+		if ref.Name != "creds" {
+			t.Fatalf("env %s refers to Secret %q", e.Name, ref.Name)
+		}
+		v, ok := secret[ref.Key]
+		if !ok && !ptr.Deref(ref.Optional, false) {
+			t.Fatalf("the Job needs key %s, which the Secret lacks", ref.Key)
+		}
+		if ok {
+			t.Setenv(e.Name, v)
+		}
+	}
+	volume := t.TempDir()
+	termination := filepath.Join(t.TempDir(), "termination-log")
+	args := slices.Clone(c.Args)
+	for i, a := range args {
+		switch a {
+		case c.VolumeMounts[0].MountPath:
+			args[i] = volume
+		case c.TerminationMessagePath:
+			args[i] = termination
+		}
+	}
+	cmd := cli.NewRootCommand()
+	var stdout, stderr bytes.Buffer
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("worker %v: %v\nstderr:\n%s", args, err, stderr.String())
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte(`"filesDone"`)) {
+		t.Errorf("the worker wrote no JSON progress lines on stderr:\n%s", stderr.String())
+	}
+	message, err := os.ReadFile(termination)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(volume, "2026", "11.bin")); !bytes.Equal(got, big) {
+		t.Fatal("the worker did not publish the large object intact")
+	}
+
+	// The controller's part, through its own code.
+	now := time.Now()
+	job.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	pod := corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		Name: c.Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(message), FinishedAt: metav1.NewTime(now)}},
+	}}}}
+	outcome := controllers.OutcomeFromPods([]corev1.Pod{pod})
+	if outcome.Report == nil {
+		t.Fatalf("the controller could not read the worker's report: %s", outcome.Problem)
+	}
+	ok, summary := controllers.RecordSync(ds, job, controllers.JobState{Finished: true, At: now}, outcome)
+	if !ok {
+		t.Fatalf("recorded as failed: %s", summary)
+	}
+	controllers.SetDatasetConditions(ds, controllers.DatasetFacts{})
+	ls := ds.Status.LastSync
+	if ls.FilesCopied != 2 || ls.BytesCopied != int64(len(big)+len("december")) || ls.GetRequests != 4 || ls.ListRequests != 1 || ls.SpecGeneration != 3 || ls.Trigger != controllers.TriggerInitial {
+		t.Fatalf("lastSync: %+v", ls)
+	}
+	if m := ds.Status.Manifest; m == nil || m.Files != 2 || m.Generation != 1 || m.SourceHash != hash {
+		t.Fatalf("manifest: %+v", m)
+	}
+	if meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionDegraded).Status != metav1.ConditionFalse {
+		t.Fatalf("conditions: %+v", ds.Status.Conditions)
+	}
+}
