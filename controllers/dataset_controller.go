@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -79,6 +80,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, &ds); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.admission.Forget(req.NamespacedName)
+			forgetDataset(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -88,6 +90,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	result, err := r.reconcileSync(ctx, &ds, &facts)
 	ds.Status.ObservedGeneration = ds.Generation
 	setDatasetConditions(&ds, facts)
+	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady))
 
 	if !equality.Semantic.DeepEqual(orig.Status, ds.Status) {
 		if perr := r.Status().Patch(ctx, &ds, client.MergeFrom(orig)); perr != nil {
@@ -265,6 +268,7 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 		return fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
 	}
 	ok, summary := recordSync(ds, j, js, outcomeFromPods(pods.Items))
+	observeSync(ds, ok)
 	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
 	if ok {
 		log.Info("Sync succeeded", "summary", summary)

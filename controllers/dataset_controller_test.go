@@ -17,10 +17,13 @@ limitations under the License.
 package controllers
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache"
@@ -160,6 +164,29 @@ func successReport(files, bytes int64) *cache.Report {
 	}
 }
 
+// seriesOf counts the pqcache metric series of one Dataset.
+func seriesOf(ns, name string) int {
+	GinkgoHelper()
+	families, err := crmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	n := 0
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "pqcache_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			if labels["namespace"] == ns && labels["dataset"] == name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // kstatusOf computes what Flux (kstatus) reads from the object.
 func kstatusOf(obj runtime.Object) status.Status {
 	GinkgoHelper()
@@ -260,6 +287,17 @@ var _ = Describe("Dataset controller", func() {
 			g.Expect(kstatusOf(cur)).To(Equal(status.CurrentStatus))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+
+		l := prometheus.Labels{"namespace": ns, "dataset": "ok"}
+		Expect(testutil.ToFloat64(syncFilesCopied.With(l))).To(Equal(12.0))
+		Expect(testutil.ToFloat64(syncBytesCopied.With(l))).To(Equal(3000.0))
+		Expect(testutil.ToFloat64(cacheBytes.With(l))).To(Equal(3000.0))
+		Expect(testutil.ToFloat64(outOfSync.With(l))).To(Equal(0.0))
+		Expect(testutil.ToFloat64(lastSuccessfulSync.With(l))).To(BeNumerically(">", 0))
+
+		// Deleting the Dataset drops its series.
+		Expect(k8sClient.Delete(ctx, getDataset(ds))).To(Succeed())
+		Eventually(func() int { return seriesOf(ns, "ok") }).WithTimeout(10 * time.Second).Should(BeZero())
 	})
 
 	It("backs off after a failure, says why, and a later success clears the error", func() {

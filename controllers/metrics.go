@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// Dataset metrics, served on the manager's metrics endpoint. Labels are namespace and dataset only,
+// so their number follows the number of Datasets, not of syncs or files.
+var (
+	datasetLabels = []string{"namespace", "dataset"}
+
+	syncDurationSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pqcache_sync_duration_seconds",
+		Help:    "Wall time of finished syncs, successful or not.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 16), // 1 s to 9 h
+	}, datasetLabels)
+	syncBytesCopied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pqcache_sync_bytes_copied_total",
+		Help: "Bytes downloaded and published by syncs.",
+	}, datasetLabels)
+	syncFilesCopied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pqcache_sync_files_copied_total",
+		Help: "Files downloaded and published by syncs.",
+	}, datasetLabels)
+	syncFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pqcache_sync_failures_total",
+		Help: "Syncs that failed.",
+	}, datasetLabels)
+	lastSuccessfulSync = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pqcache_dataset_last_successful_sync_timestamp_seconds",
+		Help: "Unix time of the last successful sync; alert on time() minus this.",
+	}, datasetLabels)
+	outOfSync = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pqcache_dataset_out_of_sync",
+		Help: "1 while the Dataset is not Ready (its volume does not hold the data of its current source), else 0.",
+	}, datasetLabels)
+	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pqcache_dataset_cache_bytes",
+		Help: "Bytes published on the Dataset's volume, from its manifest.",
+	}, datasetLabels)
+)
+
+func init() {
+	metrics.Registry.MustRegister(syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes)
+}
+
+// observeSync records one finished sync; it is called once per Job.
+func observeSync(ds *datav1alpha1.Dataset, ok bool) {
+	ls := ds.Status.LastSync
+	l := prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}
+	syncDurationSeconds.With(l).Observe(float64(ls.DurationMillis) / 1000)
+	syncBytesCopied.With(l).Add(float64(ls.BytesCopied))
+	syncFilesCopied.With(l).Add(float64(ls.FilesCopied))
+	if !ok {
+		syncFailures.With(l).Add(1)
+	}
+}
+
+// observeDataset sets the gauges from the Dataset's status.
+func observeDataset(ds *datav1alpha1.Dataset, ready bool) {
+	l := prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}
+	if t := ds.Status.LastSuccessfulSyncTime; t != nil {
+		lastSuccessfulSync.With(l).Set(float64(t.Unix()))
+	}
+	v := 1.0
+	if ready {
+		v = 0
+	}
+	outOfSync.With(l).Set(v)
+	if m := ds.Status.Manifest; m != nil {
+		cacheBytes.With(l).Set(float64(m.Bytes))
+	}
+}
+
+// forgetDataset drops a deleted Dataset's series.
+func forgetDataset(namespace, name string) {
+	l := prometheus.Labels{"namespace": namespace, "dataset": name}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes} {
+		v.DeletePartialMatch(l)
+	}
+}
