@@ -17,24 +17,29 @@ limitations under the License.
 package cache_test
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
+	"github.com/pqcache/pqcache/cache/s3store"
 )
 
-// TestDiskFullKeepsTheLastGoodCache syncs into a 6 MiB tmpfs. A change that needs more room than is
-// left fails with reason InsufficientCapacity, and the previous files stay whole and verified.
-func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
-	e := newEnv(t)
+// mountSmallDisk mounts a tmpfs of size bytes for the test, or skips where mounting is not allowed.
+func mountSmallDisk(t *testing.T, size string) string {
+	t.Helper()
 	mnt := filepath.Join(t.TempDir(), "small")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=6m", "pqcache-test", mnt).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "pqcache-test", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a small tmpfs here (needs root): %v: %s", err, out)
 	}
 	t.Cleanup(func() {
@@ -42,27 +47,84 @@ func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
 		}
 	})
-	e.dir = filepath.Join(mnt, "cache")
+	return mnt
+}
 
+// fillOnFirstGet fills the volume just before the first GET, as another writer on the same volume
+// would after the sync checked the space. The file being fetched has its space reserved already; the
+// next one does not.
+type fillOnFirstGet struct {
+	cache.Store
+	path string
+	once sync.Once
+}
+
+func (f *fillOnFirstGet) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, s3store.GetInfo, error) {
+	f.once.Do(func() {
+		w, err := os.Create(f.path)
+		if err != nil {
+			panic(err)
+		}
+		defer w.Close()
+		chunk := make([]byte, 64<<10)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return // the disk is full
+			}
+		}
+	})
+	return f.Store.Get(ctx, key, etag, start, end)
+}
+
+// TestDiskFullKeepsTheLastGoodCache syncs into a 6 MiB tmpfs. A change that needs more room than is
+// free is refused before any download, with the numbers; a volume that fills up during the sync stops
+// it. Both report InsufficientCapacity and leave the previous files whole and verified.
+func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
+	e := newEnv(t)
+	e.dir = filepath.Join(mountSmallDisk(t, "6m"), "cache")
 	v1 := map[string][]byte{"a.bin": randomBytes(1<<20, 1), "b.bin": randomBytes(1<<20, 2), "c.bin": randomBytes(1<<20, 3)}
 	for k, v := range v1 {
 		e.put(k, v)
 	}
 	e.mustSync(nil)
+	check := func(rep *cache.Report, err error, mayHavePublished map[string][]byte) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("a sync that cannot fit succeeded: %+v", rep)
+		}
+		if rep.Reason != cache.ReasonInsufficientCapacity {
+			t.Fatalf("reason %q, want %s: %v", rep.Reason, cache.ReasonInsufficientCapacity, err)
+		}
+		for k, v := range v1 {
+			if got, _ := os.ReadFile(filepath.Join(e.dir, k)); !bytes.Equal(got, v) && !bytes.Equal(got, mayHavePublished[k]) {
+				t.Fatalf("%s is neither its previous version nor a complete new one", k)
+			}
+		}
+		e.expectVerified()
+		if staged, _ := os.ReadDir(filepath.Join(e.dir, manifest.StagingDir)); len(staged) != 0 {
+			t.Fatalf("%d staging files left on a full disk", len(staged))
+		}
+	}
 
-	e.put("a.bin", randomBytes(4<<20, 4)) // 4 MiB more while the old 1 MiB is still published
-	rep, err := e.sync(nil)
-	if err == nil {
-		t.Fatalf("a sync that cannot fit succeeded: %+v", rep)
+	{ // refused before downloading
+		e.put("a.bin", randomBytes(4<<20, 4)) // 4 MiB more while the old 1 MiB is still published
+		rep, err := e.sync(nil)
+		check(rep, err, nil)
+		if rep.Requests.Get != 0 || !strings.Contains(rep.Message, "must copy 4194304 bytes") {
+			t.Fatalf("the refusal should come before any GET and give the numbers: %d GETs, %q", rep.Requests.Get, rep.Message)
+		}
 	}
-	if rep.Reason != cache.ReasonInsufficientCapacity {
-		t.Fatalf("reason %q, want %s: %v", rep.Reason, cache.ReasonInsufficientCapacity, err)
-	}
-	for k, v := range v1 {
-		e.expectFile(k, v)
-	}
-	e.expectVerified()
-	if staged, _ := os.ReadDir(filepath.Join(e.dir, manifest.StagingDir)); len(staged) != 0 {
-		t.Fatalf("%d staging files left on a full disk", len(staged))
+	{ // the volume fills up during the sync
+		a2 := randomBytes(3<<19, 5)
+		e.put("a.bin", a2) // 1.5 MiB + 1 MiB fit the ~3 MiB free, until someone else fills the volume
+		e.put("d.bin", randomBytes(1<<20, 6))
+		st, reqs := e.store(func(s *s3store.Store) cache.Store {
+			return &fillOnFirstGet{Store: s, path: filepath.Join(filepath.Dir(e.dir), "filler")}
+		})
+		opts := e.options(reqs)
+		opts.Parallelism = 1
+		rep, err := cache.Sync(context.Background(), st, opts)
+		check(rep, err, map[string][]byte{"a.bin": a2})
+		e.expectAbsent("d.bin")
 	}
 }

@@ -27,11 +27,13 @@ limitations under the License.
 package cache
 
 import (
+	"bufio"
 	"context"
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -218,24 +220,7 @@ func (s *syncer) run(ctx context.Context) error {
 	pubErr := make(chan error, 1)
 	go func() { pubErr <- s.publish(events) }()
 
-	planErr := s.plan(ctx, filter, force, func(a plan.Action) error {
-		if a.Copy {
-			s.progress.filesTotal.Add(1)
-			s.progress.bytesTotal.Add(a.Object.Size)
-			select {
-			case copies <- a:
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
-			return nil
-		}
-		select {
-		case events <- event{del: true, entry: *a.Old}:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		return nil
-	})
+	planErr := s.planAndCheckSpace(ctx, filter, force, events, copies)
 	if planErr != nil {
 		cancel(planErr)
 	}
@@ -253,6 +238,74 @@ func (s *syncer) run(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	return s.commit(force != "")
+}
+
+// ErrInsufficientCapacity is returned when the planned copies need more room than the volume has.
+var ErrInsufficientCapacity = errors.New("insufficient capacity")
+
+// planAndCheckSpace plans the sync, sending deletes to the publisher at once and spilling copies to a
+// plan file in the staging directory (a few dozen bytes per object: memory stays flat). When the plan
+// is complete it compares the bytes to copy with the free space of the volume, and refuses to start
+// rather than fill the disk; otherwise it feeds the copies to the workers.
+func (s *syncer) planAndCheckSpace(ctx context.Context, filter *plan.Filter, force plan.Change, events chan<- event, copies chan<- plan.Action) error {
+	f, err := os.CreateTemp(filepath.Join(s.root, manifest.StagingDir), "plan-*.jsonl")
+	if err != nil {
+		return fmt.Errorf("creating plan file: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	var need int64
+	err = s.plan(ctx, filter, force, func(a plan.Action) error {
+		if a.Copy {
+			need += a.Object.Size
+			s.progress.filesTotal.Add(1)
+			s.progress.bytesTotal.Add(a.Object.Size)
+			return enc.Encode(a)
+		}
+		select {
+		case events <- event{del: true, entry: *a.Old}:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	s.progress.listed.Store(true)
+	if need > 0 {
+		var st unix.Statfs_t
+		if err := unix.Statfs(s.root, &st); err != nil {
+			return fmt.Errorf("reading free space of %s: %w", s.root, err)
+		}
+		free := int64(st.Bavail) * st.Bsize
+		if need > free {
+			return fmt.Errorf("%w: the sync must copy %d bytes (%d files) but the volume has %d bytes free of %d; grow the volume or narrow include/exclude",
+				ErrInsufficientCapacity, need, s.progress.filesTotal.Load(), free, int64(st.Blocks)*st.Bsize)
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bufio.NewReader(f))
+	for {
+		var a plan.Action
+		if err := dec.Decode(&a); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading plan file: %w", err)
+		}
+		select {
+		case copies <- a:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // plan lists each sub-prefix and merges it with the manifest's entries under the same sub-prefix.
@@ -779,7 +832,7 @@ func (s *syncer) reason(err error) string {
 	case s3store.ClassInvalidCredentials:
 		return ReasonInvalidCredentials
 	}
-	if errors.Is(err, syscall.ENOSPC) {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrInsufficientCapacity) {
 		return ReasonInsufficientCapacity
 	}
 	s.mu.Lock()
