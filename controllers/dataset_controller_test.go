@@ -17,7 +17,9 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -33,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -162,6 +165,31 @@ func successReport(files, bytes int64) *cache.Report {
 		Manifest: manifest.Summary{Files: files, Bytes: bytes, Generation: 1, Digest: "sha256:abc"},
 		Layout:   cache.Layout{ParquetFiles: files, RowGroups: 2 * files, MinRowsPerGroup: 1000, MaxRowsPerGroup: 4000, Advice: []string{"small groups"}},
 	}
+}
+
+// statusWriteCounter counts status writes made through it.
+type statusWriteCounter struct {
+	client.Client
+	writes atomic.Int64
+}
+
+func (c *statusWriteCounter) Status() client.SubResourceWriter {
+	return &countingStatusWriter{SubResourceWriter: c.Client.Status(), n: &c.writes}
+}
+
+type countingStatusWriter struct {
+	client.SubResourceWriter
+	n *atomic.Int64
+}
+
+func (w *countingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	w.n.Add(1)
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (w *countingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	w.n.Add(1)
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // seriesOf counts the pqcache metric series of one Dataset.
@@ -421,6 +449,38 @@ var _ = Describe("Dataset controller", func() {
 			g.Expect(cur.Status.NextSyncTime.Time).To(BeTemporally(">", time.Now().Add(50*time.Minute)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
+	It("writes status only when it changes", func() {
+		ds := newDataset(ns, "quiet")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		finishJob(waitForJobs(ds, 1), finish{report: successReport(2, 20)})
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		// A second reconciler, sharing nothing but the API server, reconciles the settled Dataset.
+		counting := &statusWriteCounter{Client: k8sClient}
+		r := &DatasetReconciler{Client: counting, APIReader: k8sClient, Clock: fakeClock, Worker: DefaultWorkerOptions()}
+		req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)}
+		for range 5 {
+			_, err := r.Reconcile(ctx, req)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(counting.writes.Load()).To(BeZero(), "a reconcile with nothing new wrote status")
+		Expect(syncJobsOf(Default, ds)).To(HaveLen(1))
+	})
+
+	It("keeps a retained claim without an owner, and owns a deletable one", func() {
+		kept := newDataset(ns, "kept", func(d *datav1alpha1.Dataset) { d.Spec.Volume.Reclaim = datav1alpha1.ReclaimRetain })
+		Expect(k8sClient.Create(ctx, kept)).To(Succeed())
+		var pvc corev1.PersistentVolumeClaim
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kept-cache"}, &pvc)
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(pvc.OwnerReferences).To(BeEmpty())
+		job := waitForJobs(kept, 1)
+		Expect(metav1.IsControlledBy(job, getDataset(kept))).To(BeTrue(), "Jobs always go with their Dataset")
 	})
 
 	It("stalls with ClaimNotFound when the existing claim is missing", func() {
