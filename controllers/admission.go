@@ -103,3 +103,17 @@ func (a *admission) Forget(key types.NamespacedName) {
 	delete(a.waiting, key)
 	delete(a.started, key)
 }
+
+// Waiting returns the Datasets queued for a slot, so that a finished sync can wake them at once.
+func (a *admission) Waiting() []types.NamespacedName {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	keys := make([]types.NamespacedName, 0, len(a.waiting))
+	for k := range a.waiting {
+		keys = append(keys, k)
+	}
+	return keys
+}

@@ -36,7 +36,10 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -153,7 +156,8 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	if !r.admission.Admit(key, r.activeSyncs(ctx), now) {
 		facts.queued = true
-		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+		// A finishing sync Job wakes the queue (see SetupWithManager); the requeue is a safety net.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	}
 	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash)
 	if err := controllerutil.SetControllerReference(ds, job, r.Scheme()); err != nil {
@@ -303,6 +307,22 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&datav1alpha1.Dataset{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		// When any sync Job finishes, a slot frees up: wake the Datasets queued for one.
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
 		Named("dataset").
+		// Datasets are independent; a few workers keep a burst of applies from queueing behind each other.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
+}
+
+func (r *DatasetReconciler) wakeQueued(_ context.Context, obj client.Object) []reconcile.Request {
+	j, ok := obj.(*batchv1.Job)
+	if !ok || j.Labels[LabelComponent] != componentSync || !jobStateOf(j).Finished {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, k := range r.admission.Waiting() {
+		reqs = append(reqs, reconcile.Request{NamespacedName: k})
+	}
+	return reqs
 }

@@ -1,0 +1,244 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command datasets measures the Dataset controller at scale on envtest (a real kube-apiserver and
+// etcd, no kubelet): it applies N Datasets, measures the time from each create to its sync Job, then
+// idles and counts reconciles per second at steady state, and reports the process's memory. The
+// manager runs in this process, so RSS covers the manager plus the benchmark's own client.
+//
+//	go run ./hack/bench/datasets -n 1000   (needs `make envtest`; KUBEBUILDER_ASSETS defaults to bin/k8s/...)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/controllers"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "Datasets to apply")
+	idle := flag.Duration("idle", 30*time.Second, "steady-state window over which reconciles are counted")
+	flag.Parse()
+	if err := run(*n, *idle); err != nil {
+		fmt.Fprintln(os.Stderr, "datasets:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int, idle time.Duration) error {
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	root, _ := os.Getwd()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(root, "bin", "k8s", "1.37.2-linux-amd64")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	cfg, err := env.Start()
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	cfg.QPS, cfg.Burst = 500, 1000
+
+	scheme := k8sruntime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{}); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = mgr.Start(ctx) }()
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
+		return err
+	}
+	baseline := rss()
+
+	// Watch Jobs to see when each appears.
+	w, err := c.Watch(ctx, &batchv1.JobList{}, client.InNamespace("bench"))
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	seen := map[string]time.Time{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if j, ok := ev.Object.(*batchv1.Job); ok {
+				mu.Lock()
+				if _, ok := seen[j.Labels[controllers.LabelDataset]]; !ok {
+					seen[j.Labels[controllers.LabelDataset]] = time.Now()
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+
+	created := map[string]time.Time{}
+	start := time.Now()
+	for i := range n {
+		name := fmt.Sprintf("ds-%04d", i)
+		ds := &datav1alpha1.Dataset{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: name},
+			Spec: datav1alpha1.DatasetSpec{
+				Source:  datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "analytics", Prefix: name + "/"}},
+				Volume:  datav1alpha1.DatasetVolume{Capacity: ptr.To(resource.MustParse("1Gi"))},
+				Refresh: datav1alpha1.RefreshPolicy{Schedule: "@daily"},
+			},
+		}
+		created[name] = time.Now()
+		if err := c.Create(ctx, ds); err != nil {
+			return err
+		}
+	}
+	applied := time.Since(start)
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		mu.Lock()
+		got := len(seen)
+		mu.Unlock()
+		if got == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d Jobs appeared", got, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	allJobs := time.Since(start)
+	var lat []time.Duration
+	for name, at := range created {
+		lat = append(lat, seen[name].Sub(at))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+
+	// Steady state: every Dataset has its Job running; nothing changes.
+	time.Sleep(5 * time.Second)
+	before := reconciles()
+	time.Sleep(idle)
+	perSec := (reconciles() - before) / idle.Seconds()
+	// One more Dataset into the idle controller: the latency a person sees after kubectl apply.
+	single := time.Now()
+	one := &datav1alpha1.Dataset{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "one-more"},
+		Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "analytics", Prefix: "one/"}},
+			Volume: datav1alpha1.DatasetVolume{Capacity: ptr.To(resource.MustParse("1Gi"))},
+		},
+	}
+	if err := c.Create(ctx, one); err != nil {
+		return err
+	}
+	for {
+		mu.Lock()
+		at, ok := seen["one-more"]
+		mu.Unlock()
+		if ok {
+			fmt.Printf("idle controller: create→Job %s\n", at.Sub(single).Round(time.Millisecond))
+			break
+		}
+		if time.Since(single) > time.Minute {
+			return fmt.Errorf("no Job for one-more")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+
+	fmt.Printf("| Datasets | apply all | all Jobs created | create→Job p50 | p90 | p99 | max | steady reconciles/s | RSS | RSS growth | heap in use |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %.2f | %d MiB | %d MiB | %d MiB |\n", n,
+		applied.Round(time.Millisecond), allJobs.Round(time.Millisecond),
+		lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*9/10].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond),
+		perSec, rss()>>20, (rss()-baseline)>>20, ms.HeapInuse>>20)
+	return nil
+}
+
+// reconciles reads controller-runtime's reconcile counter for the dataset controller.
+func reconciles() float64 {
+	families, _ := metrics.Registry.Gather()
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == "dataset" {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// rss is this process's resident set size in bytes.
+func rss() int64 {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
