@@ -140,8 +140,13 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		}
 	}
 	if facts.activeJob != nil {
-		return ctrl.Result{}, nil // the Job's updates wake us
+		// The worker's progress lives on its pod, which does not wake us: look again shortly.
+		if err := r.readProgress(ctx, ds, facts.activeJob); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: progressPoll}, nil
 	}
+	ds.Status.Progress = nil
 
 	d := decideSync(ds, sched, facts.hash, now)
 	if d.NextScheduled != nil {
@@ -283,6 +288,21 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	r.event(ds, j, corev1.EventTypeNormal, datav1alpha1.EventSyncFailed, "Sync", "Attempt %d failed: %s", ds.Status.FailedAttempts, summary)
 	if ds.Status.FailedAttempts == failingWarningAfter {
 		r.event(ds, j, corev1.EventTypeWarning, datav1alpha1.EventSyncFailing, "Sync", "%d syncs in a row failed; last: %s", ds.Status.FailedAttempts, summary)
+	}
+	return nil
+}
+
+// progressPoll is how often a running sync's progress is copied into status.
+const progressPoll = 10 * time.Second
+
+// readProgress copies the progress the worker published on its pod into status.
+func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job) error {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
+		return fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+	}
+	if p := progressFromPods(pods.Items); p != nil {
+		ds.Status.Progress = p
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +44,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
+	"github.com/pqcache/pqcache/internal/podprogress"
 )
 
 // newDataset builds a Dataset with credentials from a Secret; mutate adjusts it.
@@ -273,11 +276,17 @@ var _ = Describe("Dataset controller", func() {
 		Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
 		Expect(c.VolumeMounts).To(ConsistOf(corev1.VolumeMount{Name: "data", MountPath: "/data"}))
 		Expect(c.Resources.Limits.Memory().String()).To(Equal("1Gi"))
+		secretKeys := []string{}
 		for _, e := range c.Env {
 			Expect(e.Value).To(BeEmpty(), "credentials must be passed by reference")
-			Expect(e.ValueFrom.SecretKeyRef.Name).To(Equal("s3-creds"))
+			if ref := e.ValueFrom.SecretKeyRef; ref != nil {
+				Expect(ref.Name).To(Equal("s3-creds"))
+				secretKeys = append(secretKeys, ref.Key)
+			} else {
+				Expect(e.ValueFrom.FieldRef.FieldPath).To(BeElementOf("metadata.name", "metadata.namespace"))
+			}
 		}
-		Expect(c.Env).To(HaveLen(3))
+		Expect(secretKeys).To(ConsistOf(SecretKeyAccessKeyID, SecretKeySecretAccessKey, SecretKeySessionToken))
 
 		// During the first sync: not Ready, Syncing, and kstatus reads InProgress.
 		Eventually(func(g Gomega) {
@@ -449,6 +458,54 @@ var _ = Describe("Dataset controller", func() {
 			g.Expect(cur.Status.NextSyncTime.Time).To(BeTemporally(">", time.Now().Add(50*time.Minute)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
+	It("copies the progress a worker publishes on its pod into status, and clears it after", func() {
+		ds := newDataset(ns, "busy")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		// The worker's side, through the same publisher it uses.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job.Name + "-abcde", Labels: map[string]string{jobNameLabel: job.Name}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: syncContainerName, Image: testWorkerImage}}},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		cs, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		pub := podprogress.New(cs, ns, pod.Name, time.Hour, nil)
+		pub.Publish(ctx, cache.Progress{FilesDone: 3, FilesTotal: 10, BytesDone: 300, BytesTotal: 1000, BytesPerSecond: 100, RemainingMillis: 7000, Time: time.Now()}, true)
+		pub.Publish(ctx, cache.Progress{FilesDone: 4}, false) // within the interval: not sent
+		touch(ds)
+		Eventually(func(g Gomega) {
+			p := getDataset(ds).Status.Progress
+			g.Expect(p).NotTo(BeNil())
+			g.Expect(p.FilesDone).To(Equal(int64(3)))
+			g.Expect(p.BytesTotal).To(Equal(int64(1000)))
+			g.Expect(p.RemainingMillis).To(Equal(int64(7000)))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		finishJob(job, finish{report: successReport(10, 1000)})
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.LastSync).NotTo(BeNil())
+			g.Expect(cur.Status.Progress).To(BeNil())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		// A publisher without a pod to write to turns itself off after one failure.
+		var warnings []error
+		gone := podprogress.New(cs, ns, "no-such-pod", 0, func(err error) { warnings = append(warnings, err) })
+		gone.Publish(ctx, cache.Progress{}, true)
+		gone.Publish(ctx, cache.Progress{}, true)
+		Expect(warnings).To(HaveLen(1), "one warning, then silence")
+		Expect(warnings[0].Error()).To(ContainSubstring("no-such-pod"))
+	})
+
+	It("ships a worker progress policy that the API server accepts", func() {
+		f := loadFixture(filepath.Join("..", "config", "rbac", "worker_progress.yaml"))
+		for _, u := range f.objs {
+			u.SetResourceVersion("")
+			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "%s %s", u.GetKind(), u.GetName())
+		}
 	})
 
 	It("writes status only when it changes", func() {

@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/internal/podprogress"
 )
 
 // Labels and annotations on the objects the Dataset controller creates. Annotations on a sync Job
@@ -73,6 +74,11 @@ type WorkerOptions struct {
 	TTLAfterFinished time.Duration
 	// DefaultCapacity sizes a claim whose Dataset omits volume.capacity.
 	DefaultCapacity resource.Quantity
+	// ServiceAccount runs worker pods whose Dataset names no service account of its own. With it set,
+	// the pod gets a token and publishes live progress on its own pod (the account needs get and patch
+	// on pods; config/rbac/worker_progress_policy.yaml limits that to its own pod's progress annotation).
+	// Empty: the namespace's default account, no token, no live progress.
+	ServiceAccount string
 }
 
 // DefaultWorkerOptions are used where the operator's flags leave a field empty.
@@ -164,6 +170,14 @@ func syncEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
 	return []corev1.EnvVar{ref(SecretKeyAccessKeyID, false), ref(SecretKeySecretAccessKey, false), ref(SecretKeySessionToken, true)}
 }
 
+// podIdentityEnv names the pod to the worker (downward API), for its progress annotation.
+func podIdentityEnv() []corev1.EnvVar {
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return []corev1.EnvVar{field(podprogress.EnvPodName, "metadata.name"), field(podprogress.EnvPodNamespace, "metadata.namespace")}
+}
+
 // buildSyncJob returns the Job that syncs ds into its claim. Retries are the controller's (with
 // backoff in status), so the Job itself never retries: BackoffLimit 0.
 func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash string) *batchv1.Job {
@@ -178,8 +192,8 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 	if ds.Spec.Sync.Timeout != nil {
 		timeout = ds.Spec.Sync.Timeout.Duration
 	}
-	sa := ""
-	if c := ds.Spec.Source.S3.Credentials; c != nil {
+	sa := opts.ServiceAccount
+	if c := ds.Spec.Source.S3.Credentials; c != nil && c.ServiceAccountName != "" {
 		sa = c.ServiceAccountName
 	}
 	return &batchv1.Job{
@@ -203,8 +217,9 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 				Spec: corev1.PodSpec{
 					RestartPolicy:      corev1.RestartPolicyNever,
 					ServiceAccountName: sa,
-					// The worker needs no Kubernetes API access; IRSA and Pod Identity mount their own tokens.
-					AutomountServiceAccountToken: ptr.To(false),
+					// The worker needs the API only to publish progress; IRSA and Pod Identity mount their own
+					// tokens either way.
+					AutomountServiceAccountToken: ptr.To(sa != ""),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:        ptr.To(true),
 						RunAsUser:           ptr.To[int64](workerUID),
@@ -218,7 +233,7 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 						Image:           opts.Image,
 						ImagePullPolicy: opts.ImagePullPolicy,
 						Args:            syncArgs(ds),
-						Env:             syncEnv(ds),
+						Env:             append(syncEnv(ds), podIdentityEnv()...),
 						Resources:       resources,
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),

@@ -28,6 +28,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/internal/podprogress"
 )
 
 // jobState is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline
@@ -204,4 +205,27 @@ func retryWontHelp(reason string) bool {
 		return true
 	}
 	return false
+}
+
+// progressFromPods reads the newest progress annotation a worker published on its pod.
+func progressFromPods(pods []corev1.Pod) *datav1alpha1.SyncProgress {
+	var best *datav1alpha1.SyncProgress
+	for _, p := range pods {
+		v, ok := p.Annotations[podprogress.Annotation]
+		if !ok {
+			continue
+		}
+		var pr cache.Progress
+		if err := json.Unmarshal([]byte(v), &pr); err != nil {
+			continue
+		}
+		if best != nil && best.UpdateTime != nil && !pr.Time.After(best.UpdateTime.Time) {
+			continue
+		}
+		best = &datav1alpha1.SyncProgress{
+			FilesDone: pr.FilesDone, FilesTotal: pr.FilesTotal, BytesDone: pr.BytesDone, BytesTotal: pr.BytesTotal,
+			BytesPerSecond: pr.BytesPerSecond, RemainingMillis: pr.RemainingMillis, UpdateTime: &metav1.Time{Time: pr.Time},
+		}
+	}
+	return best
 }

@@ -71,6 +71,9 @@ func TestWorkerJobRunsAndReportsEndToEnd(t *testing.T) {
 	secret := map[string]string{controllers.SecretKeyAccessKeyID: s3test.AccessKey, controllers.SecretKeySecretAccessKey: s3test.SecretKey}
 	for _, e := range c.Env {
 		ref := e.ValueFrom.SecretKeyRef
+		if ref == nil {
+			continue // the downward API's pod name and namespace: not in a pod here, so no live progress
+		}
 		if ref.Name != "creds" {
 			t.Fatalf("env %s refers to Secret %q", e.Name, ref.Name)
 		}

@@ -38,16 +38,17 @@ import (
 
 // managerOptions are the flags of `pqcache manager`.
 type managerOptions struct {
-	metricsAddr        string
-	probeAddr          string
-	leaderElect        bool
-	leaderElectionID   string
-	leaderElectionNS   string
-	workerImage        string
-	maxConcurrentSyncs int
-	syncJobTTL         time.Duration
-	defaultCapacity    string
-	zap                zap.Options
+	metricsAddr          string
+	probeAddr            string
+	leaderElect          bool
+	leaderElectionID     string
+	leaderElectionNS     string
+	workerImage          string
+	maxConcurrentSyncs   int
+	syncJobTTL           time.Duration
+	defaultCapacity      string
+	workerServiceAccount string
+	zap                  zap.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -70,6 +71,7 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
 	f.StringVar(&opts.defaultCapacity, "default-capacity", "100Gi", "Size of a claim whose Dataset omits volume.capacity.")
+	f.StringVar(&opts.workerServiceAccount, "worker-service-account", "", "ServiceAccount of sync workers whose Dataset names none; with it, workers publish live progress (see config/rbac/worker_progress.yaml).")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -108,6 +110,7 @@ func runManager(opts managerOptions) error {
 	}
 	worker := controllers.DefaultWorkerOptions()
 	worker.Image, worker.TTLAfterFinished, worker.DefaultCapacity = opts.workerImage, opts.syncJobTTL, capacity
+	worker.ServiceAccount = opts.workerServiceAccount
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs}); err != nil {
 		return err
 	}

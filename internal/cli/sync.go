@@ -36,6 +36,7 @@ import (
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/internal/podprogress"
 )
 
 // syncFlags are shared by `sync` and `stage`.
@@ -192,7 +193,12 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 	switch f.progress {
 	case "json":
 		enc := json.NewEncoder(stderr)
-		opts.Progress = func(p cache.Progress) { _ = enc.Encode(p) }
+		// In a worker pod, progress also goes to an annotation on the pod, for the controller to read.
+		pod := podprogress.FromEnvironment(5*time.Second, func(err error) { log.Warn("Live progress disabled", "error", err) })
+		opts.Progress = func(p cache.Progress) {
+			_ = enc.Encode(p)
+			pod.Publish(ctx, p, false)
+		}
 	case "auto":
 		if isTerminal(os.Stderr) && !f.dryRun {
 			opts.Progress = func(p cache.Progress) { fmt.Fprint(stderr, "\r"+progressLine(p)) }
