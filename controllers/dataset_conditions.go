@@ -67,6 +67,8 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 		readyReason, readyMsg, stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
 	case f.claimError != "":
 		readyReason, readyMsg, stalled = datav1alpha1.ReasonClaimNotFound, f.claimError, true
+	case f.sizing && !failed:
+		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSizingVolume, "volume.capacity is omitted: listing the source to size the claim", true
 	case synced:
 		ready, readyReason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
 		readyMsg = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -42,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache"
 )
 
 // DatasetReconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the
@@ -75,6 +77,7 @@ type datasetFacts struct {
 	queued     bool
 	specError  string // a spec the controller cannot act on
 	claimError string // the claim is missing or unusable
+	sizing     bool   // a Job is listing the source to size the claim
 }
 
 // Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed.
@@ -114,8 +117,10 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
 		return ctrl.Result{}, nil // nothing to retry until the spec changes
 	}
-	if err := r.ensureClaim(ctx, ds, facts); err != nil || facts.claimError != "" {
+	if wait, err := r.ensureClaim(ctx, ds, facts); err != nil || facts.claimError != "" {
 		return ctrl.Result{RequeueAfter: 30 * time.Second}, err
+	} else if facts.sizing {
+		return ctrl.Result{RequeueAfter: wait}, nil // the sizing Job's updates wake us too
 	}
 
 	jobs, err := r.syncJobs(ctx, ds)
@@ -178,28 +183,41 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	return ctrl.Result{}, nil
 }
 
-// ensureClaim creates the Dataset's claim, or checks that its existing claim is there.
-func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) error {
+// ensureClaim creates the Dataset's claim, or checks that its existing claim is there. A claim whose
+// size the spec omits is sized from a listing first; until that is done, facts.sizing is set and the
+// returned duration says when to look again.
+func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (time.Duration, error) {
 	name := claimName(ds)
 	ds.Status.ClaimName = name
+	var existing corev1.PersistentVolumeClaim
+	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &existing)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return 0, fmt.Errorf("reading claim %s: %w", name, err)
+	}
+	found := err == nil
 	if ds.Spec.Volume.ExistingClaim != "" {
-		var pvc corev1.PersistentVolumeClaim
-		err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &pvc)
-		if apierrors.IsNotFound(err) {
+		if !found {
 			facts.claimError = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace)
-			return nil
+			return 0, nil
 		}
-		if err != nil {
-			return fmt.Errorf("reading claim %s: %w", name, err)
-		}
-		if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		if q, ok := existing.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 			ds.Status.CapacityBytes = q.Value()
 		}
-		return nil
+		return 0, nil
 	}
-	capacity := r.Worker.DefaultCapacity
-	if ds.Spec.Volume.Capacity != nil {
+	var capacity resource.Quantity
+	switch {
+	case ds.Spec.Volume.Capacity != nil:
 		capacity = *ds.Spec.Volume.Capacity
+		ds.Status.CapacityNote = ""
+	case found:
+		capacity = existing.Spec.Resources.Requests[corev1.ResourceStorage]
+	default:
+		q, wait, err := r.sizeFromListing(ctx, ds, facts)
+		if err != nil || facts.sizing {
+			return wait, err
+		}
+		capacity = q
 	}
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
@@ -225,7 +243,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	})
 	if err != nil {
 		facts.claimError = fmt.Sprintf("claim %s: %v", name, err)
-		return nil
+		return 0, nil
 	}
 	if op == controllerutil.OperationResultCreated {
 		r.event(ds, pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
@@ -233,7 +251,56 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 		ds.Status.CapacityBytes = q.Value()
 	}
-	return nil
+	return 0, nil
+}
+
+// sizeFromListing runs a dry-run Job that lists the source, and returns the claim size for what it
+// found. While the Job runs, or while a failed one backs off, it sets facts.sizing.
+func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (resource.Quantity, time.Duration, error) {
+	facts.sizing = true
+	var job batchv1.Job
+	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: sizeJobName(ds)}, &job)
+	if apierrors.IsNotFound(err) {
+		if ls := ds.Status.LastSync; ls != nil && ls.Result == datav1alpha1.SyncFailed && ds.Status.LastFailureTime != nil {
+			if wait := ds.Status.LastFailureTime.Add(retryBackoff(ds.Status.FailedAttempts)).Sub(r.Clock.Now()); wait > 0 {
+				return resource.Quantity{}, wait, nil
+			}
+		}
+		j := buildSizeJob(ds, r.Worker, facts.hash)
+		if err := controllerutil.SetControllerReference(ds, j, r.Scheme()); err != nil {
+			return resource.Quantity{}, 0, err
+		}
+		if err := r.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
+			return resource.Quantity{}, 0, fmt.Errorf("creating sizing %s: %w", describeJob(j), err)
+		}
+		return resource.Quantity{}, 0, nil
+	}
+	if err != nil {
+		return resource.Quantity{}, 0, fmt.Errorf("reading sizing job: %w", err)
+	}
+	js := jobStateOf(&job)
+	if !js.Finished {
+		return resource.Quantity{}, 0, nil
+	}
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{jobNameLabel: job.Name}); err != nil {
+		return resource.Quantity{}, 0, fmt.Errorf("listing pods of %s: %w", describeJob(&job), err)
+	}
+	wo := outcomeFromPods(pods.Items)
+	if js.Failed || wo.Report == nil || wo.Report.Result != cache.ResultSucceeded {
+		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
+		if ls := ds.Status.LastSync; ls == nil || ls.JobName != job.Name {
+			_, summary := recordSync(ds, &job, js, wo)
+			r.event(ds, &job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
+		}
+		return resource.Quantity{}, retryBackoff(ds.Status.FailedAttempts), nil
+	}
+	facts.sizing = false
+	bytes := wo.Report.Plan.CopyBytes
+	q := sizeForListing(bytes)
+	ds.Status.CapacityNote = fmt.Sprintf("volume.capacity is omitted: sized %s from the listing (%d objects, %d bytes) plus 25%% and 1Gi of headroom",
+		q.String(), wo.Report.Plan.Copies, bytes)
+	return q, 0, nil
 }
 
 // syncJobs lists the Dataset's sync Jobs, oldest first.

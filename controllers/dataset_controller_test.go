@@ -508,6 +508,68 @@ var _ = Describe("Dataset controller", func() {
 		}
 	})
 
+	It("sizes an omitted capacity from a listing Job, then syncs", func() {
+		ds := newDataset(ns, "sized", func(d *datav1alpha1.Dataset) { d.Spec.Volume.Capacity = nil })
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		var size batchv1.Job
+		Eventually(func(g Gomega) {
+			var list batchv1.JobList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSize})).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+			size = list.Items[0]
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		c := size.Spec.Template.Spec.Containers[0]
+		Expect(c.Args).To(ContainElements("--dry-run", "/plan", "--exclude", "**/_SUCCESS"))
+		Expect(size.Spec.Template.Spec.Volumes[0].EmptyDir).NotTo(BeNil(), "listing needs no claim")
+		Eventually(func(g Gomega) {
+			r := meta.FindStatusCondition(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)
+			g.Expect(r).NotTo(BeNil())
+			g.Expect(r.Reason).To(Equal(datav1alpha1.ReasonSizingVolume))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(syncJobsOf(Default, ds)).To(HaveLen(1), "only the sizing Job until the claim exists")
+
+		finishJob(&size, finish{report: &cache.Report{Result: cache.ResultSucceeded, DryRun: true, Plan: cache.PlanSummary{Copies: 40, CopyBytes: 10 << 30}}})
+		var pvc corev1.PersistentVolumeClaim
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sized-cache"}, &pvc)
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(pvc.Spec.Resources.Requests.Storage().String()).To(Equal("14Gi"), "10 GiB + 25% + 1 GiB, rounded up")
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.CapacityNote).To(ContainSubstring("sized 14Gi from the listing (40 objects"))
+			g.Expect(cur.Status.CapacityBytes).To(Equal(int64(14 << 30)))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var list batchv1.JobList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSync})).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("reports a sizing listing that is denied like a failed sync", func() {
+		ds := newDataset(ns, "sizedenied", func(d *datav1alpha1.Dataset) { d.Spec.Volume.Capacity = nil })
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		var size batchv1.Job
+		Eventually(func(g Gomega) {
+			var list batchv1.JobList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSize})).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+			size = list.Items[0]
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		finishJob(&size, finish{failed: true, report: &cache.Report{Result: cache.ResultFailed, Reason: cache.ReasonNoSuchBucket, Message: "NoSuchBucket: analytics"}})
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			g.Expect(cur.Status.LastSync).NotTo(BeNil())
+			g.Expect(cur.Status.LastSync.Trigger).To(Equal(TriggerSizing))
+			d := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionDegraded)
+			g.Expect(d.Reason).To(Equal(datav1alpha1.ReasonNoSuchBucket))
+			g.Expect(kstatusOf(cur)).To(Equal(status.FailedStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		var pvcs corev1.PersistentVolumeClaimList
+		Expect(k8sClient.List(ctx, &pvcs, client.InNamespace(ns))).To(Succeed())
+		Expect(pvcs.Items).To(BeEmpty())
+	})
+
 	It("writes status only when it changes", func() {
 		ds := newDataset(ns, "quiet")
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())

@@ -35,6 +35,8 @@ const (
 	TriggerScheduled     = "Scheduled"
 	TriggerSourceChanged = "SourceChanged"
 	TriggerRetry         = "Retry"
+	// TriggerSizing marks the listing Job that sizes a claim (recorded in lastSync when it fails).
+	TriggerSizing = "Sizing"
 )
 
 // Retry backoff after failed syncs: 30 s doubling to at most an hour.

@@ -41,6 +41,7 @@ const (
 	labelName      = "app.kubernetes.io/name"
 	labelManagedBy = "app.kubernetes.io/managed-by"
 	componentSync  = "sync"
+	componentSize  = "size"
 
 	AnnotationTrigger        = "data.pqcache.dev/trigger"
 	AnnotationSourceHash     = "data.pqcache.dev/source-hash"
@@ -72,8 +73,6 @@ type WorkerOptions struct {
 	Resources corev1.ResourceRequirements
 	// TTLAfterFinished keeps finished Jobs (and their pods' termination messages) this long.
 	TTLAfterFinished time.Duration
-	// DefaultCapacity sizes a claim whose Dataset omits volume.capacity.
-	DefaultCapacity resource.Quantity
 	// ServiceAccount runs worker pods whose Dataset names no service account of its own. With it set,
 	// the pod gets a token and publishes live progress on its own pod (the account needs get and patch
 	// on pods; config/rbac/worker_progress_policy.yaml limits that to its own pod's progress annotation).
@@ -91,7 +90,6 @@ func DefaultWorkerOptions() WorkerOptions {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 		},
 		TTLAfterFinished: time.Hour,
-		DefaultCapacity:  resource.MustParse("100Gi"),
 	}
 }
 
@@ -105,17 +103,45 @@ func claimName(ds *datav1alpha1.Dataset) string {
 
 // syncJobName names the sync Job of one round: the same Dataset and the same last recorded sync give
 // the same name, so a reconcile working from a stale cache cannot start a second Job for the round.
-func syncJobName(ds *datav1alpha1.Dataset) string {
+func syncJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, componentSync) }
+
+// sizeJobName names the Job that lists the source to size a claim, per round like syncJobName.
+func sizeJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, componentSize) }
+
+func roundJobName(ds *datav1alpha1.Dataset, kind string) string {
 	round := "initial"
 	if ls := ds.Status.LastSync; ls != nil && ls.CompletionTime != nil {
 		round = ls.CompletionTime.UTC().Format(time.RFC3339Nano)
 	}
 	h := sha256.Sum256([]byte(string(ds.UID) + "/" + round))
-	name := ds.Name
-	if len(name) > 63-len("-sync-")-10 {
-		name = name[:63-len("-sync-")-10]
+	name, suffix := ds.Name, "-"+kind+"-"+hex.EncodeToString(h[:5])
+	if len(name) > 63-len(suffix) {
+		name = name[:63-len(suffix)]
 	}
-	return name + "-sync-" + hex.EncodeToString(h[:5])
+	return name + suffix
+}
+
+// buildSizeJob returns the Job that lists the source, as a dry run into an empty directory, so that a
+// claim whose Dataset omits volume.capacity can be sized from what it will hold. It needs no claim.
+func buildSizeJob(ds *datav1alpha1.Dataset, opts WorkerOptions, hash string) *batchv1.Job {
+	j := buildSyncJob(ds, opts, TriggerSizing, hash)
+	j.Name = sizeJobName(ds)
+	j.Labels[LabelComponent] = componentSize
+	j.Spec.Template.Labels[LabelComponent] = componentSize
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1800)
+	c := &j.Spec.Template.Spec.Containers[0]
+	c.Args = append([]string{"sync", c.Args[1], "/plan", "--dry-run", "--progress", "none", "--report-file", corev1.TerminationMessagePathDefault}, sourceFlags(ds)...)
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "plan", MountPath: "/plan"}}
+	j.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "plan", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	return j
+}
+
+// sizeForListing is the claim size for bytes of objects: 25% and 1 GiB of headroom, rounded up to
+// whole GiB.
+func sizeForListing(bytes int64) resource.Quantity {
+	const gi = int64(1) << 30
+	want := bytes + bytes/4 + gi
+	return *resource.NewQuantity((want+gi-1)/gi*gi, resource.BinarySI)
 }
 
 // syncArgs are the worker's command line: `pqcache sync` with the Dataset's source and options.
@@ -137,6 +163,13 @@ func syncArgs(ds *datav1alpha1.Dataset) []string {
 	if !ptr.Deref(sy.Prune, true) {
 		args = append(args, "--no-delete")
 	}
+	return append(args, sourceFlags(ds)...)
+}
+
+// sourceFlags select and reach the objects: globs, endpoint, region, addressing.
+func sourceFlags(ds *datav1alpha1.Dataset) []string {
+	s3 := ds.Spec.Source.S3
+	var args []string
 	for _, g := range ds.Spec.Include {
 		args = append(args, "--include", g)
 	}

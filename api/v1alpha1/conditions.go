@@ -67,6 +67,8 @@ const (
 	ReasonNotSynced = "NotSynced"
 	// ReasonSourceChanged: the source changed since the published data was synced.
 	ReasonSourceChanged = "SourceChanged"
+	// ReasonSizingVolume: volume.capacity is omitted and a Job lists the source to size the claim.
+	ReasonSizingVolume = "SizingVolume"
 	// ReasonIdle: no sync is running.
 	ReasonIdle = "Idle"
 	// ReasonQueued: a sync is due but waits for a slot under the operator's concurrency cap.

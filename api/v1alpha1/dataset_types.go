@@ -340,6 +340,11 @@ type DatasetStatus struct {
 	// capacityBytes is the size of the claim, as requested.
 	// +optional
 	CapacityBytes int64 `json:"capacityBytes,omitempty"`
+
+	// capacityNote says how pqcache chose the claim's size when volume.capacity is omitted.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	CapacityNote string `json:"capacityNote,omitempty"`
 }
 
 // ManifestSummary describes the manifest committed on the volume.

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -46,7 +45,6 @@ type managerOptions struct {
 	workerImage          string
 	maxConcurrentSyncs   int
 	syncJobTTL           time.Duration
-	defaultCapacity      string
 	workerServiceAccount string
 	zap                  zap.Options
 }
@@ -70,7 +68,6 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
-	f.StringVar(&opts.defaultCapacity, "default-capacity", "100Gi", "Size of a claim whose Dataset omits volume.capacity.")
 	f.StringVar(&opts.workerServiceAccount, "worker-service-account", "", "ServiceAccount of sync workers whose Dataset names none; with it, workers publish live progress (see config/rbac/worker_progress.yaml).")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
@@ -104,12 +101,8 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	capacity, err := resource.ParseQuantity(opts.defaultCapacity)
-	if err != nil {
-		return fmt.Errorf("--default-capacity %q: %w", opts.defaultCapacity, err)
-	}
 	worker := controllers.DefaultWorkerOptions()
-	worker.Image, worker.TTLAfterFinished, worker.DefaultCapacity = opts.workerImage, opts.syncJobTTL, capacity
+	worker.Image, worker.TTLAfterFinished = opts.workerImage, opts.syncJobTTL
 	worker.ServiceAccount = opts.workerServiceAccount
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs}); err != nil {
 		return err
