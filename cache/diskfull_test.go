@@ -110,6 +110,9 @@ func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 		e.put("a.bin", randomBytes(4<<20, 4)) // 4 MiB more while the old 1 MiB is still published
 		rep, err := e.sync(nil)
 		check(rep, err, nil)
+		if rep.Space == nil || rep.Space.NeedBytes != 4<<20 || rep.Space.FreeBytes >= rep.Space.NeedBytes {
+			t.Fatalf("the report does not say how much room was needed: %+v", rep.Space)
+		}
 		if rep.Requests.Get != 0 || !strings.Contains(rep.Message, "must copy 4194304 bytes") {
 			t.Fatalf("the refusal should come before any GET and give the numbers: %d GETs, %q", rep.Requests.Get, rep.Message)
 		}

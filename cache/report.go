@@ -68,6 +68,15 @@ type Report struct {
 	Failed []FileError `json:"failed,omitempty"`
 	// Plan is filled by a dry run.
 	Plan PlanSummary `json:"plan,omitzero"`
+	// Space is set when the sync was refused for lack of room: what it needed and what the volume had.
+	Space *Space `json:"space,omitempty"`
+}
+
+// Space is the room a refused sync needed.
+type Space struct {
+	NeedBytes  int64 `json:"needBytes"`
+	FreeBytes  int64 `json:"freeBytes"`
+	TotalBytes int64 `json:"totalBytes"`
 }
 
 // RequestCounts are the HTTP requests a sync sent, retries included.

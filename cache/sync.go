@@ -285,6 +285,7 @@ func (s *syncer) planAndCheckSpace(ctx context.Context, filter *plan.Filter, for
 		}
 		free := int64(st.Bavail) * st.Bsize
 		if need > free {
+			s.rep.Space = &Space{NeedBytes: need, FreeBytes: free, TotalBytes: int64(st.Blocks) * st.Bsize}
 			return fmt.Errorf("%w: the sync must copy %d bytes (%d files) but the volume has %d bytes free of %d; grow the volume or narrow include/exclude",
 				ErrInsufficientCapacity, need, s.progress.filesTotal.Load(), free, int64(st.Blocks)*st.Bsize)
 		}

@@ -66,7 +66,7 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	case f.specError != "":
 		readyReason, readyMsg, stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
 	case f.claimError != "":
-		readyReason, readyMsg, stalled = datav1alpha1.ReasonClaimNotFound, f.claimError, true
+		readyReason, readyMsg, stalled = f.claimReason, f.claimError, true
 	case f.sizing && !failed:
 		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSizingVolume, "volume.capacity is omitted: listing the source to size the claim", true
 	case synced:

@@ -72,12 +72,13 @@ type DatasetReconciler struct {
 
 // datasetFacts is what one reconcile learned, from which the conditions follow.
 type datasetFacts struct {
-	hash       string
-	activeJob  *batchv1.Job
-	queued     bool
-	specError  string // a spec the controller cannot act on
-	claimError string // the claim is missing or unusable
-	sizing     bool   // a Job is listing the source to size the claim
+	hash        string
+	activeJob   *batchv1.Job
+	queued      bool
+	specError   string // a spec the controller cannot act on
+	claimError  string // the claim is missing or unusable
+	claimReason string // ClaimNotFound or ClaimFailed
+	sizing      bool   // a Job is listing the source to size the claim
 }
 
 // Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed.
@@ -197,7 +198,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	found := err == nil
 	if ds.Spec.Volume.ExistingClaim != "" {
 		if !found {
-			facts.claimError = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace)
+			facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
 			return 0, nil
 		}
 		if q, ok := existing.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
@@ -209,7 +210,6 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	switch {
 	case ds.Spec.Volume.Capacity != nil:
 		capacity = *ds.Spec.Volume.Capacity
-		ds.Status.CapacityNote = ""
 	case found:
 		capacity = existing.Spec.Resources.Requests[corev1.ResourceStorage]
 	default:
@@ -231,9 +231,12 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 			pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: capacity}
 		} else if ptr.Deref(ds.Spec.Volume.AllowExpansion, false) {
 			// Only growth is possible, and only where the StorageClass allows expansion (the API
-			// server refuses it otherwise, and the error lands in the condition).
-			if cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; capacity.Cmp(cur) > 0 {
-				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = capacity
+			// server refuses it otherwise, and the error lands in the condition): to a larger
+			// spec.volume.capacity, or to what a sync refused for lack of room needs.
+			want := maxQuantity(capacity, neededCapacity(ds, pvc))
+			if cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; want.Cmp(cur) > 0 {
+				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = want
+				ds.Status.CapacityNote = fmt.Sprintf("grown from %s to %s (volume.allowExpansion)", cur.String(), want.String())
 			}
 		}
 		if ds.Spec.Volume.Reclaim == datav1alpha1.ReclaimRetain {
@@ -242,7 +245,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 		return controllerutil.SetControllerReference(ds, pvc, r.Scheme())
 	})
 	if err != nil {
-		facts.claimError = fmt.Sprintf("claim %s: %v", name, err)
+		facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", name, err), datav1alpha1.ReasonClaimFailed
 		return 0, nil
 	}
 	if op == controllerutil.OperationResultCreated {
@@ -252,6 +255,29 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 		ds.Status.CapacityBytes = q.Value()
 	}
 	return 0, nil
+}
+
+// neededCapacity is the claim size the last sync asked for when it was refused for lack of room:
+// the current size plus what was missing, with the headroom of a sized claim; zero otherwise.
+func neededCapacity(ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) resource.Quantity {
+	ls := ds.Status.LastSync
+	if ls == nil || ls.Reason != datav1alpha1.ReasonInsufficientCapacity || ls.NeededBytes == 0 {
+		return resource.Quantity{}
+	}
+	// From the size the volume has now, not the one requested: a resize still in progress must not
+	// be counted twice.
+	cur, ok := pvc.Status.Capacity[corev1.ResourceStorage]
+	if !ok {
+		cur = pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	return sizeForListing(cur.Value() + ls.NeededBytes)
+}
+
+func maxQuantity(a, b resource.Quantity) resource.Quantity {
+	if b.Cmp(a) > 0 {
+		return b
+	}
+	return a
 }
 
 // sizeFromListing runs a dry-run Job that lists the source, and returns the claim size for what it

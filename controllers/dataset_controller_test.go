@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -568,6 +569,43 @@ var _ = Describe("Dataset controller", func() {
 		var pvcs corev1.PersistentVolumeClaimList
 		Expect(k8sClient.List(ctx, &pvcs, client.InNamespace(ns))).To(Succeed())
 		Expect(pvcs.Items).To(BeEmpty())
+	})
+
+	It("grows an expandable claim after a sync is refused for lack of room", func() {
+		// The API server only lets a claim grow when its StorageClass allows expansion.
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "expandable-" + ns}, Provisioner: "example.test/csi", AllowVolumeExpansion: ptr.To(true)}
+		Expect(k8sClient.Create(ctx, sc)).To(Succeed())
+		ds := newDataset(ns, "grow", func(d *datav1alpha1.Dataset) {
+			d.Spec.Volume.AllowExpansion = ptr.To(true)
+			d.Spec.Volume.StorageClassName = ptr.To(sc.Name)
+		})
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		// The claim is bound at 5Gi, as a provisioner would leave it.
+		var pvc corev1.PersistentVolumeClaim
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "grow-cache"}, &pvc)).To(Succeed())
+		pvc.Status.Phase = corev1.ClaimBound
+		pvc.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}
+		Expect(k8sClient.Status().Update(ctx, &pvc)).To(Succeed())
+
+		finishJob(job, finish{failed: true, report: &cache.Report{
+			Result: cache.ResultFailed, Reason: cache.ReasonInsufficientCapacity, Message: "insufficient capacity",
+			Space: &cache.Space{NeedBytes: 8 << 30, FreeBytes: 4 << 30, TotalBytes: 5 << 30},
+		}})
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "grow-cache"}, &pvc)).To(Succeed())
+			// 5Gi now + 4Gi missing, +25% and 1Gi, rounded up.
+			g.Expect(pvc.Spec.Resources.Requests.Storage().String()).To(Equal("13Gi"), "conditions: %+v", getDataset(ds).Status.Conditions)
+			cur := getDataset(ds)
+			g.Expect(cur.Status.LastSync.NeededBytes).To(Equal(int64(4 << 30)))
+			g.Expect(cur.Status.CapacityNote).To(ContainSubstring("grown from 5Gi to 13Gi"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		// While the resize is in progress the request does not grow again.
+		touch(ds)
+		Consistently(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "grow-cache"}, &pvc)).To(Succeed())
+			g.Expect(pvc.Spec.Resources.Requests.Storage().String()).To(Equal("13Gi"))
+		}).WithTimeout(2 * time.Second).Should(Succeed())
 	})
 
 	It("writes status only when it changes", func() {

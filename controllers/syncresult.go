@@ -139,6 +139,9 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 		ls.Message = "the worker was OOMKilled: raise spec.sync.resources.limits.memory or lower spec.sync.parallelism"
 	case rep != nil && rep.Result == cache.ResultFailed:
 		ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reasonFromReport(rep.Reason), rep.Message
+		if rep.Space != nil {
+			ls.NeededBytes = rep.Space.NeedBytes - rep.Space.FreeBytes
+		}
 	default:
 		ls.Result, ls.Reason = datav1alpha1.SyncFailed, datav1alpha1.ReasonJobFailed
 		ls.Message = wo.Problem

@@ -77,6 +77,8 @@ const (
 	ReasonSuspended = "Suspended"
 	// ReasonClaimNotFound: volume.existingClaim names a claim that does not exist.
 	ReasonClaimNotFound = "ClaimNotFound"
+	// ReasonClaimFailed: the controller could not create or update the Dataset's claim.
+	ReasonClaimFailed = "ClaimFailed"
 	// ReasonNoFailures: the last sync succeeded.
 	ReasonNoFailures = "NoFailures"
 	// ReasonInvalidSpec: the spec passed API validation but cannot be acted on (for example a cron

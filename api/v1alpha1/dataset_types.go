@@ -431,6 +431,10 @@ type SyncResult struct {
 	// getRequests is the number of GetObject requests made (zero for an unchanged prefix).
 	// +optional
 	GetRequests int64 `json:"getRequests,omitempty"`
+	// neededBytes is, for a sync refused with InsufficientCapacity, how many more bytes the volume
+	// needed.
+	// +optional
+	NeededBytes int64 `json:"neededBytes,omitempty"`
 }
 
 // SyncProgress is the live progress of a running sync, reported by its worker.
