@@ -136,9 +136,9 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 			r.admission.Running(key)
 			continue
 		}
-		// Syncs run one at a time, so a Job that finished no later than the recorded one is recorded
+		// Only the Job created after the last recorded one is news; any other is recorded already,
 		// or superseded.
-		if ls := ds.Status.LastSync; ls != nil && (ls.JobName == j.Name || ls.CompletionTime != nil && !js.At.After(ls.CompletionTime.Time)) {
+		if j.Annotations[AnnotationAfter] != lastRecordedJob(ds) {
 			continue
 		}
 		if err := r.record(ctx, ds, j, js); err != nil {
@@ -315,7 +315,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 	wo := outcomeFromPods(pods.Items)
 	if js.Failed || wo.Report == nil || wo.Report.Result != cache.ResultSucceeded {
 		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
-		if ls := ds.Status.LastSync; ls == nil || ls.JobName != job.Name {
+		if job.Annotations[AnnotationAfter] == lastRecordedJob(ds) {
 			_, summary := recordSync(ds, &job, js, wo)
 			r.event(ds, &job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
 		}

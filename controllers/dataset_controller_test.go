@@ -608,6 +608,40 @@ var _ = Describe("Dataset controller", func() {
 		}).WithTimeout(2 * time.Second).Should(Succeed())
 	})
 
+	It("re-plans at once when the source changes, and is not Ready until it has", func() {
+		ds := newDataset(ns, "moved")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		finishJob(waitForJobs(ds, 1), finish{report: successReport(5, 50)})
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		cur := getDataset(ds)
+		cur.Spec.Source.S3.Prefix = "tpch-v2/"
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		job := waitForJobs(ds, 2)
+		Expect(job.Annotations).To(HaveKeyWithValue(AnnotationTrigger, TriggerSourceChanged))
+		Expect(job.Spec.Template.Spec.Containers[0].Args[1]).To(Equal("s3://analytics/tpch-v2/"))
+		Eventually(func(g Gomega) {
+			r := meta.FindStatusCondition(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)
+			g.Expect(r.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(r.Reason).To(Equal(datav1alpha1.ReasonSyncInProgress))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		// A schedule change is not a source change: no sync, and Ready stays as it is.
+		finishJob(job, finish{report: successReport(5, 50)})
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		cur = getDataset(ds)
+		cur.Spec.Refresh.Schedule = "0 3 * * *"
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(syncJobsOf(g, ds)).To(HaveLen(2))
+			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
 	It("writes status only when it changes", func() {
 		ds := newDataset(ns, "quiet")
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())

@@ -47,6 +47,9 @@ const (
 	AnnotationSourceHash     = "data.pqcache.dev/source-hash"
 	AnnotationSpecGeneration = "data.pqcache.dev/spec-generation"
 	AnnotationManualToken    = "data.pqcache.dev/manual-token"
+	// AnnotationAfter names the Job whose result was the last recorded when this one was created
+	// (empty for the first): a chain that tells which finished Job is still to be recorded.
+	AnnotationAfter = "data.pqcache.dev/after"
 
 	// jobNameLabel is set by the Job controller on the Job's pods.
 	jobNameLabel = "batch.kubernetes.io/job-name"
@@ -109,16 +112,20 @@ func syncJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, comp
 func sizeJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, componentSize) }
 
 func roundJobName(ds *datav1alpha1.Dataset, kind string) string {
-	round := "initial"
-	if ls := ds.Status.LastSync; ls != nil && ls.CompletionTime != nil {
-		round = ls.CompletionTime.UTC().Format(time.RFC3339Nano)
-	}
-	h := sha256.Sum256([]byte(string(ds.UID) + "/" + round))
+	h := sha256.Sum256([]byte(string(ds.UID) + "/" + kind + "/" + lastRecordedJob(ds)))
 	name, suffix := ds.Name, "-"+kind+"-"+hex.EncodeToString(h[:5])
 	if len(name) > 63-len(suffix) {
 		name = name[:63-len(suffix)]
 	}
 	return name + suffix
+}
+
+// lastRecordedJob is the Job whose result status holds, or "" before the first.
+func lastRecordedJob(ds *datav1alpha1.Dataset) string {
+	if ls := ds.Status.LastSync; ls != nil {
+		return ls.JobName
+	}
+	return ""
 }
 
 // buildSizeJob returns the Job that lists the source, as a dry run into an empty directory, so that a
@@ -239,6 +246,7 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 				AnnotationSourceHash:     hash,
 				AnnotationSpecGeneration: strconv.FormatInt(ds.Generation, 10),
 				AnnotationManualToken:    ds.Spec.Refresh.Manual,
+				AnnotationAfter:          lastRecordedJob(ds),
 			},
 		},
 		Spec: batchv1.JobSpec{
