@@ -4,12 +4,14 @@
 # Tool and control-plane versions.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 VERSITYGW_VERSION ?= v1.8.0
+HELM_VERSION ?= v3.22.0
 ENVTEST_K8S_VERSION ?= 1.37.2
 ENVTEST_ETCD_VERSION ?= 3.7.3
 
 LOCALBIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
+HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
 
 VERSION ?= dev
@@ -61,8 +63,8 @@ run: manifests generate ## Run the manager against the cluster in KUBECONFIG (in
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw ## Unit, integration and envtest suites (no e2e).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) \
+test: manifests generate vet envtest versitygw helm ## Unit, integration, chart and envtest suites (no e2e).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_HELM=$(HELM) \
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e
@@ -92,6 +94,11 @@ $(CONTROLLER_GEN):
 versitygw: $(VERSITYGW) ## Build the versitygw S3 server used by the tests into bin/.
 $(VERSITYGW):
 	hack/install-tool.sh versitygw github.com/versity/versitygw/cmd/versitygw $(VERSITYGW_VERSION)
+
+.PHONY: helm
+helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.
+$(HELM):
+	hack/install-tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)
 
 .PHONY: s3-server
 s3-server: versitygw ## Run versitygw on 127.0.0.1:$(S3_PORT) over $(S3_DIR) (keys: pqcache / pqcache-secret) until interrupted.

@@ -17,15 +17,18 @@ limitations under the License.
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -46,6 +49,8 @@ type managerOptions struct {
 	maxConcurrentSyncs   int
 	syncJobTTL           time.Duration
 	workerServiceAccount string
+	watchNamespaces      []string
+	workerResources      string
 	zap                  zap.Options
 }
 
@@ -68,11 +73,26 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
+	f.StringVar(&opts.workerResources, "worker-resources", "", `Resources of worker containers whose Dataset sets none, as JSON: {"requests":{"cpu":"250m"},"limits":{"memory":"1Gi"}}.`)
+	f.StringSliceVar(&opts.watchNamespaces, "watch-namespaces", nil, "Namespaces whose Datasets and BenchRuns to reconcile (comma-separated); empty means all.")
 	f.StringVar(&opts.workerServiceAccount, "worker-service-account", "", "ServiceAccount of sync workers whose Dataset names none; with it, workers publish live progress (see config/rbac/worker_progress.yaml).")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// cacheOptions limits the manager's informers to the watched namespaces, so that with a namespaced
+// install it needs, and asks for, no cluster-wide read access.
+func cacheOptions(namespaces []string) crcache.Options {
+	if len(namespaces) == 0 {
+		return crcache.Options{}
+	}
+	m := map[string]crcache.Config{}
+	for _, ns := range namespaces {
+		m[ns] = crcache.Config{}
+	}
+	return crcache.Options{DefaultNamespaces: m}
 }
 
 func runManager(opts managerOptions) error {
@@ -97,6 +117,7 @@ func runManager(opts managerOptions) error {
 		// The manager exits as soon as it loses the lease, so that a new leader never overlaps with a
 		// stale one that still creates Jobs.
 		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cacheOptions(opts.watchNamespaces),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -104,6 +125,13 @@ func runManager(opts managerOptions) error {
 	worker := controllers.DefaultWorkerOptions()
 	worker.Image, worker.TTLAfterFinished = opts.workerImage, opts.syncJobTTL
 	worker.ServiceAccount = opts.workerServiceAccount
+	if opts.workerResources != "" {
+		var res corev1.ResourceRequirements
+		if err := json.Unmarshal([]byte(opts.workerResources), &res); err != nil {
+			return fmt.Errorf("--worker-resources: %w", err)
+		}
+		worker.Resources = res
+	}
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs}); err != nil {
 		return err
 	}

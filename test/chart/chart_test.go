@@ -1,0 +1,241 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chart
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func TestLint(t *testing.T) {
+	if out, err := helm(t, "lint", "--strict", chartDir); err != nil {
+		t.Fatalf("helm lint: %v\n%s", err, out)
+	}
+}
+
+func appVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.AppVersion
+}
+
+// generatedRules are the manager's RBAC rules generated from the controllers' markers.
+func generatedRules(t *testing.T) []any {
+	t.Helper()
+	data, err := os.ReadFile("../../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role map[string]any
+	if err := yaml.Unmarshal(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	return role["rules"].([]any)
+}
+
+func TestDefaults(t *testing.T) {
+	r := render(t)
+	args := r.managerArgs(t)
+	for _, want := range []string{
+		"manager", "--leader-elect=true", "--leader-election-namespace=pqcache-system", "--metrics-bind-address=:8080",
+		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--max-concurrent-syncs=10", "--sync-job-ttl=1h",
+		"--zap-log-level=info", "--zap-encoder=json",
+	} {
+		if !hasArg(args, want) {
+			t.Errorf("manager args %v lack %q", args, want)
+		}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--watch-namespaces") || strings.HasPrefix(a, "--worker-service-account") {
+			t.Errorf("unexpected %s by default", a)
+		}
+	}
+
+	dep := r.one(t, "Deployment").Object
+	pod, _, _ := unstructured.NestedMap(dep, "spec", "template", "spec")
+	if v, _, _ := unstructured.NestedBool(pod, "securityContext", "runAsNonRoot"); !v {
+		t.Error("pod does not run as non-root")
+	}
+	c := pod["containers"].([]any)[0].(map[string]any)
+	if v, _, _ := unstructured.NestedBool(c, "securityContext", "readOnlyRootFilesystem"); !v {
+		t.Error("root filesystem is writable")
+	}
+	if v, _, _ := unstructured.NestedBool(c, "securityContext", "allowPrivilegeEscalation"); v {
+		t.Error("privilege escalation allowed")
+	}
+	if drop, _, _ := unstructured.NestedStringSlice(c, "securityContext", "capabilities", "drop"); !reflect.DeepEqual(drop, []string{"ALL"}) {
+		t.Errorf("capabilities drop %v", drop)
+	}
+
+	// RBAC: exactly the generated rules, cluster-wide; leader election in the release namespace.
+	cr := r.one(t, "ClusterRole")
+	if rules := cr.Object["rules"].([]any); !reflect.DeepEqual(rules, generatedRules(t)) {
+		t.Errorf("ClusterRole rules differ from config/rbac/role.yaml:\n%v", rules)
+	}
+	if got := len(r.all("Role")); got != 1 {
+		t.Errorf("%d Roles, want the leader-election one", got)
+	}
+	r.one(t, "ServiceAccount")
+	r.one(t, "Service")
+	if len(r.all("ServiceMonitor")) != 0 {
+		t.Error("ServiceMonitor rendered without being asked for")
+	}
+
+	// CRDs: present, kept on uninstall, and the same as config/crd/bases.
+	crds := r.all("CustomResourceDefinition")
+	if len(crds) != 2 {
+		t.Fatalf("%d CRDs, want 2", len(crds))
+	}
+	for _, crd := range crds {
+		if crd.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("%s lacks helm.sh/resource-policy: keep", crd.GetName())
+		}
+		data, err := os.ReadFile(filepath.Join("../../config/crd/bases", "data.pqcache.dev_"+strings.Split(crd.GetName(), ".")[0]+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var base map[string]any
+		if err := yaml.Unmarshal(data, &base); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(base["spec"], crd.Object["spec"]) {
+			t.Errorf("the chart's %s differs from config/crd/bases: run make manifests", crd.GetName())
+		}
+	}
+}
+
+func TestNamespacedWatch(t *testing.T) {
+	r := render(t, "watchNamespaces={team-a,team-b}", "worker.progress.enabled=true")
+	if len(r.all("ClusterRole")) != 1 || r.all("ClusterRole")[0].GetName() != "pqcache-worker-progress" {
+		t.Error("a namespaced install must not grant the manager a ClusterRole")
+	}
+	if len(r.all("ClusterRoleBinding")) != 0 {
+		t.Error("a namespaced install must not bind cluster-wide")
+	}
+	namespaces := map[string]bool{}
+	for _, role := range r.all("Role") {
+		if strings.HasSuffix(role.GetName(), "-manager") {
+			namespaces[role.GetNamespace()] = true
+			if !reflect.DeepEqual(role.Object["rules"], generatedRules(t)) {
+				t.Errorf("Role in %s has other rules than config/rbac/role.yaml", role.GetNamespace())
+			}
+		}
+	}
+	if !namespaces["team-a"] || !namespaces["team-b"] || len(namespaces) != 2 {
+		t.Errorf("manager Roles in %v, want team-a and team-b", namespaces)
+	}
+	args := r.managerArgs(t)
+	if !hasArg(args, "--watch-namespaces=team-a,team-b") || !hasArg(args, "--worker-service-account=pqcache-worker") {
+		t.Errorf("manager args %v", args)
+	}
+	workerSAs := 0
+	for _, sa := range r.all("ServiceAccount") {
+		if sa.GetName() == "pqcache-worker" {
+			workerSAs++
+		}
+	}
+	if workerSAs != 2 || len(r.all("ValidatingAdmissionPolicy")) != 1 {
+		t.Errorf("progress: %d worker ServiceAccounts, %d policies", workerSAs, len(r.all("ValidatingAdmissionPolicy")))
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	r := render(t, "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom", "metrics.port=9090")
+	sm := r.one(t, "ServiceMonitor")
+	if sm.GetLabels()["release"] != "prom" {
+		t.Errorf("ServiceMonitor labels %v", sm.GetLabels())
+	}
+	ports, _, _ := unstructured.NestedSlice(r.one(t, "Service").Object, "spec", "ports")
+	if len(ports) != 1 || fmt.Sprint(ports[0].(map[string]any)["port"]) != "9090" {
+		t.Errorf("metrics Service ports %v", ports)
+	}
+	if !hasArg(r.managerArgs(t), "--metrics-bind-address=:9090") {
+		t.Errorf("args %v", r.managerArgs(t))
+	}
+
+	off := render(t, "metrics.enabled=false", "metrics.serviceMonitor.enabled=true")
+	if len(off.all("Service")) != 0 || len(off.all("ServiceMonitor")) != 0 || !hasArg(off.managerArgs(t), "--metrics-bind-address=0") {
+		t.Error("metrics.enabled=false still exposes metrics")
+	}
+}
+
+func TestCustomImagesAndWorkerResources(t *testing.T) {
+	r := render(t, "image.repository=registry.example/pq", "image.tag=1.2.3", "image.pullSecrets={regcred}",
+		"worker.image.repository=registry.example/pq-worker", "worker.resources.limits.memory=2Gi")
+	args := r.managerArgs(t)
+	if !hasArg(args, "--worker-image=registry.example/pq-worker:1.2.3") || !hasArg(args, `--worker-resources={"limits":{"memory":"2Gi"}}`) {
+		t.Errorf("args %v", args)
+	}
+	dep := r.one(t, "Deployment").Object
+	containers, _, _ := unstructured.NestedSlice(dep, "spec", "template", "spec", "containers")
+	if img := containers[0].(map[string]any)["image"]; img != "registry.example/pq:1.2.3" {
+		t.Errorf("image %v", img)
+	}
+	secrets, _, _ := unstructured.NestedSlice(dep, "spec", "template", "spec", "imagePullSecrets")
+	if len(secrets) != 1 || secrets[0].(map[string]any)["name"] != "regcred" {
+		t.Errorf("imagePullSecrets %v", secrets)
+	}
+}
+
+func TestCRDsDisabled(t *testing.T) {
+	r := render(t, "crds.enabled=false")
+	if n := len(r.all("CustomResourceDefinition")); n != 0 {
+		t.Fatalf("%d CRDs rendered with crds.enabled=false", n)
+	}
+	r = render(t, "crds.keep=false")
+	for _, crd := range r.all("CustomResourceDefinition") {
+		if _, ok := crd.GetAnnotations()["helm.sh/resource-policy"]; ok {
+			t.Errorf("%s keeps its resource policy with crds.keep=false", crd.GetName())
+		}
+	}
+}
+
+func TestSchemaRejectsBadValues(t *testing.T) {
+	for set, want := range map[string]string{
+		"replicas=two":               "/replicas",
+		"replicaCount=2":             "additional properties 'replicaCount' not allowed",
+		"logFormat=xml":              "/logFormat",
+		"watchNamespaces={Team_A}":   "/watchNamespaces/0",
+		"worker.jobTTL=soon":         "/worker/jobTTL",
+		"image.pullPolicy=Sometimes": "/image/pullPolicy",
+	} {
+		_, err := helm(t, "template", "pq", chartDir, "--set", set)
+		if err == nil {
+			t.Errorf("--set %s was accepted", set)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: error does not point at %q:\n%v", set, want, err)
+		}
+	}
+}
