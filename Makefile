@@ -38,6 +38,7 @@ manifests: controller-gen ## Generate CRDs and RBAC from the API types and marke
 	$(CONTROLLER_GEN) rbac:roleName=pqcache-manager crd paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/gen-chart-crds.sh
+	hack/gen-argocd-cm.sh
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.
