@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
@@ -40,6 +41,40 @@ func expectCondition(g Gomega, conds []metav1.Condition, t string, status metav1
 }
 
 var _ = Describe("The samples", func() {
+	It("apply twice with server-side apply as a no-op: no new generation, no status churn, no new Job", func() {
+		ns := newNamespace()
+		apply := func() *unstructured.Unstructured {
+			GinkgoHelper()
+			f := loadFixture(filepath.Join("..", "config", "samples", "data_v1alpha1_dataset.yaml"))
+			u := f.objs[0]
+			u.SetNamespace(ns)
+			Expect(k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("gitops"), client.ForceOwnership)).To(Succeed())
+			return u
+		}
+		first := apply()
+		key := client.ObjectKeyFromObject(first)
+		var ds datav1alpha1.Dataset
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, key, &ds)).To(Succeed())
+			g.Expect(ds.Status.ObservedGeneration).To(Equal(ds.Generation))
+			g.Expect(syncJobsOf(g, &ds)).To(HaveLen(1))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { // settled: nothing writes any more
+			var cur datav1alpha1.Dataset
+			g.Expect(k8sClient.Get(ctx, key, &cur)).To(Succeed())
+			g.Expect(cur.ResourceVersion).To(Equal(ds.ResourceVersion))
+		}).WithTimeout(2 * time.Second).Should(Succeed())
+
+		apply()
+		Consistently(func(g Gomega) {
+			var cur datav1alpha1.Dataset
+			g.Expect(k8sClient.Get(ctx, key, &cur)).To(Succeed())
+			g.Expect(cur.Generation).To(Equal(ds.Generation))
+			g.Expect(cur.ResourceVersion).To(Equal(ds.ResourceVersion), "the second apply changed the object")
+			g.Expect(syncJobsOf(g, &cur)).To(HaveLen(1))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+	})
+
 	It("apply, and the manager reports their status for every generation", func() {
 		ns := newNamespace()
 		samples := map[string]fixture{}
