@@ -61,6 +61,10 @@ build: ## Build bin/pqcache.
 run: manifests generate ## Run the manager against the cluster in KUBECONFIG (install the CRDs first: kubectl apply -f config/crd/bases).
 	go run -ldflags "$(LDFLAGS)" ./cmd/pqcache manager --health-probe-bind-address=127.0.0.1:8081 --metrics-bind-address=127.0.0.1:8080
 
+.PHONY: image-rootfs
+image-rootfs: ## Assemble bin/rootfs: the file system of the Dockerfile's image (binary, its shared libraries, CA certificates, nonroot user).
+	VERSION=$(VERSION) hack/image-rootfs.sh
+
 ##@ Testing
 
 .PHONY: test

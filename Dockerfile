@@ -1,0 +1,22 @@
+# syntax=docker/dockerfile:1
+# The pqcache image: one binary, for the operator (`pqcache manager`) and its worker Jobs (`pqcache sync`,
+# later `pqcache bench`). `make image-rootfs` assembles the same file system locally and
+# test/image checks that the binary runs with only those files.
+
+ARG GO_VERSION=1.26
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+# cgo stays on: the built-in DuckDB engine links C++, so the binary needs glibc and libstdc++ at run time.
+RUN CGO_ENABLED=1 go build -trimpath \
+      -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=${VERSION}" \
+      -o /out/pqcache ./cmd/pqcache
+
+# distroless/cc: glibc, libstdc++, CA certificates, a nonroot user (65532); no shell, no package manager.
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /out/pqcache /usr/local/bin/pqcache
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/pqcache"]

@@ -1,0 +1,71 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package image checks the container image's file system, as `make image-rootfs` assembles it from the
+// Dockerfile's recipe: the binary must run, as the nonroot user, with only those files, and do a real
+// sync. No Docker engine runs here; chroot stands in for the container's root.
+package image
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pqcache/pqcache/internal/s3test"
+)
+
+func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot needs root; this test runs in CI, which runs as root")
+	}
+	rootfs := filepath.Join(t.TempDir(), "rootfs")
+	if out, err := exec.Command("../../hack/image-rootfs.sh", rootfs).CombinedOutput(); err != nil {
+		t.Fatalf("image-rootfs: %v\n%s", err, out)
+	}
+	run := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command("chroot", append([]string{"--userspec=65532:65532", rootfs, "/usr/local/bin/pqcache"}, args...)...)
+		cmd.Env = append([]string{"HOME=/tmp", "PATH=/usr/local/bin"}, env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(nil, "--version"); err != nil || !strings.Contains(out, "pqcache version") {
+		t.Fatalf("pqcache --version in the image: %v\n%s", err, out)
+	}
+
+	// A real sync from versitygw into a volume owned by the nonroot user, and a verify.
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "lake")
+	srv.PutObject(t, "lake", "t/a.bin", []byte("hello from the image"))
+	data := filepath.Join(rootfs, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(data, 65532, 65532); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"AWS_ACCESS_KEY_ID=" + s3test.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3test.SecretKey, "AWS_REGION=" + s3test.Region, "AWS_EC2_METADATA_DISABLED=true"}
+	if out, err := run(env, "sync", "s3://lake/t/", "/data", "--endpoint", srv.Endpoint, "--path-style", "--progress", "none"); err != nil {
+		t.Fatalf("pqcache sync in the image: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(data, "a.bin")); err != nil || string(got) != "hello from the image" {
+		t.Fatalf("synced file: %q, %v", got, err)
+	}
+	if out, err := run(nil, "verify", "/data"); err != nil {
+		t.Fatalf("pqcache verify in the image: %v\n%s", err, out)
+	}
+}
