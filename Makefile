@@ -39,6 +39,7 @@ manifests: controller-gen ## Generate CRDs and RBAC from the API types and marke
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/gen-chart-crds.sh
 	hack/gen-argocd-cm.sh
+	go run ./hack/apidocs config/crd/bases docs/api.md
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.
