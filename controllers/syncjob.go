@@ -81,6 +81,31 @@ type WorkerOptions struct {
 	// on pods; config/rbac/worker_progress_policy.yaml limits that to its own pod's progress annotation).
 	// Empty: the namespace's default account, no token, no live progress.
 	ServiceAccount string
+	// CABundle, when set, is a ConfigMap (in each Dataset's namespace, as trust-manager distributes
+	// them) holding the CA certificates of an S3-compatible store with a private CA. Workers mount it
+	// and point AWS_CA_BUNDLE at it.
+	CABundle *ConfigMapKey
+}
+
+// ConfigMapKey names one key of a ConfigMap.
+type ConfigMapKey struct {
+	Name, Key string
+}
+
+const caBundleDir = "/etc/pqcache/ca"
+
+// withCABundle mounts the CA bundle into the worker pod, if one is configured.
+func withCABundle(spec *corev1.PodSpec, ca *ConfigMapKey) {
+	if ca == nil {
+		return
+	}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "ca-bundle", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: ca.Name},
+		Items:                []corev1.KeyToPath{{Key: ca.Key, Path: ca.Key}},
+	}}})
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "ca-bundle", MountPath: caBundleDir, ReadOnly: true})
+	c.Env = append(c.Env, corev1.EnvVar{Name: "AWS_CA_BUNDLE", Value: caBundleDir + "/" + ca.Key})
 }
 
 // DefaultWorkerOptions are used where the operator's flags leave a field empty.
@@ -138,8 +163,17 @@ func buildSizeJob(ds *datav1alpha1.Dataset, opts WorkerOptions, hash string) *ba
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1800)
 	c := &j.Spec.Template.Spec.Containers[0]
 	c.Args = append([]string{"sync", c.Args[1], "/plan", "--dry-run", "--progress", "none", "--report-file", corev1.TerminationMessagePathDefault}, sourceFlags(ds)...)
-	c.VolumeMounts = []corev1.VolumeMount{{Name: "plan", MountPath: "/plan"}}
-	j.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "plan", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	// The listing needs no claim: an empty directory stands in for the volume.
+	for i := range c.VolumeMounts {
+		if c.VolumeMounts[i].Name == "data" {
+			c.VolumeMounts[i].MountPath = "/plan"
+		}
+	}
+	for i, v := range j.Spec.Template.Spec.Volumes {
+		if v.Name == "data" {
+			j.Spec.Template.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+		}
+	}
 	return j
 }
 
@@ -236,7 +270,7 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 	if c := ds.Spec.Source.S3.Credentials; c != nil && c.ServiceAccountName != "" {
 		sa = c.ServiceAccountName
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      syncJobName(ds),
 			Namespace: ds.Namespace,
@@ -295,6 +329,8 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 			},
 		},
 	}
+	withCABundle(&job.Spec.Template.Spec, opts.CABundle)
+	return job
 }
 
 // describeJob is used in messages.

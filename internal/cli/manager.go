@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,6 +52,7 @@ type managerOptions struct {
 	workerServiceAccount string
 	watchNamespaces      []string
 	workerResources      string
+	workerCABundle       string
 	zap                  zap.Options
 }
 
@@ -74,6 +76,7 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
 	f.StringVar(&opts.workerResources, "worker-resources", "", `Resources of worker containers whose Dataset sets none, as JSON: {"requests":{"cpu":"250m"},"limits":{"memory":"1Gi"}}.`)
+	f.StringVar(&opts.workerCABundle, "worker-ca-bundle", "", "CONFIGMAP/KEY holding CA certificates for an S3-compatible store with a private CA; the ConfigMap must exist in each Dataset namespace.")
 	f.StringSliceVar(&opts.watchNamespaces, "watch-namespaces", nil, "Namespaces whose Datasets and BenchRuns to reconcile (comma-separated); empty means all.")
 	f.StringVar(&opts.workerServiceAccount, "worker-service-account", "", "ServiceAccount of sync workers whose Dataset names none; with it, workers publish live progress (see config/rbac/worker_progress.yaml).")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -125,6 +128,13 @@ func runManager(opts managerOptions) error {
 	worker := controllers.DefaultWorkerOptions()
 	worker.Image, worker.TTLAfterFinished = opts.workerImage, opts.syncJobTTL
 	worker.ServiceAccount = opts.workerServiceAccount
+	if opts.workerCABundle != "" {
+		name, key, ok := strings.Cut(opts.workerCABundle, "/")
+		if !ok || name == "" || key == "" {
+			return fmt.Errorf("--worker-ca-bundle %q: want CONFIGMAP/KEY", opts.workerCABundle)
+		}
+		worker.CABundle = &controllers.ConfigMapKey{Name: name, Key: key}
+	}
 	if opts.workerResources != "" {
 		var res corev1.ResourceRequirements
 		if err := json.Unmarshal([]byte(opts.workerResources), &res); err != nil {

@@ -26,8 +26,16 @@ package s3test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -66,18 +74,59 @@ type Server struct {
 	logPath string
 	cmd     *exec.Cmd
 	exited  chan struct{}
+	// tlsArgs and health are set for a server with TLS.
+	tlsArgs []string
+	health  *http.Client
 }
 
 // Start starts a versitygw on a free 127.0.0.1 port with an empty root and stops it when the test
 // ends. It fails the test, with the server's log, if the server does not come up.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t, nil)
+}
+
+// StartTLS starts a server that serves HTTPS with a certificate for 127.0.0.1 signed by a private CA
+// made for the test, as S3-compatible stores inside companies often do. It returns the server and the
+// CA certificate (PEM); clients must be told to trust it.
+func StartTLS(t testing.TB) (*Server, []byte) {
+	t.Helper()
+	ca, certPEM, keyPEM, err := newTLSMaterial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	return start(t, &tlsSetup{args: []string{"--cert", certFile, "--key", keyFile}, pool: pool}), ca
+}
+
+type tlsSetup struct {
+	args []string
+	pool *x509.CertPool
+}
+
+func start(t testing.TB, tlsCfg *tlsSetup) *Server {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s := &Server{Root: filepath.Join(dir, "root"), bin: bin, logPath: filepath.Join(dir, "versitygw.log")}
+	s := &Server{Root: filepath.Join(dir, "root"), bin: bin, logPath: filepath.Join(dir, "versitygw.log"), health: &http.Client{Timeout: time.Second}}
+	scheme := "http://"
+	if tlsCfg != nil {
+		scheme = "https://"
+		s.tlsArgs = tlsCfg.args
+		s.health.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCfg.pool}}
+	}
 	if err := os.Mkdir(s.Root, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +137,7 @@ func Start(t testing.TB) *Server {
 			t.Fatal(err)
 		}
 		s.addr = fmt.Sprintf("127.0.0.1:%d", port)
-		s.Endpoint = "http://" + s.addr
+		s.Endpoint = scheme + s.addr
 		if err = s.start(); err == nil {
 			break
 		}
@@ -126,7 +175,8 @@ func (s *Server) start() error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(s.bin, "--port", s.addr, "--health", "/health", "posix", s.Root)
+	args := append([]string{"--port", s.addr, "--health", "/health"}, s.tlsArgs...)
+	cmd := exec.Command(s.bin, append(args, "posix", s.Root)...)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+AccessKey, "ROOT_SECRET_KEY="+SecretKey)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, so that Stop reaches anything it spawns and a test's Ctrl-C does not.
@@ -142,7 +192,7 @@ func (s *Server) start() error {
 	s.cmd, s.exited = cmd, exited
 
 	deadline := time.Now().Add(startTimeout)
-	client := &http.Client{Timeout: time.Second}
+	client := s.health
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
@@ -196,9 +246,53 @@ func (s *Server) Stop() {
 	}
 }
 
+// newTLSMaterial makes a CA and a server certificate for 127.0.0.1 signed by it.
+func newTLSMaterial() (caPEM, certPEM, keyPEM []byte, err error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pqcache test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
 // Client returns an S3 client for the server, configured explicitly (static credentials, path-style
 // addressing) so that nothing in the environment — AWS_PROFILE, AWS_CA_BUNDLE — changes what it does.
 func (s *Server) Client(optFns ...func(*s3.Options)) *s3.Client {
+	opts := []func(*s3.Options){func(o *s3.Options) {
+		if s.health.Transport != nil {
+			o.HTTPClient = &http.Client{Transport: s.health.Transport}
+		}
+	}}
 	return s3.New(s3.Options{
 		Region:       Region,
 		BaseEndpoint: aws.String(s.Endpoint),
@@ -208,7 +302,7 @@ func (s *Server) Client(optFns ...func(*s3.Options)) *s3.Client {
 		// operation requires one, as the sync engine does.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	}, optFns...)
+	}, append(opts, optFns...)...)
 }
 
 // CreateBucket creates a bucket and fails the test if it cannot.

@@ -191,9 +191,10 @@ func TestMetrics(t *testing.T) {
 
 func TestCustomImagesAndWorkerResources(t *testing.T) {
 	r := render(t, "image.repository=registry.example/pq", "image.tag=1.2.3", "image.pullSecrets={regcred}",
-		"worker.image.repository=registry.example/pq-worker", "worker.resources.limits.memory=2Gi")
+		"worker.image.repository=registry.example/pq-worker", "worker.resources.limits.memory=2Gi", "worker.caBundle.configMap=corp-ca")
 	args := r.managerArgs(t)
-	if !hasArg(args, "--worker-image=registry.example/pq-worker:1.2.3") || !hasArg(args, `--worker-resources={"limits":{"memory":"2Gi"}}`) {
+	if !hasArg(args, "--worker-image=registry.example/pq-worker:1.2.3") || !hasArg(args, `--worker-resources={"limits":{"memory":"2Gi"}}`) ||
+		!hasArg(args, "--worker-ca-bundle=corp-ca/ca.crt") {
 		t.Errorf("args %v", args)
 	}
 	dep := r.one(t, "Deployment").Object
