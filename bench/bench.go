@@ -1,0 +1,314 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package bench runs queries and measures them: each query in a fresh process (so its memory is its
+// own), repeated, timed, its process tree's peak memory sampled, its output reduced to a row count and
+// an order-insensitive digest that proves two runs returned the same answer. Failures are data: an
+// error, a timeout or an OOM kill is recorded and the run goes on. No Kubernetes imports: `pqcache
+// bench` runs it on a laptop, and BenchRun Jobs run the same command.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pqcache/pqcache/bench/memory"
+)
+
+// Query outcomes; they match the BenchRun API.
+const (
+	StatusSucceeded = "Succeeded"
+	StatusFailed    = "Failed"
+	StatusTimeout   = "Timeout"
+	StatusOOMKilled = "OOMKilled"
+)
+
+// Engine starts the process that runs one query.
+type Engine interface {
+	// Name identifies the engine in results ("duckdb", "command").
+	Name() string
+	// Command returns the command that runs query over the data directory and writes its result rows
+	// to stdout, one per line.
+	Command(ctx context.Context, query int, data string) (*exec.Cmd, error)
+}
+
+// CommandEngine runs any command per query: "{query}" and "{data}" in its arguments are replaced by
+// the query number and the data directory.
+type CommandEngine struct {
+	Args []string
+}
+
+// Name is "command".
+func (CommandEngine) Name() string { return "command" }
+
+// Command builds the query's command line.
+func (e CommandEngine) Command(ctx context.Context, query int, data string) (*exec.Cmd, error) {
+	if len(e.Args) == 0 {
+		return nil, errors.New("the command engine needs a command")
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = strings.NewReplacer("{query}", strconv.Itoa(query), "{data}", data).Replace(a)
+	}
+	return exec.CommandContext(ctx, args[0], args[1:]...), nil
+}
+
+// Spec is one benchmark run.
+type Spec struct {
+	Engine     Engine
+	Data       string
+	Queries    []int
+	Iterations int
+	Warmups    int
+	// QueryTimeout bounds one run of one query.
+	QueryTimeout time.Duration
+	// SampleInterval is the memory sampling period; 0 means 50 ms.
+	SampleInterval time.Duration
+	// Progress, if set, is told about each finished query.
+	Progress func(QueryResult)
+}
+
+// QueryResult summarises one query's measured iterations. Times are milliseconds, memory bytes.
+type QueryResult struct {
+	Query  int    `json:"query"`
+	Status string `json:"status"`
+	// Millis are the measured iterations' wall times, in order.
+	Millis       []int64 `json:"millis,omitempty"`
+	MedianMillis int64   `json:"medianMillis,omitempty"`
+	MinMillis    int64   `json:"minMillis,omitempty"`
+	MaxMillis    int64   `json:"maxMillis,omitempty"`
+	// PeakMemoryBytes, PeakAnonBytes and PeakFileBytes are the largest peaks of an iteration above the
+	// process's baseline right after start.
+	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
+	PeakAnonBytes   int64 `json:"peakAnonBytes,omitempty"`
+	PeakFileBytes   int64 `json:"peakFileBytes,omitempty"`
+	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
+	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
+	MemorySource string `json:"memorySource,omitempty"`
+	Rows         int64  `json:"rows,omitempty"`
+	// Digest is an order-insensitive hash of the result rows.
+	Digest string `json:"digest,omitempty"`
+	// ExitCode and StderrTail describe a failed run.
+	ExitCode   int    `json:"exitCode,omitempty"`
+	StderrTail string `json:"stderrTail,omitempty"`
+}
+
+// Result is a whole run.
+type Result struct {
+	Engine              string        `json:"engine"`
+	Data                string        `json:"data"`
+	Start               time.Time     `json:"start"`
+	WallMillis          int64         `json:"wallMillis"`
+	Iterations          int           `json:"iterations"`
+	Warmups             int           `json:"warmups"`
+	Queries             []QueryResult `json:"queries"`
+	GeometricMeanMillis int64         `json:"geometricMeanMillis,omitempty"`
+	FailedQueries       []int         `json:"failedQueries,omitempty"`
+}
+
+// Run runs every query Warmups + Iterations times, each in a fresh process, and returns the results.
+// It returns an error only when ctx ends; failing queries are results.
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	if spec.Iterations < 1 {
+		spec.Iterations = 1
+	}
+	res := &Result{Engine: spec.Engine.Name(), Data: spec.Data, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
+	for _, q := range spec.Queries {
+		qr := QueryResult{Query: q, Status: StatusSucceeded}
+		for i := 0; i < spec.Warmups+spec.Iterations; i++ {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			it := runOnce(ctx, spec, q)
+			if it.status != StatusSucceeded {
+				qr.Status, qr.ExitCode, qr.StderrTail = it.status, it.exitCode, it.stderrTail
+				break
+			}
+			if qr.Digest != "" && it.digest != qr.Digest {
+				qr.Status, qr.StderrTail = StatusFailed, fmt.Sprintf("iteration %d returned other rows than the first (digest %s, then %s)", i+1, qr.Digest, it.digest)
+				break
+			}
+			qr.Rows, qr.Digest = it.rows, it.digest
+			if i < spec.Warmups {
+				continue
+			}
+			qr.Millis = append(qr.Millis, it.millis)
+			if it.peak.Total > qr.PeakMemoryBytes {
+				qr.PeakMemoryBytes, qr.MemorySource = it.peak.Total, it.source
+			}
+			qr.PeakAnonBytes = max(qr.PeakAnonBytes, it.peak.Anon)
+			qr.PeakFileBytes = max(qr.PeakFileBytes, it.peak.File)
+		}
+		if qr.Status == StatusSucceeded {
+			sorted := slices.Clone(qr.Millis)
+			slices.Sort(sorted)
+			qr.MinMillis, qr.MaxMillis, qr.MedianMillis = sorted[0], sorted[len(sorted)-1], median(sorted)
+		} else {
+			qr.Millis, qr.Rows, qr.Digest = nil, 0, ""
+			res.FailedQueries = append(res.FailedQueries, q)
+		}
+		res.Queries = append(res.Queries, qr)
+		if spec.Progress != nil {
+			spec.Progress(qr)
+		}
+	}
+	res.WallMillis = time.Since(res.Start).Milliseconds()
+	res.GeometricMeanMillis = geometricMean(res.Queries)
+	return res, nil
+}
+
+type iteration struct {
+	status     string
+	millis     int64
+	peak       memory.Usage
+	source     string
+	rows       int64
+	digest     string
+	exitCode   int
+	stderrTail string
+}
+
+// stderrTailBytes is how much of a failed query's stderr is kept.
+const stderrTailBytes = 2048
+
+func runOnce(ctx context.Context, spec Spec, q int) iteration {
+	if spec.QueryTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, spec.QueryTimeout)
+		defer cancel()
+	}
+	cmd, err := spec.Engine.Command(ctx, q, spec.Data)
+	if err != nil {
+		return iteration{status: StatusFailed, stderrTail: err.Error()}
+	}
+	// Its own process group, so a timeout stops the whole tree the engine started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return iteration{status: StatusFailed, stderrTail: err.Error()}
+	}
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return iteration{status: StatusFailed, stderrTail: err.Error()}
+	}
+	sampler := memory.Start(cmd.Process.Pid, spec.SampleInterval)
+	rows, digest, readErr := digestRows(stdout)
+	waitErr := cmd.Wait()
+	elapsed := time.Since(start)
+	peak := sampler.Stop()
+
+	it := iteration{status: StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled"}
+	// The kernel's max RSS is the largest single process of the tree: a floor for the tree's peak that
+	// a 50 ms sampler can miss.
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		if kernel := ru.Maxrss<<10 - peak.Baseline.Total; kernel > it.peak.Total {
+			it.peak.Total, it.source = kernel, "rusage"
+		}
+	}
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		it.status = StatusTimeout
+		it.stderrTail = fmt.Sprintf("query %d ran past its %s timeout and was stopped", q, spec.QueryTimeout)
+	case waitErr != nil:
+		it.status, it.exitCode, it.stderrTail = StatusFailed, cmd.ProcessState.ExitCode(), stderr.String()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			// Killed by someone else than us: in a memory-limited container, the OOM killer.
+			it.status = StatusOOMKilled
+			it.stderrTail = strings.TrimSpace(fmt.Sprintf("killed by SIGKILL (out of memory) after %d ms at a peak of %d MiB\n%s", it.millis, (it.peak.Total+peak.Baseline.Total)>>20, stderr.String()))
+		}
+	case readErr != nil:
+		it.status, it.stderrTail = StatusFailed, "reading the result: "+readErr.Error()
+	}
+	return it
+}
+
+// digestRows counts the lines of r and hashes them as a multiset: the sum of each line's SHA-256
+// prefix, so that the same rows in another order give the same digest and a changed, missing or
+// repeated row does not.
+func digestRows(r io.Reader) (int64, string, error) {
+	var rows int64
+	var sum uint64
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(line) == 0 {
+			continue
+		}
+		h := sha256.Sum256(line)
+		sum += binary.BigEndian.Uint64(h[:8])
+		rows++
+	}
+	if err := sc.Err(); err != nil {
+		_, _ = io.Copy(io.Discard, r)
+		return rows, "", err
+	}
+	return rows, fmt.Sprintf("%016x-%d", sum, rows), nil
+}
+
+func median(sorted []int64) int64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// geometricMean of the successful queries' medians (at least 1 ms each, so a 0 ms query does not
+// zero the mean).
+func geometricMean(qs []QueryResult) int64 {
+	var logSum float64
+	n := 0
+	for _, q := range qs {
+		if q.Status == StatusSucceeded {
+			logSum += math.Log(float64(max(q.MedianMillis, 1)))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return int64(math.Round(math.Exp(logSum / float64(n))))
+}
+
+// tailBuffer keeps the last stderrTailBytes written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > stderrTailBytes {
+		t.b = t.b[len(t.b)-stderrTailBytes:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }

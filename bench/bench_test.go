@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests use this binary as the query engine: run with fakeEngineEnv set, it behaves per query.
+const fakeEngineEnv = "PQCACHE_FAKE_ENGINE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeEngineEnv) != "" {
+		fakeEngine(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1])
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// fakeEngine answers query q over data the way a real engine would, or fails the way real ones do.
+func fakeEngine(q, data string) {
+	switch q {
+	case "1": // three rows in a random order, after allocating 32 MiB
+		b := make([]byte, 32<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		time.Sleep(150 * time.Millisecond)
+		rows := []string{"FRANCE|1", "GERMANY|2", "JAPAN|" + data}
+		rand.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		fmt.Println(strings.Join(rows, "\n"))
+		os.Exit(int(b[0]) - 1)
+	case "2":
+		fmt.Fprintln(os.Stderr, "Binder Error: table lineitem does not exist")
+		os.Exit(3)
+	case "3":
+		time.Sleep(10 * time.Second)
+	case "4":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Second)
+	case "5":
+		fmt.Println(rand.Int())
+	}
+}
+
+func fakeSpec(queries ...int) Spec {
+	return Spec{
+		Engine:       CommandEngine{Args: []string{os.Args[0], "-test.run=^$", "{query}", "{data}"}},
+		Data:         "/data/tpch",
+		Queries:      queries,
+		Iterations:   3,
+		Warmups:      1,
+		QueryTimeout: 700 * time.Millisecond,
+	}
+}
+
+func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
+	t.Setenv(fakeEngineEnv, "1")
+	var seen []int
+	spec := fakeSpec(1, 2, 3, 4, 5)
+	spec.Progress = func(q QueryResult) { seen = append(seen, q.Query) }
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int{1, 2, 3, 4, 5}) {
+		t.Errorf("progress saw %v", seen)
+	}
+	byQuery := map[int]QueryResult{}
+	for _, q := range res.Queries {
+		byQuery[q.Query] = q
+	}
+	q1 := byQuery[1]
+	if q1.Status != StatusSucceeded || len(q1.Millis) != 3 || q1.Rows != 3 || q1.Digest == "" {
+		t.Fatalf("query 1: %+v", q1)
+	}
+	if q1.MinMillis < 150 || q1.MinMillis > q1.MedianMillis || q1.MedianMillis > q1.MaxMillis {
+		t.Errorf("query 1 times: min %d median %d max %d", q1.MinMillis, q1.MedianMillis, q1.MaxMillis)
+	}
+	if q1.PeakAnonBytes < 28<<20 || q1.PeakMemoryBytes < q1.PeakAnonBytes {
+		t.Errorf("query 1 memory: total %d anon %d (want ≥ 28 MiB anon)", q1.PeakMemoryBytes, q1.PeakAnonBytes)
+	}
+	for q, want := range map[int]string{2: StatusFailed, 3: StatusTimeout, 4: StatusOOMKilled, 5: StatusFailed} {
+		if got := byQuery[q]; got.Status != want || got.Digest != "" || len(got.Millis) != 0 {
+			t.Errorf("query %d: %+v, want status %s", q, got, want)
+		}
+	}
+	if !strings.Contains(byQuery[2].StderrTail, "Binder Error") || byQuery[2].ExitCode != 3 {
+		t.Errorf("query 2 keeps no stderr or exit code: %+v", byQuery[2])
+	}
+	if !strings.Contains(byQuery[5].StderrTail, "other rows") {
+		t.Errorf("query 5's changing answer is not reported: %+v", byQuery[5])
+	}
+	if !slices.Equal(res.FailedQueries, []int{2, 3, 4, 5}) || res.GeometricMeanMillis != q1.MedianMillis {
+		t.Errorf("failed %v, geometric mean %d (query 1 median %d)", res.FailedQueries, res.GeometricMeanMillis, q1.MedianMillis)
+	}
+
+	// The digest does not depend on row order, and a second run agrees.
+	again, err := Run(context.Background(), fakeSpec(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Queries[0].Digest != q1.Digest {
+		t.Errorf("digest changed between runs: %s, %s", q1.Digest, again.Queries[0].Digest)
+	}
+	other := fakeSpec(1)
+	other.Data = "/elsewhere"
+	differs, _ := Run(context.Background(), other)
+	if differs.Queries[0].Digest == q1.Digest {
+		t.Error("different rows gave the same digest")
+	}
+}
+
+func TestDigestRows(t *testing.T) {
+	d := func(s string) string {
+		_, dg, err := digestRows(strings.NewReader(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dg
+	}
+	if d("a\nb\nc\n") != d("c\r\na\nb") {
+		t.Error("order or line endings changed the digest")
+	}
+	for _, other := range []string{"a\nb\n", "a\nb\nc\nc\n", "a\nb\nd\n"} {
+		if d(other) == d("a\nb\nc\n") {
+			t.Errorf("%q has the digest of a,b,c", other)
+		}
+	}
+}
