@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -216,6 +217,9 @@ func runOnce(ctx context.Context, spec Spec, q int) iteration {
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
+	// The kernel's max RSS of a child started with vfork (as Go does) includes the parent's RSS at exec
+	// time, so it only says something about the query when it is above ours.
+	self, _ := memory.TreeUsage(os.Getpid())
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return iteration{status: StatusFailed, stderrTail: err.Error()}
@@ -229,7 +233,7 @@ func runOnce(ctx context.Context, spec Spec, q int) iteration {
 	it := iteration{status: StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled"}
 	// The kernel's max RSS is the largest single process of the tree: a floor for the tree's peak that
 	// a 50 ms sampler can miss.
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > self.Total {
 		if kernel := ru.Maxrss<<10 - peak.Baseline.Total; kernel > it.peak.Total {
 			it.peak.Total, it.source = kernel, "rusage"
 		}

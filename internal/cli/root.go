@@ -35,6 +35,6 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand())
 	return root
 }

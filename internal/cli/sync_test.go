@@ -107,3 +107,48 @@ func TestSyncCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchCommandLine runs `pqcache bench` with a shell script as the engine and reads its JSON.
+func TestBenchCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "engine.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n[ \"$1\" = 2 ] && { echo 'no such table' >&2; exit 1; }\nseq 1 \"$1\"; echo \"$2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csvPath := filepath.Join(dir, "timings.csv")
+	out, err := run(t, "bench", "--data", dir, "--queries", "1-3", "--iterations", "2", "--warmups", "1",
+		"--command", script+" {query} {data}", "--json", "-", "--csv", csvPath, "--scale-factor", "0.01")
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	var res struct {
+		Queries []struct {
+			Query  int
+			Status string
+			Rows   int64
+			Millis []int64
+		}
+		FailedQueries []int
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json - is not JSON: %v\n%s", err, out)
+	}
+	if len(res.Queries) != 3 || res.Queries[0].Rows != 2 || res.Queries[2].Rows != 4 || len(res.Queries[0].Millis) != 2 ||
+		res.Queries[1].Status != "Failed" || len(res.FailedQueries) != 1 {
+		t.Fatalf("result: %+v", res)
+	}
+	csvData, _ := os.ReadFile(csvPath)
+	if lines := strings.Count(string(csvData), "\n"); lines != 1+2+1+2 {
+		t.Fatalf("timings.csv has %d lines:\n%s", lines, csvData)
+	}
+	for _, bad := range [][]string{
+		{"bench", "--data", dir, "--command", "x", "--queries", "0-3"},
+		{"bench", "--data", dir},
+		{"bench", "--command", "x"},
+		{"bench", "--data", dir, "--command", "x", "--iterations", "0"},
+	} {
+		if _, err := run(t, bad...); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}

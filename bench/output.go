@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// CSVOptions fill the columns of a polars-benchmark style timings.csv that a Result does not know.
+type CSVOptions struct {
+	Version     string // engine version
+	IOType      string // input path: volume, s3, claim, ...
+	ScaleFactor string
+}
+
+// WriteCSV writes one row per measured iteration, with the columns of polars-benchmark's timings.csv
+// (solution, version, query_number, duration[s], io_type, scale_factor) followed by the memory columns
+// it lacks and the query's status. Failed queries get one row with an empty duration.
+func WriteCSV(w io.Writer, res *Result, o CSVOptions) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"solution", "version", "query_number", "duration[s]", "io_type", "scale_factor",
+		"peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status"}); err != nil {
+		return err
+	}
+	for _, q := range res.Queries {
+		rest := []string{o.IOType, o.ScaleFactor, i64(q.PeakMemoryBytes), i64(q.PeakAnonBytes), i64(q.PeakFileBytes), q.Status}
+		if len(q.Millis) == 0 {
+			if err := cw.Write(append([]string{res.Engine, o.Version, strconv.Itoa(q.Query), ""}, rest...)); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, ms := range q.Millis {
+			sec := strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+			if err := cw.Write(append([]string{res.Engine, o.Version, strconv.Itoa(q.Query), sec}, rest...)); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// WriteMarkdown writes a table of the run, one row per query, for pasting into docs.
+func WriteMarkdown(w io.Writer, res *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| query | status | median | min | max | peak memory | anon | file | rows |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, q := range res.Queries {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %d |\n", q.Query, q.Status,
+			ms(q.MedianMillis), ms(q.MinMillis), ms(q.MaxMillis), mib(q.PeakMemoryBytes), mib(q.PeakAnonBytes), mib(q.PeakFileBytes), q.Rows)
+	}
+	fmt.Fprintf(&b, "\nGeometric mean of medians: %s; %d of %d queries failed; wall time %s (%d iterations, %d warm-up).\n",
+		ms(res.GeometricMeanMillis), len(res.FailedQueries), len(res.Queries), ms(res.WallMillis), res.Iterations, res.Warmups)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ms(v int64) string {
+	if v == 0 {
+		return "–"
+	}
+	if v < 10_000 {
+		return fmt.Sprintf("%d ms", v)
+	}
+	return fmt.Sprintf("%.1f s", float64(v)/1000)
+}
+
+func mib(v int64) string {
+	if v == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(v)/(1<<20))
+}
+
+// ParseQueries reads a query list such as "1-22", "1,3,5-7"; every number must be in 1..max.
+func ParseQueries(s string, maxQuery int) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("query list %q: %q is not a number", s, lo)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				return nil, fmt.Errorf("query list %q: %q is not a number", s, hi)
+			}
+		}
+		if a < 1 || b > maxQuery || a > b {
+			return nil, fmt.Errorf("query list %q: %q is outside 1-%d", s, part, maxQuery)
+		}
+		for q := a; q <= b; q++ {
+			if !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out, nil
+}

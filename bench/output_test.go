@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"bytes"
+	"encoding/csv"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func sampleResult() *Result {
+	return &Result{Engine: "duckdb", Iterations: 2, Warmups: 1, WallMillis: 2500, GeometricMeanMillis: 141, FailedQueries: []int{9},
+		Queries: []QueryResult{
+			{Query: 1, Status: StatusSucceeded, Millis: []int64{200, 100}, MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4},
+			{Query: 9, Status: StatusOOMKilled, PeakMemoryBytes: 2 << 30},
+		}}
+}
+
+func TestWriteCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, sampleResult(), CSVOptions{Version: "1.5.6", IOType: "volume", ScaleFactor: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"solution", "version", "query_number", "duration[s]", "io_type", "scale_factor", "peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status"},
+		{"duckdb", "1.5.6", "1", "0.200", "volume", "1", "67108864", "62914560", "4194304", "Succeeded"},
+		{"duckdb", "1.5.6", "1", "0.100", "volume", "1", "67108864", "62914560", "4194304", "Succeeded"},
+		{"duckdb", "1.5.6", "9", "", "volume", "1", "2147483648", "0", "0", "OOMKilled"},
+	}
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("csv:\n%v\nwant\n%v", rows, want)
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, sampleResult()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 1 | Succeeded | 150 ms | 100 ms | 200 ms | 64 MiB | 60 MiB | 4 MiB | 4 |", "| 9 | OOMKilled |", "Geometric mean of medians: 141 ms; 1 of 2 queries failed"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestParseQueries(t *testing.T) {
+	got, err := ParseQueries("1-3, 5,7-8,2", 22)
+	if err != nil || !slices.Equal(got, []int{1, 2, 3, 5, 7, 8}) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "23", "3-1", "a", "1-x", ""} {
+		if _, err := ParseQueries(bad, 22); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
