@@ -18,7 +18,10 @@ package duckdb
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -44,4 +47,69 @@ func TestTPCHExtensionLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("lineitem rows at SF 0.01: %d", n)
+}
+
+// tpchRowCounts at SF 0.01, per the TPC-H specification's cardinalities (SF × base; nation and region
+// fixed; lineitem as dbgen produces it).
+var tpchRowCounts = map[string]int64{
+	"customer": 1500, "lineitem": 60175, "nation": 25, "orders": 15000,
+	"part": 2000, "partsupp": 8000, "region": 5, "supplier": 100,
+}
+
+func TestGenerateAndQueryBothLayouts(t *testing.T) {
+	ctx := context.Background()
+	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
+	if err := BuildTPCHExtension(ctx, ext); err != nil {
+		t.Fatal(err)
+	}
+	answers := map[Layout][]string{}
+	for _, layout := range []Layout{LayoutFlat, LayoutPartitioned} {
+		dir := filepath.Join(t.TempDir(), string(layout))
+		counts, err := Generate(ctx, GenOptions{Scale: 0.01, Out: dir, Layout: layout, RowsPerGroup: 4096, FilesPerTable: 3, Extension: ext, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(counts, tpchRowCounts) {
+			t.Fatalf("%s row counts %v, want %v", layout, counts, tpchRowCounts)
+		}
+		if layout == LayoutPartitioned {
+			parts, _ := filepath.Glob(filepath.Join(dir, "lineitem", "batch=*", "part.parquet"))
+			if len(parts) != 3 {
+				t.Fatalf("lineitem has %d partitions, want 3", len(parts))
+			}
+		}
+		db, err := Open(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CreateViews(ctx, db, dir); err != nil {
+			t.Fatal(err)
+		}
+		for q := 1; q <= 22; q++ {
+			var out strings.Builder
+			n, err := RunQuery(ctx, db, q, &out)
+			if err != nil {
+				t.Fatalf("%s: %v", layout, err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if n == 0 || int64(len(lines)) != n {
+				t.Fatalf("%s q%d returned %d rows (%d lines)", layout, q, n, len(lines))
+			}
+			sort.Strings(lines)
+			answers[layout] = append(answers[layout], strings.Join(lines, "\n"))
+		}
+		db.Close()
+	}
+	for q := range 22 {
+		if answers[LayoutFlat][q] != answers[LayoutPartitioned][q] {
+			t.Errorf("q%d answers differ between layouts:\nflat:\n%s\npartitioned:\n%s", q+1, answers[LayoutFlat][q], answers[LayoutPartitioned][q])
+		}
+	}
+	// Q1's four groups are a property of TPC-H data at every scale.
+	q1 := answers[LayoutFlat][0]
+	for _, prefix := range []string{"A|F|", "N|F|", "N|O|", "R|F|"} {
+		if !strings.Contains(q1, prefix) {
+			t.Errorf("q1 lacks the %s group:\n%s", prefix, q1)
+		}
+	}
 }

@@ -1,0 +1,194 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pqcache/pqcache/bench/queries"
+)
+
+// Layout is how generated tables are laid out as Parquet files.
+type Layout string
+
+const (
+	// LayoutFlat writes one file per table: DIR/<table>.parquet.
+	LayoutFlat Layout = "flat"
+	// LayoutPartitioned writes DIR/<table>/batch=<n>/part.parquet, the layout in which refreshing a
+	// cache re-fetches one partition rather than a table.
+	LayoutPartitioned Layout = "partitioned"
+)
+
+// GenOptions configure data generation.
+type GenOptions struct {
+	Scale         float64
+	Out           string
+	Layout        Layout
+	RowsPerGroup  int // Parquet row group size; 0 means DuckDB's default (122,880)
+	FilesPerTable int // batches per table in the partitioned layout (small tables get one)
+	Extension     string
+	Threads       int
+}
+
+// Generate writes TPC-H data at opts.Scale as Parquet and returns each table's row count.
+func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
+	if opts.Scale <= 0 {
+		return nil, fmt.Errorf("scale factor %v must be positive", opts.Scale)
+	}
+	if opts.FilesPerTable < 1 {
+		opts.FilesPerTable = 1
+	}
+	db, err := Open(opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // the generated tables live in this one in-memory database's connection
+	if _, err := db.ExecContext(ctx, "LOAD "+quote(opts.Extension)); err != nil {
+		return nil, fmt.Errorf("loading the tpch extension %s: %w", opts.Extension, err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("CALL dbgen(sf=%s)", strconv.FormatFloat(opts.Scale, 'f', -1, 64))); err != nil {
+		return nil, fmt.Errorf("generating TPC-H data: %w", err)
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, err
+	}
+	copyOpts := "FORMAT parquet, COMPRESSION zstd"
+	if opts.RowsPerGroup > 0 {
+		copyOpts += fmt.Sprintf(", ROW_GROUP_SIZE %d", opts.RowsPerGroup)
+	}
+	counts := map[string]int64{}
+	for _, t := range queries.Tables {
+		var n int64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+t).Scan(&n); err != nil {
+			return nil, err
+		}
+		counts[t] = n
+		if opts.Layout != LayoutPartitioned {
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM %s) TO %s (%s)", t, quote(filepath.Join(opts.Out, t+".parquet")), copyOpts)); err != nil {
+				return nil, fmt.Errorf("writing %s: %w", t, err)
+			}
+			continue
+		}
+		batches := opts.FilesPerTable
+		if n < 10_000 {
+			batches = 1 // nation, region, tiny scales: one file
+		}
+		for b := range batches {
+			dir := filepath.Join(opts.Out, t, fmt.Sprintf("batch=%d", b))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+			// Contiguous ranges of the generation order, so each batch is like a day's load.
+			q := fmt.Sprintf("COPY (SELECT * FROM %s WHERE rowid * %d // %d = %d) TO %s (%s)", t, batches, max(n, 1), b, quote(filepath.Join(dir, "part.parquet")), copyOpts)
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("writing %s batch %d: %w", t, b, err)
+			}
+		}
+	}
+	return counts, nil
+}
+
+// CreateViews makes each TPC-H table a view over its Parquet files in dir, flat or partitioned.
+func CreateViews(ctx context.Context, db *sql.DB, dir string) error {
+	for _, t := range queries.Tables {
+		src := filepath.Join(dir, t+".parquet")
+		if _, err := os.Stat(src); err != nil {
+			src = filepath.Join(dir, t, "**", "*.parquet")
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM read_parquet(%s)", t, quote(src))); err != nil {
+			return fmt.Errorf("table %s from %s: %w", t, src, err)
+		}
+	}
+	return nil
+}
+
+// RunQuery runs PDS-H query n and writes its rows to w, one per line, columns separated by '|'.
+// Numbers are printed with two decimals (TPC-H's answer precision), so that the same answer computed
+// in another order (other files, other threads) prints the same.
+func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error) {
+	q, err := queries.SQL(n)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("query %d: %w", n, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var count int64
+	var line strings.Builder
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return count, err
+		}
+		line.Reset()
+		for i, v := range vals {
+			if i > 0 {
+				line.WriteByte('|')
+			}
+			line.WriteString(format(v))
+		}
+		line.WriteByte('\n')
+		if _, err := io.WriteString(w, line.String()); err != nil {
+			return count, err
+		}
+		count++
+	}
+	return count, rows.Err()
+}
+
+func format(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case float64:
+		return strconv.FormatFloat(math.Round(v*100)/100, 'f', 2, 64)
+	case float32:
+		return strconv.FormatFloat(math.Round(float64(v)*100)/100, 'f', 2, 64)
+	case time.Time:
+		return v.Format("2006-01-02")
+	case *big.Int:
+		return v.String()
+	case interface{ Float64() float64 }: // DECIMAL
+		return strconv.FormatFloat(math.Round(v.Float64()*100)/100, 'f', 2, 64)
+	case []byte:
+		return string(v)
+	}
+	return fmt.Sprint(v)
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
