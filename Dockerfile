@@ -13,10 +13,13 @@ ARG VERSION=dev
 # cgo stays on: the built-in DuckDB engine links C++, so the binary needs glibc and libstdc++ at run time.
 RUN CGO_ENABLED=1 go build -trimpath \
       -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=${VERSION}" \
-      -o /out/pqcache ./cmd/pqcache
+      -o /out/pqcache ./cmd/pqcache \
+ && go run ./hack/tpch-extension /out/tpch.duckdb_extension
 
 # distroless/cc: glibc, libstdc++, CA certificates, a nonroot user (65532); no shell, no package manager.
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/pqcache /usr/local/bin/pqcache
+# DuckDB's tpch extension, for `pqcache datagen`; pqcache finds it here beside its binary.
+COPY --from=build /out/tpch.duckdb_extension /usr/local/lib/pqcache/tpch.duckdb_extension
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/pqcache"]

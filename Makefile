@@ -55,8 +55,12 @@ vet: ## Run go vet, including the e2e suite's build tag.
 	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
-build: ## Build bin/pqcache.
+build: tpch-extension ## Build bin/pqcache (and the tpch extension beside it, for pqcache datagen).
 	go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache ./cmd/pqcache
+
+.PHONY: tpch-extension
+tpch-extension: ## Build bin/tpch.duckdb_extension from the DuckDB bindings' static library (needs g++).
+	go run ./hack/tpch-extension $(LOCALBIN)/tpch.duckdb_extension
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster in KUBECONFIG (install the CRDs first: kubectl apply -f config/crd/bases).

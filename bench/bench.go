@@ -80,6 +80,16 @@ func (e CommandEngine) Command(ctx context.Context, query int, data string) (*ex
 	return exec.CommandContext(ctx, args[0], args[1:]...), nil
 }
 
+// SelfEngine re-executes a program (pqcache itself, for the built-in DuckDB) with a query's arguments:
+// a CommandEngine under another name.
+type SelfEngine struct {
+	CommandEngine
+	EngineName string
+}
+
+// Name is the engine's name.
+func (e SelfEngine) Name() string { return e.EngineName }
+
 // Spec is one benchmark run.
 type Spec struct {
 	Engine     Engine

@@ -17,11 +17,14 @@ limitations under the License.
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,13 +32,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/duckdb"
 )
 
 func newBenchCommand() *cobra.Command {
 	var (
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion string
-		iterations, warmups                                                         int
-		queryTimeout                                                                time.Duration
+		iterations, warmups, threads                                                  int
+		queryTimeout                                                                  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
@@ -45,6 +49,8 @@ its own, and reports per query the median, min and max wall time, the peak of th
 anonymous and file-backed memory above its baseline, the rows returned and an order-insensitive digest
 of them. A query that fails, times out or is OOM-killed is recorded as such and the run goes on.
 
+With --engine duckdb (the default), the data directory holds the TPC-H tables as Parquet, one file per
+table (lineitem.parquet) or partitioned (lineitem/**/*.parquet), as pqcache datagen writes them.
 With --engine command, --command is split on spaces; {query} and {data} are replaced in each argument.
 The command prints its result rows to stdout, one per line.`,
 		Args: cobra.NoArgs,
@@ -61,6 +67,18 @@ The command prints its result rows to stdout, one per line.`,
 			}
 			var eng bench.Engine
 			switch engine {
+			case "duckdb":
+				self, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				// Each query in a fresh pqcache process running the embedded DuckDB.
+				eng = bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{
+					Args: []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads)},
+				}}
+				if engineVersion == "" {
+					engineVersion = duckdb.Version
+				}
 			case "command":
 				args := strings.Fields(command)
 				if len(args) == 0 {
@@ -68,7 +86,7 @@ The command prints its result rows to stdout, one per line.`,
 				}
 				eng = bench.CommandEngine{Args: args}
 			default:
-				return fmt.Errorf("--engine %q: this build runs external engines only (--engine command)", engine)
+				return fmt.Errorf("--engine %q: want duckdb or command", engine)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -111,7 +129,8 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&queries, "queries", "1-22", "Queries to run: a list of numbers and ranges, e.g. 1-22 or 1,6,14.")
 	f.IntVar(&iterations, "iterations", 3, "Measured runs per query (1-100).")
 	f.IntVar(&warmups, "warmups", 1, "Unmeasured runs before them (0-10).")
-	f.StringVar(&engine, "engine", "command", "Query engine: command (any program, one process per query).")
+	f.StringVar(&engine, "engine", "duckdb", "Query engine: duckdb (built in) or command (any program); one process per query either way.")
+	f.IntVar(&threads, "threads", 0, "DuckDB threads per query (0: one per CPU the process may use).")
 	f.StringVar(&command, "command", "", "The command engine's command line; {query} and {data} are replaced.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
@@ -120,4 +139,108 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&engineVersion, "engine-version", "", "The version column of the CSV.")
 	return cmd
+}
+
+// newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the data, run the query,
+// print the rows. Hidden: bench starts it.
+func newBenchQueryCommand() *cobra.Command {
+	var (
+		data           string
+		query, threads int
+	)
+	cmd := &cobra.Command{
+		Use:    "bench-query --query N --data DIR",
+		Short:  "Run one PDS-H query with the embedded DuckDB and print its rows (used by bench)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := duckdb.Open(threads)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			if err := duckdb.CreateViews(cmd.Context(), db, data); err != nil {
+				return err
+			}
+			w := bufio.NewWriter(cmd.OutOrStdout())
+			if _, err := duckdb.RunQuery(cmd.Context(), db, query, w); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "Data directory.")
+	cmd.Flags().IntVar(&query, "query", 0, "Query number, 1-22.")
+	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: default).")
+	return cmd
+}
+
+func newDatagenCommand() *cobra.Command {
+	var (
+		opts   duckdb.GenOptions
+		layout string
+	)
+	cmd := &cobra.Command{
+		Use:   "datagen --scale 1 --out DIR",
+		Short: "Generate TPC-H data as Parquet (flat or partitioned), offline, with DuckDB's dbgen",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Out == "" {
+				return errors.New("--out is required")
+			}
+			switch duckdb.Layout(layout) {
+			case duckdb.LayoutFlat, duckdb.LayoutPartitioned:
+				opts.Layout = duckdb.Layout(layout)
+			default:
+				return fmt.Errorf("--layout %q: want flat or partitioned", layout)
+			}
+			ext, err := tpchExtension(opts.Extension)
+			if err != nil {
+				return err
+			}
+			opts.Extension = ext
+			start := time.Now()
+			counts, err := duckdb.Generate(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			for _, t := range []string{"customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"} {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-9s %12d rows\n", t, counts[t])
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "TPC-H SF %g, %s layout, in %s: %s\n", opts.Scale, opts.Layout, time.Since(start).Round(time.Millisecond), opts.Out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&opts.Scale, "scale", 1, "TPC-H scale factor (1 is about 1 GB in memory, ~300 MB of Parquet).")
+	f.StringVar(&opts.Out, "out", "", "Directory to write the Parquet files into.")
+	f.StringVar(&layout, "layout", "flat", "flat (<table>.parquet) or partitioned (<table>/batch=N/part.parquet).")
+	f.IntVar(&opts.RowsPerGroup, "rows-per-group", 0, "Parquet row group size (DuckDB rounds it up to a multiple of 2048); 0 keeps DuckDB's default.")
+	f.IntVar(&opts.FilesPerTable, "files-per-table", 8, "Partitions per table in the partitioned layout (tables under 10,000 rows get one).")
+	f.StringVar(&opts.Extension, "tpch-extension", "", "The tpch extension (make tpch-extension builds it); default: $PQCACHE_TPCH_EXTENSION, or beside the binary.")
+	f.IntVar(&opts.Threads, "threads", 0, "DuckDB threads (0: default).")
+	return cmd
+}
+
+// tpchExtension finds the loadable tpch extension: the flag, $PQCACHE_TPCH_EXTENSION, or the places
+// the image and `make build` put it beside the binary.
+func tpchExtension(flag string) (string, error) {
+	candidates := []string{flag, os.Getenv("PQCACHE_TPCH_EXTENSION")}
+	if self, err := os.Executable(); err == nil {
+		dir := filepath.Dir(self)
+		candidates = append(candidates, filepath.Join(dir, "tpch.duckdb_extension"), filepath.Join(dir, "..", "lib", "pqcache", "tpch.duckdb_extension"))
+	}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+		if c == flag {
+			return "", fmt.Errorf("--tpch-extension %s: not found", c)
+		}
+	}
+	return "", errors.New("no tpch extension found: run `make tpch-extension`, or pass --tpch-extension")
 }

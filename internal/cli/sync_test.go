@@ -18,12 +18,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/internal/s3test"
 )
@@ -117,7 +119,7 @@ func TestBenchCommandLine(t *testing.T) {
 	}
 	csvPath := filepath.Join(dir, "timings.csv")
 	out, err := run(t, "bench", "--data", dir, "--queries", "1-3", "--iterations", "2", "--warmups", "1",
-		"--command", script+" {query} {data}", "--json", "-", "--csv", csvPath, "--scale-factor", "0.01")
+		"--engine", "command", "--command", script+" {query} {data}", "--json", "-", "--csv", csvPath, "--scale-factor", "0.01")
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
@@ -142,13 +144,73 @@ func TestBenchCommandLine(t *testing.T) {
 		t.Fatalf("timings.csv has %d lines:\n%s", lines, csvData)
 	}
 	for _, bad := range [][]string{
-		{"bench", "--data", dir, "--command", "x", "--queries", "0-3"},
-		{"bench", "--data", dir},
-		{"bench", "--command", "x"},
-		{"bench", "--data", dir, "--command", "x", "--iterations", "0"},
+		{"bench", "--data", dir, "--engine", "command", "--command", "x", "--queries", "0-3"},
+		{"bench", "--data", dir, "--engine", "command"},
+		{"bench", "--engine", "command", "--command", "x"},
+		{"bench", "--data", dir, "--engine", "command", "--command", "x", "--iterations", "0"},
+		{"bench", "--data", dir, "--engine", "spark"},
 	} {
 		if _, err := run(t, bad...); err == nil {
 			t.Errorf("%v was accepted", bad)
 		}
+	}
+}
+
+// TestDatagenAndDuckDBBench generates TPC-H SF 0.01 in both layouts with `pqcache datagen`, runs all
+// 22 queries with `pqcache bench --engine duckdb` (each query in a fresh process), and checks that
+// every query succeeds and returns the same digest on both layouts and across runs.
+func TestDatagenAndDuckDBBench(t *testing.T) {
+	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
+	if err := duckdb.BuildTPCHExtension(context.Background(), ext); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		Queries []struct {
+			Query  int
+			Status string
+			Digest string
+			Rows   int64
+		}
+	}
+	runBench := func(dir string) result {
+		t.Helper()
+		out, err := run(t, "bench", "--data", dir, "--queries", "1-22", "--iterations", "1", "--warmups", "0", "--threads", "2", "--json", "-")
+		if err != nil {
+			t.Fatalf("bench: %v\n%s", err, out)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Queries) != 22 {
+			t.Fatalf("%d queries ran", len(r.Queries))
+		}
+		for _, q := range r.Queries {
+			if q.Status != "Succeeded" || q.Digest == "" || q.Rows == 0 {
+				t.Fatalf("query %d: %+v", q.Query, q)
+			}
+		}
+		return r
+	}
+	var results []result
+	for _, layout := range []string{"flat", "partitioned"} {
+		dir := filepath.Join(t.TempDir(), layout)
+		out, err := run(t, "datagen", "--scale", "0.01", "--out", dir, "--layout", layout, "--files-per-table", "4", "--rows-per-group", "8192", "--tpch-extension", ext)
+		if err != nil || !strings.Contains(out, "lineitem         60175 rows") {
+			t.Fatalf("datagen %s: %v\n%s", layout, err, out)
+		}
+		results = append(results, runBench(dir))
+		if layout == "flat" {
+			results = append(results, runBench(dir)) // a second run on the same data
+		}
+	}
+	for i := range 22 {
+		a, b, c := results[0].Queries[i], results[1].Queries[i], results[2].Queries[i]
+		if a.Digest != b.Digest || a.Digest != c.Digest {
+			t.Errorf("query %d digests differ: flat %s, flat again %s, partitioned %s", i+1, a.Digest, b.Digest, c.Digest)
+		}
+	}
+	if _, err := run(t, "datagen", "--out", t.TempDir(), "--tpch-extension", "/nonexistent"); err == nil {
+		t.Error("a missing extension was accepted")
 	}
 }
