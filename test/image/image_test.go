@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package image checks the container image's file system, as `make image-rootfs` assembles it from the
 // Dockerfile's recipe: the binary must run, as the nonroot user, with only those files, and do a real
-// sync. No Docker engine runs here; chroot stands in for the container's root.
+// sync, generate TPC-H data and query it. No Docker engine runs here; chroot (with a private /proc)
+// stands in for the container's root.
 package image
 
 import (
@@ -25,6 +26,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/internal/s3test"
 )
@@ -37,8 +40,23 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	if out, err := exec.Command("../../hack/image-rootfs.sh", rootfs).CombinedOutput(); err != nil {
 		t.Fatalf("image-rootfs: %v\n%s", err, out)
 	}
+	// A container runtime adds /proc and /dev; so does this test: /proc mounted in a private mount
+	// namespace of each command, and the /dev/null device that os/exec opens.
+	for _, d := range []string{"proc", "dev"} {
+		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mknod(filepath.Join(rootfs, "dev", "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	chroot, err := exec.LookPath("chroot")
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := func(env []string, args ...string) (string, error) {
-		cmd := exec.Command("chroot", append([]string{"--userspec=65532:65532", rootfs, "/usr/local/bin/pqcache"}, args...)...)
+		cmd := exec.Command("unshare", append([]string{"--mount", "--pid", "--fork", "--mount-proc=" + filepath.Join(rootfs, "proc"),
+			chroot, "--userspec=65532:65532", rootfs, "/usr/local/bin/pqcache"}, args...)...)
 		cmd.Env = append([]string{"HOME=/tmp", "PATH=/usr/local/bin"}, env...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -67,5 +85,14 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	}
 	if out, err := run(nil, "verify", "/data"); err != nil {
 		t.Fatalf("pqcache verify in the image: %v\n%s", err, out)
+	}
+
+	// The embedded DuckDB and the tpch extension the image carries: generate, then query.
+	if out, err := run(nil, "datagen", "--scale", "0.01", "--out", "/data/tpch"); err != nil || !strings.Contains(out, "lineitem         60175 rows") {
+		t.Fatalf("pqcache datagen in the image: %v\n%s", err, out)
+	}
+	out, err := run(nil, "bench", "--data", "/data/tpch", "--queries", "1,6", "--iterations", "1", "--warmups", "0", "--json", "-")
+	if err != nil || strings.Count(out, `"status": "Succeeded"`) != 2 {
+		t.Fatalf("pqcache bench in the image: %v\n%s", err, out)
 	}
 }
