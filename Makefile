@@ -70,6 +70,15 @@ run: manifests generate ## Run the manager against the cluster in KUBECONFIG (in
 image-rootfs: ## Assemble bin/rootfs: the file system of the Dockerfile's image (binary, its shared libraries, CA certificates, nonroot user).
 	VERSION=$(VERSION) hack/image-rootfs.sh
 
+.PHONY: report-screenshot
+report-screenshot: build ## Run a small benchmark, write bin/report.html with pqcache report, and screenshot it into bin/report.png with headless Chromium.
+	rm -rf $(LOCALBIN)/demo-tpch && $(LOCALBIN)/pqcache datagen --scale 0.01 --out $(LOCALBIN)/demo-tpch
+	$(LOCALBIN)/pqcache bench --data $(LOCALBIN)/demo-tpch --iterations 2 --label "SF 0.01 / local" --json $(LOCALBIN)/result.json >/dev/null
+	$(LOCALBIN)/pqcache report $(LOCALBIN)/result.json -o $(LOCALBIN)/report.html
+	chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --disable-component-update \
+		--disable-sync --user-data-dir=$$(mktemp -d) --window-size=1024,1400 --screenshot=$(LOCALBIN)/report.png file://$(LOCALBIN)/report.html
+	@echo "wrote $(LOCALBIN)/report.html and $(LOCALBIN)/report.png"
+
 ##@ Testing
 
 .PHONY: test

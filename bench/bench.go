@@ -103,6 +103,8 @@ type Spec struct {
 	SampleInterval time.Duration
 	// Progress, if set, is told about each finished query.
 	Progress func(QueryResult)
+	// Label is copied into the result.
+	Label string
 }
 
 // QueryResult summarises one query's measured iterations. Times are milliseconds, memory bytes.
@@ -132,6 +134,8 @@ type QueryResult struct {
 
 // Result is a whole run.
 type Result struct {
+	// Label names the run in reports, e.g. "2cpu-4gi / volume"; empty uses the engine and data.
+	Label               string        `json:"label,omitempty"`
 	Engine              string        `json:"engine"`
 	Data                string        `json:"data"`
 	Start               time.Time     `json:"start"`
@@ -149,7 +153,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if spec.Iterations < 1 {
 		spec.Iterations = 1
 	}
-	res := &Result{Engine: spec.Engine.Name(), Data: spec.Data, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
+	res := &Result{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
 	for _, q := range spec.Queries {
 		qr := QueryResult{Query: q, Status: StatusSucceeded}
 		for i := 0; i < spec.Warmups+spec.Iterations; i++ {

@@ -18,7 +18,10 @@ package duckdb
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -111,5 +114,37 @@ func TestGenerateAndQueryBothLayouts(t *testing.T) {
 		if !strings.Contains(q1, prefix) {
 			t.Errorf("q1 lacks the %s group:\n%s", prefix, q1)
 		}
+	}
+}
+
+// BenchmarkQueriesInOneConnection runs the 22 queries, warm, in one long-lived DuckDB connection: the
+// baseline against which the runner's fresh process per query is compared. It needs generated data:
+// PQCACHE_BENCH_DATA=DIR go test ./bench/duckdb -run '^$' -bench OneConnection -benchtime 3x
+func BenchmarkQueriesInOneConnection(b *testing.B) {
+	dir := os.Getenv("PQCACHE_BENCH_DATA")
+	if dir == "" {
+		b.Skip("set PQCACHE_BENCH_DATA to a directory written by pqcache datagen")
+	}
+	ctx := context.Background()
+	db, err := Open(2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if err := CreateViews(ctx, db, dir); err != nil {
+		b.Fatal(err)
+	}
+	for q := 1; q <= 22; q++ {
+		b.Run(fmt.Sprintf("q%02d", q), func(b *testing.B) {
+			if _, err := RunQuery(ctx, db, q, io.Discard); err != nil { // warm-up, as the runner does
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := RunQuery(ctx, db, q, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

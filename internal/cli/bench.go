@@ -33,13 +33,14 @@ import (
 
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/bench/report"
 )
 
 func newBenchCommand() *cobra.Command {
 	var (
-		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion string
-		iterations, warmups, threads                                                  int
-		queryTimeout                                                                  time.Duration
+		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label string
+		iterations, warmups, threads                                                         int
+		queryTimeout                                                                         time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
@@ -92,7 +93,7 @@ The command prints its result rows to stdout, one per line.`,
 			defer stop()
 			stderr := cmd.ErrOrStderr()
 			res, err := bench.Run(ctx, bench.Spec{
-				Engine: eng, Data: data, Queries: qs, Iterations: iterations, Warmups: warmups, QueryTimeout: queryTimeout,
+				Label: label, Engine: eng, Data: data, Queries: qs, Iterations: iterations, Warmups: warmups, QueryTimeout: queryTimeout,
 				Progress: func(q bench.QueryResult) {
 					fmt.Fprintf(stderr, "q%-2d %-9s median %6d ms  peak %6d MiB\n", q.Query, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
 				},
@@ -133,6 +134,7 @@ The command prints its result rows to stdout, one per line.`,
 	f.IntVar(&threads, "threads", 0, "DuckDB threads per query (0: one per CPU the process may use).")
 	f.StringVar(&command, "command", "", "The command engine's command line; {query} and {data} are replaced.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
+	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
 	f.StringVar(&csvOut, "csv", "", "Write a polars-benchmark style timings CSV, with memory columns, to this file.")
 	f.StringVar(&ioType, "io-type", "volume", "The io_type column of the CSV: how the data was read.")
@@ -243,4 +245,46 @@ func tpchExtension(flag string) (string, error) {
 		}
 	}
 	return "", errors.New("no tpch extension found: run `make tpch-extension`, or pass --tpch-extension")
+}
+
+func newReportCommand() *cobra.Command {
+	var out, format string
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json... [-o report.html]",
+		Short: "Compare bench results: a self-contained HTML page with charts, or Markdown tables",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var results []*bench.Result
+			for _, p := range args {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				var r bench.Result
+				if err := json.Unmarshal(data, &r); err != nil {
+					return fmt.Errorf("%s is not a bench result: %w", p, err)
+				}
+				results = append(results, &r)
+			}
+			w := cmd.OutOrStdout()
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w = f
+			}
+			switch format {
+			case "html":
+				return report.WriteHTML(w, results)
+			case "markdown":
+				return report.WriteMarkdown(w, results)
+			}
+			return fmt.Errorf("--format %q: want html or markdown", format)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "File to write (default: stdout).")
+	cmd.Flags().StringVar(&format, "format", "html", "html (a page with charts) or markdown.")
+	return cmd
 }

@@ -35,6 +35,6 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newBenchQueryCommand(), newDatagenCommand())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newBenchQueryCommand(), newDatagenCommand(), newReportCommand())
 	return root
 }

@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package report turns benchmark results into a page people compare by looking: per-query bar charts
+// of median time and of peak memory, one series per run (configuration × input path), the geometric
+// means, and a table. The HTML is self-contained: inline CSS and SVG drawn here, no scripts, nothing
+// fetched when it is opened.
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pqcache/pqcache/bench"
+)
+
+// palette has one colour per series (repeating past eight).
+var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"}
+
+// Series is one run in the report.
+type Series struct {
+	Label  string
+	Color  string
+	Result *bench.Result
+}
+
+func seriesOf(results []*bench.Result) []Series {
+	out := make([]Series, len(results))
+	for i, r := range results {
+		label := r.Label
+		if label == "" {
+			label = fmt.Sprintf("%s %s", r.Engine, r.Data)
+		}
+		out[i] = Series{Label: label, Color: palette[i%len(palette)], Result: r}
+	}
+	return out
+}
+
+// queryNumbers is the union of the queries run, in order.
+func queryNumbers(results []*bench.Result) []int {
+	seen := map[int]bool{}
+	var qs []int
+	for _, r := range results {
+		for _, q := range r.Queries {
+			if !seen[q.Query] {
+				seen[q.Query] = true
+				qs = append(qs, q.Query)
+			}
+		}
+	}
+	sort.Ints(qs)
+	return qs
+}
+
+func find(r *bench.Result, q int) *bench.QueryResult {
+	for i := range r.Queries {
+		if r.Queries[i].Query == q {
+			return &r.Queries[i]
+		}
+	}
+	return nil
+}
+
+// chart draws a grouped bar chart: one group per query, one bar per series, as SVG.
+func chart(title, unit string, series []Series, qs []int, value func(*bench.QueryResult) float64) template.HTML {
+	const (
+		width, height         = 960, 320
+		left, right, top, bot = 64, 16, 28, 40
+	)
+	maxV := 0.0
+	for _, s := range series {
+		for _, q := range qs {
+			if qr := find(s.Result, q); qr != nil {
+				maxV = math.Max(maxV, value(qr))
+			}
+		}
+	}
+	if maxV == 0 {
+		maxV = 1
+	}
+	plotW, plotH := float64(width-left-right), float64(height-top-bot)
+	groupW := plotW / float64(max(len(qs), 1))
+	barW := groupW * 0.8 / float64(max(len(series), 1))
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`, width, height, width, height, template.HTMLEscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="18" class="title">%s (%s)</text>`, left, template.HTMLEscapeString(title), unit)
+	for i := 0; i <= 4; i++ { // grid and axis labels
+		v := maxV * float64(i) / 4
+		y := float64(top) + plotH - plotH*float64(i)/4
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="grid"/><text x="%d" y="%.1f" class="axis" text-anchor="end">%s</text>`,
+			left, width-right, y, y, left-6, y+4, short(v))
+	}
+	for gi, q := range qs {
+		x0 := float64(left) + groupW*float64(gi) + groupW*0.1
+		for si, s := range series {
+			qr := find(s.Result, q)
+			if qr == nil {
+				continue
+			}
+			v := value(qr)
+			h := plotH * v / maxV
+			x := x0 + barW*float64(si)
+			if qr.Status != bench.StatusSucceeded {
+				// A failed query: a hatched marker at the base, labelled with the status.
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s q%d: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), q, qr.Status)
+				continue
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s q%d: %s %s</title></rect>`,
+				x, float64(top)+plotH-h, barW, math.Max(h, 0.5), s.Color, template.HTMLEscapeString(s.Label), q, short(v), unit)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis" text-anchor="middle">q%d</text>`, x0+groupW*0.4, height-bot+16, q)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+func short(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+var page = template.Must(template.New("report").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>pqcache benchmark report</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+h1{font-size:20px} .chart{display:block;margin:12px 0 24px;max-width:100%;height:auto}
+.title{font-weight:600;font-size:14px} .axis{font-size:11px;fill:#555} .grid{stroke:#ddd}
+.failed{fill:#c00;opacity:.6} table{border-collapse:collapse;margin:12px 0}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right} th:first-child,td:first-child{text-align:left}
+.legend span{display:inline-block;margin-right:16px} .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
+</style></head><body>
+<h1>pqcache benchmark report</h1>
+<p class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Label}}</span>{{end}}</p>
+<table><tr><th>run</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
+{{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
+{{end}}</table>
+{{.TimeChart}}
+{{.MemoryChart}}
+<table><tr><th>query</th>{{range .Series}}<th>{{.Label}}: median</th><th>peak memory</th>{{end}}</tr>
+{{range .Rows}}<tr><td>q{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Memory}}</td>{{end}}</tr>
+{{end}}</table>
+</body></html>
+`))
+
+type cell struct{ Time, Memory string }
+
+type row struct {
+	Query int
+	Cells []cell
+}
+
+// WriteHTML writes the self-contained report page.
+func WriteHTML(w io.Writer, results []*bench.Result) error {
+	series := seriesOf(results)
+	qs := queryNumbers(results)
+	var rows []row
+	for _, q := range qs {
+		r := row{Query: q}
+		for _, s := range series {
+			c := cell{Time: "–", Memory: "–"}
+			if qr := find(s.Result, q); qr != nil {
+				if qr.Status == bench.StatusSucceeded {
+					c = cell{Time: fmt.Sprintf("%d ms", qr.MedianMillis), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
+				} else {
+					c = cell{Time: qr.Status, Memory: qr.Status}
+				}
+			}
+			r.Cells = append(r.Cells, c)
+		}
+		rows = append(rows, r)
+	}
+	return page.Execute(w, map[string]any{
+		"Series":      series,
+		"Rows":        rows,
+		"TimeChart":   chart("Median time per query", "ms", series, qs, func(q *bench.QueryResult) float64 { return float64(q.MedianMillis) }),
+		"MemoryChart": chart("Peak memory per query", "MiB", series, qs, func(q *bench.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }),
+	})
+}
+
+// WriteMarkdown writes one table per run, for pasting into docs.
+func WriteMarkdown(w io.Writer, results []*bench.Result) error {
+	for _, s := range seriesOf(results) {
+		if _, err := fmt.Fprintf(w, "### %s\n\n", s.Label); err != nil {
+			return err
+		}
+		if err := bench.WriteMarkdown(w, s.Result); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pqcache/pqcache/bench"
+)
+
+func sampleResults() []*bench.Result {
+	mk := func(label string, scale int64, failed int) *bench.Result {
+		r := &bench.Result{Label: label, Engine: "duckdb", Iterations: 3, Warmups: 1, GeometricMeanMillis: 100 * scale}
+		for q := 1; q <= 22; q++ {
+			qr := bench.QueryResult{Query: q, Status: bench.StatusSucceeded, MedianMillis: int64(q) * 10 * scale, PeakMemoryBytes: int64(q) << 20}
+			if q == failed {
+				qr = bench.QueryResult{Query: q, Status: bench.StatusOOMKilled}
+				r.FailedQueries = []int{q}
+			}
+			r.Queries = append(r.Queries, qr)
+		}
+		return r
+	}
+	return []*bench.Result{mk("2cpu-4gi / volume", 1, 0), mk("2cpu-4gi / s3", 8, 9)}
+}
+
+func TestHTMLIsSelfContainedAndDrawsEveryBar(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHTML(&b, sampleResults()); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if n := strings.Count(html, "<svg"); n != 2 {
+		t.Errorf("%d charts, want 2 (time and memory)", n)
+	}
+	// 22 queries × 2 runs, minus the failed one, per chart.
+	if n := strings.Count(html, `class="bar"`); n != 2*(44-1) {
+		t.Errorf("%d bars, want %d", n, 2*43)
+	}
+	if n := strings.Count(html, `class="failed"`); n != 2 {
+		t.Errorf("%d failure markers, want 2", n)
+	}
+	for _, banned := range []string{"<script", "http://", "https://", "<link"} {
+		if strings.Contains(html, banned) {
+			t.Errorf("the report contains %q: it must open offline, with nothing to fetch", banned)
+		}
+	}
+	for _, want := range []string{"2cpu-4gi / volume", "2cpu-4gi / s3", "OOMKilled", "800 ms"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
+// TestChromiumDrawsTheCharts opens the report in headless Chromium (Debian's chromium package) and
+// counts the bars the browser actually laid out with a non-zero size.
+func TestChromiumDrawsTheCharts(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not found: apt-get install chromium (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, sampleResults()); err != nil {
+		t.Fatal(err)
+	}
+	// The test's own measuring script goes into a copy; the report itself has none.
+	probe := strings.Replace(b.String(), "</body>", `<script>
+const drawn = [...document.querySelectorAll("svg rect.bar")].filter(r => { const bb = r.getBBox(); return bb.width > 0 && bb.height > 0; }).length;
+const charts = [...document.querySelectorAll("svg.chart")].filter(s => s.getBoundingClientRect().width > 100 && s.getBoundingClientRect().height > 100).length;
+document.body.setAttribute("data-drawn", drawn); document.body.setAttribute("data-charts", charts);
+</script></body>`, 1)
+	page := filepath.Join(dir, "probe.html")
+	if err := os.WriteFile(page, []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--dump-dom", "file://"+page).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	attr := func(name string) int {
+		m := regexp.MustCompile(name + `="(\d+)"`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("chromium's DOM has no %s:\n%.2000s", name, out)
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		return n
+	}
+	if got := attr("data-charts"); got != 2 {
+		t.Errorf("%d charts laid out, want 2", got)
+	}
+	if got := attr("data-drawn"); got != 2*43 {
+		t.Errorf("%d bars drawn with a size, want %d", got, 2*43)
+	}
+}
