@@ -70,6 +70,10 @@ run: manifests generate ## Run the manager against the cluster in KUBECONFIG (in
 image-rootfs: ## Assemble bin/rootfs: the file system of the Dockerfile's image (binary, its shared libraries, CA certificates, nonroot user).
 	VERSION=$(VERSION) hack/image-rootfs.sh
 
+.PHONY: demo-standalone
+demo-standalone: ## pqcache without Kubernetes: local S3 server, TPC-H SF 0.1, sync, incremental re-sync, 22 queries, report.html.
+	hack/demo-standalone.sh
+
 .PHONY: report-screenshot
 report-screenshot: build ## Run a small benchmark, write bin/report.html with pqcache report, and screenshot it into bin/report.png with headless Chromium.
 	rm -rf $(LOCALBIN)/demo-tpch && $(LOCALBIN)/pqcache datagen --scale 0.01 --out $(LOCALBIN)/demo-tpch
