@@ -145,6 +145,13 @@ type Result struct {
 	Queries             []QueryResult `json:"queries"`
 	GeometricMeanMillis int64         `json:"geometricMeanMillis,omitempty"`
 	FailedQueries       []int         `json:"failedQueries,omitempty"`
+	// Probe is the input path's read throughput, measured when asked for.
+	Probe *ProbeResult `json:"probe,omitempty"`
+	// CgroupPeakBytes is the peak of the runner's own cgroup over the whole run (in a container: the
+	// runner and all queries, page cache included), and CgroupPeakSource where it was read; absent
+	// when the runner has no cgroup of its own.
+	CgroupPeakBytes  int64  `json:"cgroupPeakBytes,omitempty"`
+	CgroupPeakSource string `json:"cgroupPeakSource,omitempty"`
 }
 
 // Run runs every query Warmups + Iterations times, each in a fresh process, and returns the results.
@@ -195,6 +202,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	res.WallMillis = time.Since(res.Start).Milliseconds()
 	res.GeometricMeanMillis = geometricMean(res.Queries)
+	if v, src, ok := memory.CgroupPeak(); ok {
+		res.CgroupPeakBytes, res.CgroupPeakSource = v, src
+	}
 	return res, nil
 }
 

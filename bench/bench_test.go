@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -148,5 +149,34 @@ func TestDigestRows(t *testing.T) {
 		if d(other) == d("a\nb\nc\n") {
 			t.Errorf("%q has the digest of a,b,c", other)
 		}
+	}
+}
+
+func TestProbeReadsEveryFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	var want int64
+	for i, size := range []int{0, 1, 3 << 20, 123457} {
+		p := filepath.Join(dir, "t", fmt.Sprintf("part-%d.parquet", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want += int64(size)
+	}
+	// The cache's bookkeeping is not input data.
+	if err := os.MkdirAll(filepath.Join(dir, ".pqcache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".pqcache", "manifest.db"), make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Probe(context.Background(), dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Files != 4 || r.Bytes != want || r.Streams != 3 || r.BytesPerSecond <= 0 {
+		t.Fatalf("probe: %+v, want 4 files, %d bytes", r, want)
 	}
 }

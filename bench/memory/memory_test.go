@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -137,4 +138,31 @@ func BenchmarkSample(b *testing.B) {
 		TreeUsage(cmd.Process.Pid)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*20/1e9*100, "%cpu-at-20Hz")
+}
+
+// TestCgroupPeak reads the cgroup figure where this process has a cgroup of its own. On a machine
+// where tests run in the root cgroup, it checks that no machine-wide figure is passed off as ours.
+func TestCgroupPeak(t *testing.T) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := false
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && parts[2] != "/" && (parts[1] == "" || strings.Contains(","+parts[1]+",", ",memory,")) {
+			own = true
+		}
+	}
+	v, src, ok := CgroupPeak()
+	if !own && ok {
+		t.Fatalf("in the root cgroup, CgroupPeak returned %d from %s", v, src)
+	}
+	if own && ok {
+		self, _ := TreeUsage(os.Getpid())
+		if v < self.Total/2 || src == "" {
+			t.Fatalf("cgroup peak %d (%s) is below this process's own %d", v, src, self.Total)
+		}
+	}
+	t.Logf("own cgroup %v; CgroupPeak %d %q %v", own, v, src, ok)
 }

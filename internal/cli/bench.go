@@ -39,7 +39,7 @@ import (
 func newBenchCommand() *cobra.Command {
 	var (
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label string
-		iterations, warmups, threads                                                         int
+		iterations, warmups, threads, probeStreams                                           int
 		queryTimeout                                                                         time.Duration
 	)
 	cmd := &cobra.Command{
@@ -101,6 +101,12 @@ The command prints its result rows to stdout, one per line.`,
 			if err != nil {
 				return err
 			}
+			if probeStreams > 0 {
+				// After the queries, so that they start from the same page cache as without a probe.
+				if res.Probe, err = bench.Probe(ctx, data, probeStreams); err != nil {
+					return fmt.Errorf("probing %s: %w", data, err)
+				}
+			}
 			if jsonOut != "" {
 				b, _ := json.MarshalIndent(res, "", "  ")
 				if jsonOut == "-" {
@@ -125,6 +131,7 @@ The command prints its result rows to stdout, one per line.`,
 			return nil
 		},
 	}
+	cmd.AddCommand(newProbeCommand())
 	f := cmd.Flags()
 	f.StringVar(&data, "data", "", "Directory of the data the queries read.")
 	f.StringVar(&queries, "queries", "1-22", "Queries to run: a list of numbers and ranges, e.g. 1-22 or 1,6,14.")
@@ -134,6 +141,7 @@ The command prints its result rows to stdout, one per line.`,
 	f.IntVar(&threads, "threads", 0, "DuckDB threads per query (0: one per CPU the process may use).")
 	f.StringVar(&command, "command", "", "The command engine's command line; {query} and {data} are replaced.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
+	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams (0: no probe).")
 	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
 	f.StringVar(&csvOut, "csv", "", "Write a polars-benchmark style timings CSV, with memory columns, to this file.")
@@ -286,5 +294,39 @@ func newReportCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "File to write (default: stdout).")
 	cmd.Flags().StringVar(&format, "format", "html", "html (a page with charts) or markdown.")
+	return cmd
+}
+
+func newProbeCommand() *cobra.Command {
+	var (
+		data    string
+		streams int
+		jsonOut bool
+	)
+	cmd := &cobra.Command{
+		Use:   "probe --data DIR [--streams 8]",
+		Short: "Read every file under DIR once with parallel sequential streams and report the throughput",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if data == "" {
+				return errors.New("--data is required")
+			}
+			r, err := bench.Probe(cmd.Context(), data, streams)
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				b, _ := json.Marshal(r)
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d files, %d bytes in %d ms with %d streams: %.1f MiB/s\n",
+				r.Files, r.Bytes, r.Millis, r.Streams, float64(r.BytesPerSecond)/(1<<20))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "Directory to read (the input path: a cache volume, a bucket mount, ...).")
+	cmd.Flags().IntVar(&streams, "streams", 8, "Files read at once.")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "Print the result as JSON.")
 	return cmd
 }

@@ -139,6 +139,10 @@ func TestBenchCommandLine(t *testing.T) {
 		res.Queries[1].Status != "Failed" || len(res.FailedQueries) != 1 {
 		t.Fatalf("result: %+v", res)
 	}
+	probe, err := run(t, "bench", "probe", "--data", dir, "--streams", "2", "--json")
+	if err != nil || !strings.Contains(probe, `"files":2`) {
+		t.Fatalf("bench probe: %v\n%s", err, probe)
+	}
 	csvData, _ := os.ReadFile(csvPath)
 	if lines := strings.Count(string(csvData), "\n"); lines != 1+2+1+2 {
 		t.Fatalf("timings.csv has %d lines:\n%s", lines, csvData)
