@@ -308,11 +308,11 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 	if !js.Finished {
 		return resource.Quantity{}, 0, nil
 	}
-	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{jobNameLabel: job.Name}); err != nil {
-		return resource.Quantity{}, 0, fmt.Errorf("listing pods of %s: %w", describeJob(&job), err)
+	pods, err := r.jobPods(ctx, &job)
+	if err != nil {
+		return resource.Quantity{}, 0, err
 	}
-	wo := outcomeFromPods(pods.Items)
+	wo := outcomeFromPods(pods)
 	if js.Failed || wo.Report == nil || wo.Report.Result != cache.ResultSucceeded {
 		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
 		if job.Annotations[AnnotationAfter] == lastRecordedJob(ds) {
@@ -365,11 +365,11 @@ func (r *DatasetReconciler) activeSyncs(ctx context.Context) int {
 
 // record reads a finished Job's report from its pod and writes it into status.
 func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState) error {
-	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
-		return fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+	pods, err := r.jobPods(ctx, j)
+	if err != nil {
+		return err
 	}
-	ok, summary := recordSync(ds, j, js, outcomeFromPods(pods.Items))
+	ok, summary := recordSync(ds, j, js, outcomeFromPods(pods))
 	observeSync(ds, ok)
 	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
 	if ok {
@@ -385,16 +385,25 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	return nil
 }
 
+// jobPods reads a Job's pods uncached (see APIReader).
+func (r *DatasetReconciler) jobPods(ctx context.Context, j *batchv1.Job) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
+		return nil, fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+	}
+	return pods.Items, nil
+}
+
 // progressPoll is how often a running sync's progress is copied into status.
 const progressPoll = 10 * time.Second
 
 // readProgress copies the progress the worker published on its pod into status.
 func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job) error {
-	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
-		return fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+	pods, err := r.jobPods(ctx, j)
+	if err != nil {
+		return err
 	}
-	if p := progressFromPods(pods.Items); p != nil {
+	if p := progressFromPods(pods); p != nil {
 		ds.Status.Progress = p
 	}
 	return nil

@@ -99,6 +99,19 @@ func waitForJobs(ds *datav1alpha1.Dataset, n int) *batchv1.Job {
 	return pick
 }
 
+// waitForSizeJob waits for the one claim-sizing Job in ns.
+func waitForSizeJob(ns string) batchv1.Job {
+	GinkgoHelper()
+	var size batchv1.Job
+	Eventually(func(g Gomega) {
+		var list batchv1.JobList
+		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSize})).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
+		size = list.Items[0]
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	return size
+}
+
 // finishJob does what the Job controller and kubelet would: a pod whose sync container terminated
 // with the report as its termination message (or OOMKilled), and the Job's terminal conditions.
 type finish struct {
@@ -512,13 +525,7 @@ var _ = Describe("Dataset controller", func() {
 	It("sizes an omitted capacity from a listing Job, then syncs", func() {
 		ds := newDataset(ns, "sized", func(d *datav1alpha1.Dataset) { d.Spec.Volume.Capacity = nil })
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
-		var size batchv1.Job
-		Eventually(func(g Gomega) {
-			var list batchv1.JobList
-			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSize})).To(Succeed())
-			g.Expect(list.Items).To(HaveLen(1))
-			size = list.Items[0]
-		}).WithTimeout(10 * time.Second).Should(Succeed())
+		size := waitForSizeJob(ns)
 		c := size.Spec.Template.Spec.Containers[0]
 		Expect(c.Args).To(ContainElements("--dry-run", "/plan", "--exclude", "**/_SUCCESS"))
 		Expect(size.Spec.Template.Spec.Volumes[0].EmptyDir).NotTo(BeNil(), "listing needs no claim")
@@ -550,13 +557,7 @@ var _ = Describe("Dataset controller", func() {
 	It("reports a sizing listing that is denied like a failed sync", func() {
 		ds := newDataset(ns, "sizedenied", func(d *datav1alpha1.Dataset) { d.Spec.Volume.Capacity = nil })
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
-		var size batchv1.Job
-		Eventually(func(g Gomega) {
-			var list batchv1.JobList
-			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSize})).To(Succeed())
-			g.Expect(list.Items).To(HaveLen(1))
-			size = list.Items[0]
-		}).WithTimeout(10 * time.Second).Should(Succeed())
+		size := waitForSizeJob(ns)
 		finishJob(&size, finish{failed: true, report: &cache.Report{Result: cache.ResultFailed, Reason: cache.ReasonNoSuchBucket, Message: "NoSuchBucket: analytics"}})
 		Eventually(func(g Gomega) {
 			cur := getDataset(ds)
