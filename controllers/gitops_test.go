@@ -201,7 +201,7 @@ func TestGitOpsHealth(t *testing.T) {
 		return r
 	}
 	initializing := run()
-	markInitializing(&initializing.Status.Conditions, 1, datav1alpha1.ConditionSucceeded, "Waiting to start")
+	(&BenchRunReconciler{}).waiting(initializing, datav1alpha1.ReasonWaitingForDataset, "Waiting for Dataset \"d\" to be Ready")
 	for _, tc := range []struct {
 		name string
 		run  *datav1alpha1.BenchRun

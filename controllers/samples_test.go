@@ -99,8 +99,9 @@ var _ = Describe("The samples", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, runKey, &run)).To(Succeed())
 			g.Expect(run.Status.ObservedGeneration).To(Equal(run.Generation))
-			expectCondition(g, run.Status.Conditions, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, datav1alpha1.ReasonInitializing, run.Generation)
-			expectCondition(g, run.Status.Conditions, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, datav1alpha1.ReasonInitializing, run.Generation)
+			// The sample Dataset is not Ready (no kubelet runs its sync here): the run waits for it.
+			expectCondition(g, run.Status.Conditions, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, datav1alpha1.ReasonWaitingForDataset, run.Generation)
+			expectCondition(g, run.Status.Conditions, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, datav1alpha1.ReasonWaitingForDataset, run.Generation)
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 
 		// A spec change is a new generation; status must follow it, keeping the original transition time.

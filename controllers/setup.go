@@ -53,7 +53,10 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)
 	}
-	if err := (&BenchRunReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	br := &BenchRunReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock, Worker: opts.Worker,
+	}
+	if err := br.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up benchrun controller: %w", err)
 	}
 	return nil

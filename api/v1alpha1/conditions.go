@@ -102,4 +102,6 @@ const (
 	ReasonResultMismatch = "ResultMismatch"
 	// ReasonDatasetNotReady: the Dataset stopped being usable while the run waited for it.
 	ReasonDatasetNotReady = "DatasetNotReady"
+	// ReasonUnsupported: the run asks for an input or engine this release cannot run yet.
+	ReasonUnsupported = "Unsupported"
 )

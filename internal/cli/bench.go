@@ -38,9 +38,9 @@ import (
 
 func newBenchCommand() *cobra.Command {
 	var (
-		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label string
-		iterations, warmups, threads, probeStreams                                           int
-		queryTimeout                                                                         time.Duration
+		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label, reportFile string
+		iterations, warmups, threads, probeStreams                                                       int
+		queryTimeout                                                                                     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
@@ -107,6 +107,15 @@ The command prints its result rows to stdout, one per line.`,
 					return fmt.Errorf("probing %s: %w", data, err)
 				}
 			}
+			if reportFile != "" {
+				summary, err := bench.EncodeSummary(res, bench.TerminationMessageLimit)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(reportFile, summary, 0o644); err != nil {
+					return fmt.Errorf("writing the summary: %w", err)
+				}
+			}
 			if jsonOut != "" {
 				b, _ := json.MarshalIndent(res, "", "  ")
 				if jsonOut == "-" {
@@ -142,6 +151,7 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&command, "command", "", "The command engine's command line; {query} and {data} are replaced.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
 	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams (0: no probe).")
+	f.StringVar(&reportFile, "report-file", "", "Also write a compact summary (gzip+base64, at most 4 KiB) to this file, e.g. /dev/termination-log.")
 	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
 	f.StringVar(&csvOut, "csv", "", "Write a polars-benchmark style timings CSV, with memory columns, to this file.")

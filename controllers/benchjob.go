@@ -1,0 +1,275 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/bench"
+)
+
+const (
+	componentBench     = "bench"
+	LabelBenchRun      = "data.pqcache.dev/benchrun"
+	annotationConfig   = "data.pqcache.dev/config"
+	annotationInput    = "data.pqcache.dev/input"
+	benchContainerName = "bench"
+)
+
+// benchJob is one configuration × input of a run.
+type benchJob struct {
+	config datav1alpha1.ResourceConfig
+	input  datav1alpha1.BenchInput
+	index  int // of the input, for the Job name
+}
+
+// inputLabel names an input in status and reports: its type, and the claim for a claim input.
+func inputLabel(in datav1alpha1.BenchInput) string {
+	if in.Type == datav1alpha1.InputClaim {
+		return "claim/" + in.ClaimName
+	}
+	return string(in.Type)
+}
+
+// plannedJobs lists a run's Jobs: every configuration × every input.
+func plannedJobs(run *datav1alpha1.BenchRun) []benchJob {
+	var out []benchJob
+	for _, c := range run.Spec.Configs {
+		for i, in := range run.Spec.Inputs {
+			out = append(out, benchJob{config: c, input: in, index: i})
+		}
+	}
+	return out
+}
+
+// unsupported says why this release cannot run the spec, or "".
+func unsupported(run *datav1alpha1.BenchRun) string {
+	if run.Spec.Engine.Name == datav1alpha1.EngineCommand {
+		return "engine command (an engine image with pqcache's runner injected) is not supported by this release yet; use engine duckdb"
+	}
+	for _, in := range run.Spec.Inputs {
+		switch in.Type {
+		case datav1alpha1.InputVolume, datav1alpha1.InputClaim:
+		default:
+			return fmt.Sprintf("input %s is not supported by this release yet; use volume or claim", in.Type)
+		}
+	}
+	return ""
+}
+
+func benchJobName(run *datav1alpha1.BenchRun, j benchJob) string {
+	suffix := fmt.Sprintf("-%s-%d", j.config.Name, j.index)
+	name := run.Name
+	if len(name)+len(suffix) > 63 {
+		name = name[:63-len(suffix)]
+	}
+	return name + suffix
+}
+
+// queryList renders spec.queries for the runner; empty means all 22.
+func queryList(qs []int32) string {
+	if len(qs) == 0 {
+		return "1-22"
+	}
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		parts[i] = strconv.Itoa(int(q))
+	}
+	return strings.Join(parts, ",")
+}
+
+// buildBenchJob returns the Job that measures one configuration × input: `pqcache bench` in the
+// operator's image, requests equal to limits, the data mounted read-only, the run's placement, and a
+// deadline at the end of the run's timeout.
+func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, opts WorkerOptions, deadline time.Duration) *batchv1.Job {
+	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: run.Name}
+	claim := claimName(ds)
+	if j.input.Type == datav1alpha1.InputClaim {
+		claim = j.input.ClaimName
+	}
+	res := corev1.ResourceList{corev1.ResourceCPU: j.config.CPU, corev1.ResourceMemory: j.config.Memory}
+	threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
+	warmups := int32(1)
+	if run.Spec.Warmups != nil {
+		warmups = *run.Spec.Warmups
+	}
+	queryTimeout := 30 * time.Minute
+	if run.Spec.QueryTimeout != nil {
+		queryTimeout = run.Spec.QueryTimeout.Duration
+	}
+	args := []string{"bench", "--engine", "duckdb", "--data", dataMountPath,
+		"--queries", queryList(run.Spec.Queries),
+		"--iterations", strconv.Itoa(int(max(run.Spec.Iterations, 1))), "--warmups", strconv.Itoa(int(warmups)),
+		"--query-timeout", queryTimeout.String(), "--threads", strconv.Itoa(threads),
+		"--label", j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
+		"--probe-streams", "8", "--report-file", corev1.TerminationMessagePathDefault,
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: benchJobName(run, j), Namespace: run.Namespace, Labels: labels,
+			Annotations: map[string]string{annotationConfig: j.config.Name, annotationInput: inputLabel(j.input)},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To(max(int64(deadline.Seconds()), 1)),
+			TTLSecondsAfterFinished: ptr.To(int32(opts.TTLAfterFinished.Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					NodeSelector:                 run.Spec.NodeSelector,
+					Affinity:                     run.Spec.Affinity,
+					Tolerations:                  run.Spec.Tolerations,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](workerUID), RunAsGroup: ptr.To[int64](workerUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name: benchContainerName, Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy, Args: args,
+						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
+							Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "data", MountPath: dataMountPath, ReadOnly: true},
+							// DuckDB spills and keeps temporary files here; the root file system is read-only.
+							{Name: "tmp", MountPath: "/tmp"},
+						},
+						Env: []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"}},
+					}},
+					Volumes: []corev1.Volume{
+						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}},
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+				},
+			},
+		},
+	}
+}
+
+// benchResultFrom turns a finished bench Job into its status entry: the runner's summary from the
+// termination message, or, when the runner itself died, why.
+func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha1.BenchResult {
+	r := datav1alpha1.BenchResult{Config: j.Annotations[annotationConfig], Input: j.Annotations[annotationInput], JobName: j.Name}
+	var term *corev1.ContainerStateTerminated
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; cs.Name == benchContainerName && t != nil && (term == nil || t.FinishedAt.After(term.FinishedAt.Time)) {
+				term = t
+			}
+		}
+	}
+	if term != nil && term.Message != "" {
+		if res, err := bench.DecodeSummary(term.Message); err == nil {
+			fillBenchResult(&r, res)
+			return r
+		}
+	}
+	// No summary: the runner did not finish. Say why on every query, as NotRun or OOMKilled.
+	status := datav1alpha1.QueryNotRun
+	if term != nil && term.Reason == "OOMKilled" {
+		status = datav1alpha1.QueryOOMKilled
+	}
+	if js.Reason == batchv1.JobReasonDeadlineExceeded {
+		status = datav1alpha1.QueryTimeout
+	}
+	r.Queries = []datav1alpha1.QueryResult{{Query: 0, Status: status}}
+	return r
+}
+
+func fillBenchResult(r *datav1alpha1.BenchResult, res *bench.Result) {
+	r.WallMillis = res.WallMillis
+	r.GeometricMeanMillis = res.GeometricMeanMillis
+	if res.Probe != nil {
+		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
+	}
+	for _, q := range res.FailedQueries {
+		r.FailedQueries = append(r.FailedQueries, int32(q))
+	}
+	for _, q := range res.Queries {
+		r.Queries = append(r.Queries, datav1alpha1.QueryResult{
+			Query: int32(q.Query), Status: datav1alpha1.QueryStatus(q.Status),
+			MedianMillis: q.MedianMillis, MinMillis: q.MinMillis, MaxMillis: q.MaxMillis,
+			PeakMemoryBytes: q.PeakMemoryBytes, PeakAnonBytes: q.PeakAnonBytes, PeakFileBytes: q.PeakFileBytes,
+			Rows: q.Rows, Digest: q.Digest,
+		})
+	}
+}
+
+// runOutcome decides a finished run's Succeeded condition from its results.
+func runOutcome(results []datav1alpha1.BenchResult, timedOut bool) (reason, message string) {
+	if timedOut {
+		return datav1alpha1.ReasonTimeout, "the run passed spec.timeout"
+	}
+	oom, failed := []string{}, []string{}
+	digests := map[int32]map[string][]string{}
+	for _, r := range results {
+		for _, q := range r.Queries {
+			where := fmt.Sprintf("%s / %s", r.Config, r.Input)
+			switch q.Status {
+			case datav1alpha1.QueryOOMKilled:
+				oom = append(oom, fmt.Sprintf("q%d on %s", q.Query, where))
+			case datav1alpha1.QuerySucceeded:
+				if digests[q.Query] == nil {
+					digests[q.Query] = map[string][]string{}
+				}
+				digests[q.Query][q.Digest] = append(digests[q.Query][q.Digest], where)
+			default:
+				failed = append(failed, fmt.Sprintf("q%d on %s: %s", q.Query, where, q.Status))
+			}
+		}
+	}
+	if len(oom) > 0 {
+		return datav1alpha1.ReasonOOMKilled, "out of memory: " + strings.Join(limit(oom, 8), ", ")
+	}
+	var mismatched []string
+	for q, byDigest := range digests {
+		if len(byDigest) > 1 {
+			mismatched = append(mismatched, fmt.Sprintf("q%d", q))
+		}
+	}
+	sort.Strings(mismatched)
+	if len(mismatched) > 0 {
+		return datav1alpha1.ReasonResultMismatch, "different answers on different inputs or configurations for " + strings.Join(limit(mismatched, 22), ", ")
+	}
+	if len(failed) > 0 {
+		return datav1alpha1.ReasonQueriesFailed, strings.Join(limit(failed, 8), "; ")
+	}
+	return datav1alpha1.ReasonCompleted, fmt.Sprintf("%d runs completed", len(results))
+}
+
+func limit(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
+}

@@ -1,0 +1,278 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/bench"
+)
+
+// readyDataset creates a Dataset and completes its first sync, so that runs can start.
+func readyDataset(ns, name string) *datav1alpha1.Dataset {
+	GinkgoHelper()
+	ds := newDataset(ns, name)
+	Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+	finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
+	Eventually(func(g Gomega) {
+		g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	return ds
+}
+
+func newBenchRun(ns, name, dataset string, mutate ...func(*datav1alpha1.BenchRun)) *datav1alpha1.BenchRun {
+	run := &datav1alpha1.BenchRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: datav1alpha1.BenchRunSpec{
+			DatasetRef: datav1alpha1.DatasetReference{Name: dataset},
+			Queries:    []int32{1, 6},
+			Inputs:     []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}, {Type: datav1alpha1.InputClaim, ClaimName: "mountpoint-s3"}},
+			Configs: []datav1alpha1.ResourceConfig{
+				{Name: "small", CPU: resource.MustParse("1"), Memory: resource.MustParse("2Gi")},
+				{Name: "large", CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi")},
+			},
+			Iterations:   2,
+			NodeSelector: map[string]string{"topology.kubernetes.io/zone": "eu-west-1a"},
+		},
+	}
+	for _, m := range mutate {
+		m(run)
+	}
+	return run
+}
+
+func getRun(run *datav1alpha1.BenchRun) *datav1alpha1.BenchRun {
+	GinkgoHelper()
+	out := &datav1alpha1.BenchRun{}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(run), out)).To(Succeed())
+	return out
+}
+
+func benchJobsOf(g Gomega, run *datav1alpha1.BenchRun) []batchv1.Job {
+	var list batchv1.JobList
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: run.Name})).To(Succeed())
+	return list.Items
+}
+
+// runnerSummary runs the real runner (bench.Run) with a shell engine whose answer to each query is
+// answer, and returns the summary it leaves in a termination message.
+func runnerSummary(label, answer string) string {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	script := filepath.Join(dir, "engine.sh")
+	Expect(os.WriteFile(script, []byte("#!/bin/sh\necho \"row-$1|"+answer+"\"\n"), 0o755)).To(Succeed())
+	res, err := bench.Run(context.Background(), bench.Spec{
+		Label: label, Engine: bench.CommandEngine{Args: []string{script, "{query}", "{data}"}}, Data: dir,
+		Queries: []int{1, 6}, Iterations: 2, Warmups: 0, QueryTimeout: time.Minute,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	enc, err := bench.EncodeSummary(res, bench.TerminationMessageLimit)
+	Expect(err).NotTo(HaveOccurred())
+	return string(enc)
+}
+
+// finishBenchJob completes a bench Job with a pod whose termination message is message (or which
+// was OOM-killed without one).
+func finishBenchJob(job *batchv1.Job, message string, oomKilled bool) {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: benchContainerName, Image: testWorkerImage}}},
+	}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	term := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: message, FinishedAt: metav1.Now()}
+	if oomKilled {
+		term.ExitCode, term.Reason = 137, "OOMKilled"
+	}
+	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: benchContainerName, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+	now := metav1.NewTime(fakeClock.Now())
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+	job.Status.StartTime = &now
+	if oomKilled {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded, LastTransitionTime: now},
+		}
+	} else {
+		job.Status.Succeeded, job.Status.CompletionTime = 1, &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+	}
+	Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
+}
+
+var _ = Describe("BenchRun controller", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("waits for its Dataset, then runs one Job per configuration × input and records the runner's results", func() {
+		run := newBenchRun(ns, "tpch", "data")
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonWaitingForDataset))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(benchJobsOf(Default, run)).To(BeEmpty())
+
+		readyDataset(ns, "data")
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) {
+			jobs = benchJobsOf(g, run)
+			g.Expect(jobs).To(HaveLen(4))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getRun(run)
+			g.Expect(cur.Status.DatasetDigest).To(Equal("sha256:abc"), "the run records the data it read")
+			g.Expect(cur.Status.Progress).To(Equal("0/4 jobs"))
+			g.Expect(kstatusOf(cur)).To(Equal(status.InProgressStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		for _, j := range jobs {
+			pod := j.Spec.Template.Spec
+			c := pod.Containers[0]
+			Expect(c.Resources.Requests).To(Equal(c.Resources.Limits), "requests equal limits")
+			Expect(pod.NodeSelector).To(HaveKeyWithValue("topology.kubernetes.io/zone", "eu-west-1a"))
+			Expect(c.VolumeMounts[0].ReadOnly).To(BeTrue())
+			Expect(pod.Volumes[0].PersistentVolumeClaim.ReadOnly).To(BeTrue())
+			Expect(c.Args).To(ContainElements("--queries", "1,6", "--iterations", "2", "--report-file", "/dev/termination-log"))
+			claim := pod.Volumes[0].PersistentVolumeClaim.ClaimName
+			if j.Annotations[annotationInput] == "volume" {
+				Expect(claim).To(Equal("data-cache"))
+			} else {
+				Expect(claim).To(Equal("mountpoint-s3"))
+			}
+			if j.Annotations[annotationConfig] == "large" {
+				Expect(c.Args).To(ContainElements("--threads", "4"))
+				Expect(c.Resources.Limits.Memory().String()).To(Equal("8Gi"))
+			}
+			Expect(*j.Spec.ActiveDeadlineSeconds).To(BeNumerically("<=", 6*3600))
+		}
+
+		for _, j := range jobs {
+			finishBenchJob(&j, runnerSummary(j.Annotations[annotationConfig]+" / "+j.Annotations[annotationInput], "same answer"), false)
+		}
+		Eventually(func(g Gomega) {
+			cur := getRun(run)
+			c := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonCompleted))
+			g.Expect(cur.Status.Results).To(HaveLen(4))
+			g.Expect(cur.Status.Progress).To(Equal("4/4 jobs"))
+			r := cur.Status.Results[0]
+			g.Expect(r.Queries).To(HaveLen(2))
+			g.Expect(r.Queries[0].Status).To(Equal(datav1alpha1.QuerySucceeded))
+			g.Expect(r.Queries[0].Digest).NotTo(BeEmpty())
+			g.Expect(r.Queries[0].Rows).To(Equal(int64(1)))
+			g.Expect(r.Queries[0].MedianMillis).To(BeNumerically(">=", 0))
+			g.Expect(cur.Status.CompletionTime).NotTo(BeNil())
+			g.Expect(kstatusOf(cur)).To(Equal(status.CurrentStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("marks different answers on different inputs as ResultMismatch, and an OOM-killed runner as OOMKilled", func() {
+		readyDataset(ns, "data")
+		run := newBenchRun(ns, "mismatch", "data", func(r *datav1alpha1.BenchRun) { r.Spec.Configs = r.Spec.Configs[:1] })
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		finishBenchJob(&jobs[0], runnerSummary("a", "one answer"), false)
+		finishBenchJob(&jobs[1], runnerSummary("b", "another answer"), false)
+		Eventually(func(g Gomega) {
+			cur := getRun(run)
+			c := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonResultMismatch))
+			g.Expect(c.Message).To(ContainSubstring("q1"))
+			g.Expect(kstatusOf(cur)).To(Equal(status.FailedStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		oom := newBenchRun(ns, "oom", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs = r.Spec.Configs[:1]
+			r.Spec.Inputs = r.Spec.Inputs[:1]
+		})
+		Expect(k8sClient.Create(ctx, oom)).To(Succeed())
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, oom); g.Expect(jobs).To(HaveLen(1)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		finishBenchJob(&jobs[0], "", true)
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(getRun(oom).Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonOOMKilled))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("refuses inputs this release cannot run, at once and plainly", func() {
+		run := newBenchRun(ns, "staged", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonUnsupported))
+			g.Expect(c.Message).To(ContainSubstring("mixed-staged"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(benchJobsOf(Default, run)).To(BeEmpty())
+	})
+})
+
+// The status of the largest run the API allows (12 configurations × 8 inputs × 22 queries) must stay
+// far below etcd's 1.5 MiB object limit.
+var _ = It("keeps the largest BenchRun status well under etcd's object limit", func() {
+	var st datav1alpha1.BenchRunStatus
+	for c := range 12 {
+		for i := range 8 {
+			r := datav1alpha1.BenchResult{Config: fmt.Sprintf("config-%02d-with-a-long-name", c), Input: fmt.Sprintf("claim/mountpoint-s3-bucket-%d", i),
+				JobName: fmt.Sprintf("a-benchrun-with-a-long-name-config-%02d-%d", c, i), WallMillis: 123456789, ReadBytesPerSecond: 1234567890,
+				StagedBytes: 12345678901, StageMillis: 1234567, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789)}
+			for q := 1; q <= 22; q++ {
+				r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q), Status: datav1alpha1.QueryOOMKilled,
+					MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
+					PeakAnonBytes: 123456789012, PeakFileBytes: 123456789012, Rows: 123456789, Digest: "0123456789abcdef-123456789"})
+				r.FailedQueries = append(r.FailedQueries, int32(q))
+			}
+			st.Results = append(st.Results, r)
+		}
+	}
+	data, err := json.Marshal(st)
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("largest BenchRun status: %d bytes\n", len(data))
+	Expect(len(data)).To(BeNumerically("<", 1<<20))
+})
