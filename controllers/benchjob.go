@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -30,6 +31,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/cache"
 )
 
 const (
@@ -73,12 +75,65 @@ func unsupported(run *datav1alpha1.BenchRun) string {
 	}
 	for _, in := range run.Spec.Inputs {
 		switch in.Type {
-		case datav1alpha1.InputVolume, datav1alpha1.InputClaim:
+		case datav1alpha1.InputVolume, datav1alpha1.InputClaim, datav1alpha1.InputMixedStaged:
 		default:
-			return fmt.Sprintf("input %s is not supported by this release yet; use volume or claim", in.Type)
+			return fmt.Sprintf("input %s is not supported by this release yet; use volume, mixed-staged or claim", in.Type)
 		}
 	}
 	return ""
+}
+
+// unsupportedWith says why the Dataset cannot serve the run's inputs, or "".
+func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) string {
+	for _, in := range run.Spec.Inputs {
+		if in.Type == datav1alpha1.InputMixedStaged && len(ds.Spec.Fresh) == 0 {
+			return fmt.Sprintf("input mixed-staged stages the Dataset's fresh prefixes, and Dataset %q has no spec.fresh", ds.Name)
+		}
+	}
+	return ""
+}
+
+const (
+	stageContainerName = "stage"
+	scratchPath        = "/scratch"
+)
+
+// withStageStep adds, for a mixed-staged input, an init container that stages the Dataset's fresh
+// prefixes from S3 into a scratch volume (timed on its own, reported in its termination message), and
+// points the queries at it for those prefixes.
+func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOptions) {
+	bench := &spec.Containers[0]
+	s3 := ds.Spec.Source.S3
+	args := []string{"stage", "s3://" + s3.Bucket + "/" + s3.Prefix, scratchPath, "--progress", "none",
+		"--parallel", strconv.Itoa(int(max(ds.Spec.Sync.Parallelism, 1))), "--report-file", corev1.TerminationMessagePathDefault}
+	for _, p := range ds.Spec.Fresh {
+		args = append(args, "--prefix", p)
+		bench.Args = append(bench.Args, "--fresh-prefix", p)
+	}
+	args = append(args, sourceFlags(ds)...)
+	bench.Args = append(bench.Args, "--fresh-data", scratchPath)
+	bench.VolumeMounts = append(bench.VolumeMounts, corev1.VolumeMount{Name: "scratch", MountPath: scratchPath, ReadOnly: true})
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	stage := corev1.Container{
+		Name: stageContainerName, Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy, Args: args,
+		Env:                      syncEnv(ds),
+		Resources:                bench.Resources,
+		SecurityContext:          bench.SecurityContext,
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		VolumeMounts:             []corev1.VolumeMount{{Name: "scratch", MountPath: scratchPath}},
+	}
+	if ca := opts.CABundle; ca != nil {
+		stage.VolumeMounts = append(stage.VolumeMounts, corev1.VolumeMount{Name: "ca-bundle", MountPath: caBundleDir, ReadOnly: true})
+		stage.Env = append(stage.Env, corev1.EnvVar{Name: "AWS_CA_BUNDLE", Value: caBundleDir + "/" + ca.Key})
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "ca-bundle", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ca.Name}, Items: []corev1.KeyToPath{{Key: ca.Key, Path: ca.Key}},
+		}}})
+	}
+	spec.InitContainers = append(spec.InitContainers, stage)
+	if c := s3.Credentials; c != nil && c.ServiceAccountName != "" {
+		spec.ServiceAccountName = c.ServiceAccountName
+	}
 }
 
 func benchJobName(run *datav1alpha1.BenchRun, j benchJob) string {
@@ -117,10 +172,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	if run.Spec.Warmups != nil {
 		warmups = *run.Spec.Warmups
 	}
-	queryTimeout := 30 * time.Minute
-	if run.Spec.QueryTimeout != nil {
-		queryTimeout = run.Spec.QueryTimeout.Duration
-	}
+	queryTimeout := parseDuration(run.Spec.QueryTimeout, 30*time.Minute)
 	args := []string{"bench", "--engine", "duckdb", "--data", dataMountPath,
 		"--queries", queryList(run.Spec.Queries),
 		"--iterations", strconv.Itoa(int(max(run.Spec.Iterations, 1))), "--warmups", strconv.Itoa(int(warmups)),
@@ -128,7 +180,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		"--label", j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
 		"--probe-streams", "8", "--report-file", corev1.TerminationMessagePathDefault,
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: benchJobName(run, j), Namespace: run.Namespace, Labels: labels,
 			Annotations: map[string]string{annotationConfig: j.config.Name, annotationInput: inputLabel(j.input)},
@@ -174,12 +226,35 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 			},
 		},
 	}
+	if j.input.Type == datav1alpha1.InputMixedStaged {
+		withStageStep(&job.Spec.Template.Spec, ds, opts)
+	}
+	return job
+}
+
+// parseDuration reads a duration the API server has validated, or returns def when it is empty.
+func parseDuration(s string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d
+	}
+	return def
 }
 
 // benchResultFrom turns a finished bench Job into its status entry: the runner's summary from the
 // termination message, or, when the runner itself died, why.
 func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha1.BenchResult {
 	r := datav1alpha1.BenchResult{Config: j.Annotations[annotationConfig], Input: j.Annotations[annotationInput], JobName: j.Name}
+	// The stage step's own report: what it copied, and how long that took.
+	for _, p := range pods {
+		for _, cs := range p.Status.InitContainerStatuses {
+			if t := cs.State.Terminated; cs.Name == stageContainerName && t != nil && t.Message != "" {
+				var rep cache.Report
+				if json.Unmarshal([]byte(t.Message), &rep) == nil {
+					r.StagedBytes, r.StageMillis = rep.BytesCopied, rep.DurationMillis
+				}
+			}
+		}
+	}
 	var term *corev1.ContainerStateTerminated
 	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {

@@ -127,6 +127,10 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		}
 	}
 	if run.Status.StartTime == nil {
+		if why := unsupportedWith(run, &ds); why != "" {
+			r.finish(run, datav1alpha1.ReasonUnsupported, why, now)
+			return ctrl.Result{}, nil
+		}
 		if !meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady) {
 			r.waiting(run, datav1alpha1.ReasonWaitingForDataset, fmt.Sprintf("Waiting for Dataset %q to be Ready", ds.Name))
 			return ctrl.Result{}, nil // the Dataset's status changes wake us
@@ -137,11 +141,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		}
 	}
 
-	timeout := 6 * time.Hour
-	if run.Spec.Timeout != nil {
-		timeout = run.Spec.Timeout.Duration
-	}
-	deadline := run.Status.StartTime.Add(timeout)
+	deadline := run.Status.StartTime.Add(parseDuration(run.Spec.Timeout, 6*time.Hour))
 	var list batchv1.JobList
 	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: run.Name, LabelComponent: componentBench}); err != nil {
 		return ctrl.Result{}, err

@@ -103,8 +103,8 @@ func runnerSummary(label, answer string) string {
 }
 
 // finishBenchJob completes a bench Job with a pod whose termination message is message (or which
-// was OOM-killed without one).
-func finishBenchJob(job *batchv1.Job, message string, oomKilled bool) {
+// was OOM-killed without one), after a stage step that reported stageReport, if given.
+func finishBenchJob(job *batchv1.Job, message string, oomKilled bool, stageReport ...string) {
 	GinkgoHelper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
@@ -117,6 +117,10 @@ func finishBenchJob(job *batchv1.Job, message string, oomKilled bool) {
 	}
 	pod.Status.Phase = corev1.PodSucceeded
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: benchContainerName, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
+	for _, rep := range stageReport {
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: stageContainerName, Image: testWorkerImage,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: rep, FinishedAt: metav1.Now()}}}}
+	}
 	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 	now := metav1.NewTime(fakeClock.Now())
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
@@ -237,19 +241,58 @@ var _ = Describe("BenchRun controller", func() {
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
-	It("refuses inputs this release cannot run, at once and plainly", func() {
-		run := newBenchRun(ns, "staged", "data", func(r *datav1alpha1.BenchRun) {
+	It("refuses what this release cannot run, at once and plainly", func() {
+		expectUnsupported := func(run *datav1alpha1.BenchRun, says string) {
+			GinkgoHelper()
+			Expect(k8sClient.Create(ctx, run)).To(Succeed())
+			Eventually(func(g Gomega) {
+				c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
+				g.Expect(c).NotTo(BeNil())
+				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+				g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonUnsupported))
+				g.Expect(c.Message).To(ContainSubstring(says))
+			}).WithTimeout(10 * time.Second).Should(Succeed())
+			Expect(benchJobsOf(Default, run)).To(BeEmpty())
+		}
+		expectUnsupported(newBenchRun(ns, "polars", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Engine = datav1alpha1.BenchEngine{Name: datav1alpha1.EngineCommand, Image: "example.test/polars:1", Command: []string{"python", "q.py", "{query}"}}
+		}), "engine command")
+		readyDataset(ns, "nofresh")
+		expectUnsupported(newBenchRun(ns, "staged", "nofresh", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
+		}), "has no spec.fresh")
+	})
+
+	It("stages the fresh prefixes before the queries of a mixed-staged input, and records the staging", func() {
+		ds := newDataset(ns, "fresh", func(d *datav1alpha1.Dataset) { d.Spec.Fresh = []string{"lineitem/batch=7/"} })
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
+		run := newBenchRun(ns, "staged", "fresh", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs = r.Spec.Configs[:1]
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
 		})
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(1)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		pod := jobs[0].Spec.Template.Spec
+		Expect(pod.InitContainers).To(HaveLen(1))
+		stage := pod.InitContainers[0]
+		Expect(stage.Args[:3]).To(Equal([]string{"stage", "s3://analytics/tpch/", "/scratch"}))
+		Expect(stage.Args).To(ContainElements("--prefix", "lineitem/batch=7/", "--endpoint", "http://s3.example.test:9000"))
+		Expect(stage.Env[0].ValueFrom.SecretKeyRef.Name).To(Equal("s3-creds"))
+		Expect(pod.Containers[0].Args).To(ContainElements("--fresh-data", "/scratch", "--fresh-prefix", "lineitem/batch=7/"))
+		Expect(pod.Containers[0].VolumeMounts[0].ReadOnly).To(BeTrue(), "the cache volume stays read-only")
+
+		// The pod as the kubelet leaves it: the stage step's report, then the runner's summary.
+		j := jobs[0]
+		rep, _ := json.Marshal(map[string]any{"result": "Succeeded", "bytesCopied": 123456789, "durationMillis": 4321})
+		finishBenchJob(&j, runnerSummary("small / mixed-staged", "same"), false, string(rep))
 		Eventually(func(g Gomega) {
-			c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonUnsupported))
-			g.Expect(c.Message).To(ContainSubstring("mixed-staged"))
+			cur := getRun(run)
+			g.Expect(cur.Status.Results).To(HaveLen(1))
+			g.Expect(cur.Status.Results[0].StagedBytes).To(Equal(int64(123456789)))
+			g.Expect(cur.Status.Results[0].StageMillis).To(Equal(int64(4321)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
-		Expect(benchJobsOf(Default, run)).To(BeEmpty())
 	})
 })
 

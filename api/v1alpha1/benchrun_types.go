@@ -76,19 +76,25 @@ type BenchRunSpec struct {
 	// +kubebuilder:validation:Maximum=10
 	Warmups *int32 `json:"warmups,omitempty"`
 
-	// queryTimeout bounds one run of one query; a query past it is recorded as Timeout and the run
-	// goes on with the next.
+	// queryTimeout bounds one run of one query, e.g. "90s" or "30m"; a query past it is recorded as
+	// Timeout and the run goes on with the next.
+	//
+	// The durations of a BenchRun are strings kept as written (not metav1.Duration, which clients
+	// re-format as "30m0s"), so that an unchanged spec stays equal to itself under the rule that makes
+	// it immutable.
 	// +optional
 	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="queryTimeout must be a duration of at least 1s, e.g. 90s or 30m"
-	QueryTimeout *metav1.Duration `json:"queryTimeout,omitempty"`
+	QueryTimeout string `json:"queryTimeout,omitempty"`
 
-	// timeout bounds the whole run; Jobs still running then are stopped and the run fails with
-	// reason Timeout.
+	// timeout bounds the whole run, e.g. "2h"; Jobs still running then are stopped and the run fails
+	// with reason Timeout.
 	// +optional
 	// +kubebuilder:default="6h"
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="timeout must be a duration of at least 1m, e.g. 2h"
-	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
 
 	// nodeSelector places the query pods, e.g. in the zone of the bucket.
 	// +optional

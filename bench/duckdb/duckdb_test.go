@@ -148,3 +148,49 @@ func BenchmarkQueriesInOneConnection(b *testing.B) {
 		})
 	}
 }
+
+// TestOverlayReadsFreshPartitionsFromTheStagingDirectory moves one lineitem partition out of the
+// "volume" into a "fresh" directory: with the overlay the answers are those of the whole data set;
+// without it, they are not.
+func TestOverlayReadsFreshPartitionsFromTheStagingDirectory(t *testing.T) {
+	ctx := context.Background()
+	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
+	if err := BuildTPCHExtension(ctx, ext); err != nil {
+		t.Fatal(err)
+	}
+	volume := filepath.Join(t.TempDir(), "volume")
+	if _, err := Generate(ctx, GenOptions{Scale: 0.01, Out: volume, Layout: LayoutPartitioned, FilesPerTable: 3, Extension: ext, Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	q1 := func(dir, freshDir string, fresh []string) string {
+		db, err := Open(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := CreateOverlayViews(ctx, db, dir, freshDir, fresh); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		if _, err := RunQuery(ctx, db, 1, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	whole := q1(volume, "", nil)
+
+	freshDir := filepath.Join(t.TempDir(), "fresh")
+	part := filepath.Join("lineitem", "batch=2", "part.parquet")
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(freshDir, part)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(volume, part), filepath.Join(freshDir, part)); err != nil {
+		t.Fatal(err)
+	}
+	if got := q1(volume, freshDir, []string{"lineitem/batch=2/"}); got != whole {
+		t.Errorf("with the overlay q1 differs from the whole data:\n%s\nwant\n%s", got, whole)
+	}
+	if got := q1(volume, "", nil); got == whole {
+		t.Error("without the fresh partition q1 should differ: the test would not see a missing overlay")
+	}
+}

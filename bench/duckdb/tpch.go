@@ -19,12 +19,15 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/big"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -115,16 +118,69 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 
 // CreateViews makes each TPC-H table a view over its Parquet files in dir, flat or partitioned.
 func CreateViews(ctx context.Context, db *sql.DB, dir string) error {
-	for _, t := range queries.Tables {
-		src := filepath.Join(dir, t+".parquet")
-		if _, err := os.Stat(src); err != nil {
-			src = filepath.Join(dir, t, "**", "*.parquet")
+	return CreateOverlayViews(ctx, db, dir, "", nil)
+}
+
+// CreateOverlayViews makes each TPC-H table a view over its Parquet files in dir, except those under
+// the fresh prefixes (paths relative to dir, such as "lineitem/batch=7/"), which are read from
+// freshDir instead: static tables from the cache volume, the newest partitions freshly staged.
+func CreateOverlayViews(ctx context.Context, db *sql.DB, dir, freshDir string, fresh []string) error {
+	isFresh := func(rel string) bool {
+		for _, p := range fresh {
+			if strings.HasPrefix(rel, p) {
+				return true
+			}
 		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM read_parquet(%s)", t, quote(src))); err != nil {
-			return fmt.Errorf("table %s from %s: %w", t, src, err)
+		return false
+	}
+	for _, t := range queries.Tables {
+		var files []string
+		for _, base := range []string{dir, freshDir} {
+			if base == "" {
+				continue
+			}
+			found, err := tableFiles(base, t)
+			if err != nil {
+				return err
+			}
+			for _, f := range found {
+				rel, _ := filepath.Rel(base, f)
+				if (base == freshDir) == isFresh(filepath.ToSlash(rel)) {
+					files = append(files, quote(f))
+				}
+			}
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("table %s: no Parquet files in %s", t, dir)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM read_parquet([%s])", t, strings.Join(files, ", "))); err != nil {
+			return fmt.Errorf("table %s: %w", t, err)
 		}
 	}
 	return nil
+}
+
+// tableFiles lists the Parquet files of table t under dir: dir/t.parquet, or dir/t/**/*.parquet.
+func tableFiles(dir, t string) ([]string, error) {
+	flat := filepath.Join(dir, t+".parquet")
+	if _, err := os.Stat(flat); err == nil {
+		return []string{flat}, nil
+	}
+	var files []string
+	err := filepath.WalkDir(filepath.Join(dir, t), func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.SkipDir
+		}
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
 }
 
 // RunQuery runs PDS-H query n and writes its rows to w, one per line, columns separated by '|'.

@@ -40,6 +40,8 @@ func newBenchCommand() *cobra.Command {
 	var (
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label, reportFile string
 		iterations, warmups, threads, probeStreams                                                       int
+		freshData                                                                                        string
+		freshPrefixes                                                                                    []string
 		queryTimeout                                                                                     time.Duration
 	)
 	cmd := &cobra.Command{
@@ -74,9 +76,14 @@ The command prints its result rows to stdout, one per line.`,
 					return err
 				}
 				// Each query in a fresh pqcache process running the embedded DuckDB.
-				eng = bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{
-					Args: []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads)},
-				}}
+				args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads)}
+				if freshData != "" {
+					args = append(args, "--fresh-data", freshData)
+					for _, p := range freshPrefixes {
+						args = append(args, "--fresh-prefix", p)
+					}
+				}
+				eng = bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: args}}
 				if engineVersion == "" {
 					engineVersion = duckdb.Version
 				}
@@ -150,6 +157,8 @@ The command prints its result rows to stdout, one per line.`,
 	f.IntVar(&threads, "threads", 0, "DuckDB threads per query (0: one per CPU the process may use).")
 	f.StringVar(&command, "command", "", "The command engine's command line; {query} and {data} are replaced.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
+	f.StringVar(&freshData, "fresh-data", "", "With --engine duckdb: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data.")
+	f.StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths relative to --data (e.g. lineitem/batch=7/) read from --fresh-data instead (repeatable).")
 	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams (0: no probe).")
 	f.StringVar(&reportFile, "report-file", "", "Also write a compact summary (gzip+base64, at most 4 KiB) to this file, e.g. /dev/termination-log.")
 	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
@@ -165,8 +174,9 @@ The command prints its result rows to stdout, one per line.`,
 // print the rows. Hidden: bench starts it.
 func newBenchQueryCommand() *cobra.Command {
 	var (
-		data           string
-		query, threads int
+		data, freshData string
+		freshPrefixes   []string
+		query, threads  int
 	)
 	cmd := &cobra.Command{
 		Use:    "bench-query --query N --data DIR",
@@ -180,7 +190,7 @@ func newBenchQueryCommand() *cobra.Command {
 			}
 			defer db.Close()
 			db.SetMaxOpenConns(1)
-			if err := duckdb.CreateViews(cmd.Context(), db, data); err != nil {
+			if err := duckdb.CreateOverlayViews(cmd.Context(), db, data, freshData, freshPrefixes); err != nil {
 				return err
 			}
 			w := bufio.NewWriter(cmd.OutOrStdout())
@@ -193,6 +203,8 @@ func newBenchQueryCommand() *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "Data directory.")
 	cmd.Flags().IntVar(&query, "query", 0, "Query number, 1-22.")
 	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: default).")
+	cmd.Flags().StringVar(&freshData, "fresh-data", "", "Directory of freshly staged files.")
+	cmd.Flags().StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths read from --fresh-data instead of --data.")
 	return cmd
 }
 
