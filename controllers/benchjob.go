@@ -19,6 +19,8 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -347,4 +349,36 @@ func limit(s []string, n int) []string {
 		return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
 	}
 	return s
+}
+
+// costMicros estimates what one configuration × input cost, in millionths of the pricing currency:
+// (cores × coreSecond + GiB × gibSecond) × wall seconds × placementMultiplier, plus transferGB for every
+// GB read from the bucket (the staged bytes; the cache volume itself costs no transfer). Prices are
+// decimal strings (validated by the API), computed exactly with rationals. nil without pricing.
+func costMicros(p *datav1alpha1.Pricing, cfg datav1alpha1.ResourceConfig, r datav1alpha1.BenchResult) *int64 {
+	if p == nil {
+		return nil
+	}
+	rat := func(s, def string) *big.Rat {
+		if s == "" {
+			s = def
+		}
+		v, ok := new(big.Rat).SetString(s)
+		if !ok {
+			return new(big.Rat)
+		}
+		return v
+	}
+	seconds := new(big.Rat).SetFrac64(r.WallMillis+r.StageMillis, 1000)
+	cores := new(big.Rat).SetFrac64(cfg.CPU.MilliValue(), 1000)
+	gib := new(big.Rat).SetFrac64(cfg.Memory.Value(), 1<<30)
+	compute := new(big.Rat).Add(new(big.Rat).Mul(cores, rat(p.CoreSecond, "0")), new(big.Rat).Mul(gib, rat(p.GiBSecond, "0")))
+	compute.Mul(compute, seconds)
+	compute.Mul(compute, rat(p.PlacementMultiplier, "1"))
+	transfer := new(big.Rat).Mul(new(big.Rat).SetFrac64(r.StagedBytes, 1_000_000_000), rat(p.TransferGB, "0"))
+	total := new(big.Rat).Add(compute, transfer)
+	total.Mul(total, big.NewRat(1_000_000, 1))
+	f, _ := total.Float64()
+	micros := int64(math.Round(f))
+	return &micros
 }

@@ -187,7 +187,9 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
 			return ctrl.Result{}, fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
 		}
-		results = append(results, benchResultFrom(j, js, pods.Items))
+		res := benchResultFrom(j, js, pods.Items)
+		res.CostMicros = costMicros(run.Spec.Pricing, pj.config, res)
+		results = append(results, res)
 	}
 	sort.Slice(results, func(i, k int) bool {
 		return results[i].Config+"/"+results[i].Input < results[k].Config+"/"+results[k].Input

@@ -146,7 +146,9 @@ var _ = Describe("BenchRun controller", func() {
 	BeforeEach(func() { ns = newNamespace() })
 
 	It("waits for its Dataset, then runs one Job per configuration × input and records the runner's results", func() {
-		run := newBenchRun(ns, "tpch", "data")
+		run := newBenchRun(ns, "tpch", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Pricing = &datav1alpha1.Pricing{CoreSecond: "0.00001", GiBSecond: "0.000001"}
+		})
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		Eventually(func(g Gomega) {
 			c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
@@ -206,6 +208,7 @@ var _ = Describe("BenchRun controller", func() {
 			g.Expect(r.Queries[0].Rows).To(Equal(int64(1)))
 			g.Expect(r.Queries[0].MedianMillis).To(BeNumerically(">=", 0))
 			g.Expect(cur.Status.CompletionTime).NotTo(BeNil())
+			g.Expect(r.CostMicros).NotTo(BeNil(), "pricing gives each result a cost")
 			g.Expect(kstatusOf(cur)).To(Equal(status.CurrentStatus))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})

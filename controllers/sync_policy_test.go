@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -120,5 +121,23 @@ func TestAdmissionIsFairAndCapped(t *testing.T) {
 	}
 	if newAdmission(0).Admit(k("x"), 1000, now) != true {
 		t.Fatal("no cap must admit everything")
+	}
+}
+
+func TestCostMicros(t *testing.T) {
+	cfg := datav1alpha1.ResourceConfig{Name: "c", CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi")}
+	r := datav1alpha1.BenchResult{WallMillis: 90_000, StageMillis: 10_000, StagedBytes: 5_000_000_000}
+	if costMicros(nil, cfg, r) != nil {
+		t.Fatal("a cost without pricing")
+	}
+	// 100 s × (2 cores × 0.00001 + 4 GiB × 0.000001) × 0.5 + 5 GB × 0.02 = 0.0012 + 0.1 = 0.1012
+	got := costMicros(&datav1alpha1.Pricing{CoreSecond: "0.00001", GiBSecond: "0.000001", TransferGB: "0.02", PlacementMultiplier: "0.5"}, cfg, r)
+	if got == nil || *got != 101_200 {
+		t.Fatalf("cost %v micros, want 101200", got)
+	}
+	// No multiplier means 1; no transfer price means free transfer.
+	got = costMicros(&datav1alpha1.Pricing{CoreSecond: "0.00001"}, cfg, r)
+	if *got != 2_000 {
+		t.Fatalf("cost %d micros, want 2000", *got)
 	}
 }
