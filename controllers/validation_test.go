@@ -175,7 +175,12 @@ var _ = Describe("CRD validation", func() {
 		Expect(run.Spec.Timeout).To(Equal("6h"))
 
 		// A typed client's update that changes no field must not trip the immutable-spec rule.
-		run.Labels = map[string]string{"team": "analytics"}
-		Expect(k8sClient.Update(ctx, &run)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "br-minimal"}, &run); err != nil {
+				return err
+			}
+			run.Labels = map[string]string{"team": "analytics"}
+			return k8sClient.Update(ctx, &run)
+		})).To(Succeed())
 	})
 })
