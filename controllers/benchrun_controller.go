@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,6 +50,12 @@ type BenchRunReconciler struct {
 	APIReader client.Reader
 	Clock     clock.PassiveClock
 	Worker    WorkerOptions
+	// MaxConcurrentJobs caps bench Jobs running at once across the cluster (0: no cap); the Jobs
+	// waiting longest start first, so one big run cannot starve the others, and measurements do not
+	// fight over nodes more than the cap allows.
+	MaxConcurrentJobs int
+
+	admission *admission
 }
 
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=benchruns,verbs=get;list;watch
@@ -158,9 +165,14 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	for _, pj := range planned {
 		name := benchJobName(run, pj)
 		j, ok := existing[name]
+		key := types.NamespacedName{Namespace: run.Namespace, Name: name}
 		if !ok {
 			if ds.Name == "" {
 				return ctrl.Result{}, fmt.Errorf("dataset %q is gone", run.Spec.DatasetRef.Name)
+			}
+			if r.MaxConcurrentJobs > 0 && !r.admission.Admit(key, activeJobs(ctx, r.Client, componentBench, r.MaxConcurrentJobs), now) {
+				counts.Queued++
+				continue
 			}
 			job := buildBenchJob(run, &ds, pj, r.Worker, deadline.Sub(now))
 			if err := controllerutil.SetControllerReference(run, job, r.Scheme()); err != nil {
@@ -172,6 +184,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 			counts.Active++
 			continue
 		}
+		r.admission.Running(key)
 		js := jobStateOf(j)
 		if !js.Finished {
 			counts.Active++
@@ -198,8 +211,12 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	run.Status.Jobs = counts
 	run.Status.Progress = fmt.Sprintf("%d/%d jobs", counts.Succeeded+counts.Failed, counts.Total)
 	run.Status.DurationMillis = now.Sub(run.Status.StartTime.Time).Milliseconds()
-	if counts.Active > 0 {
-		r.waiting(run, datav1alpha1.ReasonRunning, fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total))
+	if counts.Active+counts.Queued > 0 {
+		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
+		if counts.Queued > 0 {
+			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", counts.Queued)
+		}
+		r.waiting(run, datav1alpha1.ReasonRunning, msg)
 		return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), time.Minute))}, nil
 	}
 	reason, msg := runOutcome(results, timedOut)
@@ -213,12 +230,41 @@ func (r *BenchRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	r.admission = newAdmission(r.MaxConcurrentJobs)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.BenchRun{}).
 		Owns(&batchv1.Job{}).
 		Watches(&datav1alpha1.Dataset{}, handler.EnqueueRequestsFromMapFunc(r.runsOfDataset)).
+		// When any bench Job finishes, a slot frees up: wake the runs with Jobs queued for one.
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
 		Named("benchrun").
 		Complete(r)
+}
+
+func (r *BenchRunReconciler) wakeQueued(_ context.Context, obj client.Object) []reconcile.Request {
+	j, ok := obj.(*batchv1.Job)
+	if !ok || j.Labels[LabelComponent] != componentBench || !jobStateOf(j).Finished {
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var reqs []reconcile.Request
+	for _, k := range r.admission.Waiting() {
+		// Queued keys are Job names; their run is the Job name's prefix, found through the runs.
+		var runs datav1alpha1.BenchRunList
+		if err := r.List(context.Background(), &runs, client.InNamespace(k.Namespace)); err != nil {
+			continue
+		}
+		for _, run := range runs.Items {
+			for _, pj := range plannedJobs(&run) {
+				rk := client.ObjectKeyFromObject(&run)
+				if benchJobName(&run, pj) == k.Name && !seen[rk] {
+					seen[rk] = true
+					reqs = append(reqs, reconcile.Request{NamespacedName: rk})
+				}
+			}
+		}
+	}
+	return reqs
 }
 
 // runsOfDataset wakes the unfinished runs that read a Dataset when it changes.

@@ -350,9 +350,15 @@ func (r *DatasetReconciler) activeSyncs(ctx context.Context) int {
 	if r.MaxConcurrentSyncs <= 0 {
 		return 0
 	}
+	return activeJobs(ctx, r.Client, componentSync, r.MaxConcurrentSyncs)
+}
+
+// activeJobs counts the running pqcache Jobs of one component across the watched namespaces; when it
+// cannot tell, it says full (limit) rather than overshoot a cap.
+func activeJobs(ctx context.Context, c client.Client, component string, limit int) int {
 	var list batchv1.JobList
-	if err := r.List(ctx, &list, client.MatchingLabels{LabelComponent: componentSync, labelManagedBy: "pqcache"}); err != nil {
-		return r.MaxConcurrentSyncs // unknown: assume full rather than overshoot
+	if err := c.List(ctx, &list, client.MatchingLabels{LabelComponent: component, labelManagedBy: "pqcache"}); err != nil {
+		return limit
 	}
 	n := 0
 	for i := range list.Items {

@@ -31,6 +31,8 @@ type Options struct {
 	Worker WorkerOptions
 	// MaxConcurrentSyncs caps sync Jobs across the cluster; 0 means no cap.
 	MaxConcurrentSyncs int
+	// MaxConcurrentBenchJobs caps bench Jobs across the cluster; 0 means no cap.
+	MaxConcurrentBenchJobs int
 }
 
 // SetupAll registers every pqcache reconciler with mgr. The manager command and the envtest suite both
@@ -55,6 +57,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	}
 	br := &BenchRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock, Worker: opts.Worker,
+		MaxConcurrentJobs: opts.MaxConcurrentBenchJobs,
 	}
 	if err := br.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up benchrun controller: %w", err)

@@ -117,7 +117,7 @@ var _ = BeforeSuite(func() {
 	fakeClock = clocktesting.NewFakeClock(time.Now())
 	worker := DefaultWorkerOptions()
 	worker.Image = testWorkerImage
-	Expect(SetupAll(mgr, Options{Clock: fakeClock, Worker: worker, MaxConcurrentSyncs: 100})).To(Succeed())
+	Expect(SetupAll(mgr, Options{Clock: fakeClock, Worker: worker, MaxConcurrentSyncs: 100, MaxConcurrentBenchJobs: 3})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -320,6 +320,9 @@ type JobCounts struct {
 	// failed Jobs failed.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
+	// queued Jobs wait for a slot under the operator's cap on concurrent bench Jobs.
+	// +optional
+	Queued int32 `json:"queued,omitempty"`
 }
 
 // BenchResult summarises one configuration × input.

@@ -41,19 +41,20 @@ import (
 
 // managerOptions are the flags of `pqcache manager`.
 type managerOptions struct {
-	metricsAddr          string
-	probeAddr            string
-	leaderElect          bool
-	leaderElectionID     string
-	leaderElectionNS     string
-	workerImage          string
-	maxConcurrentSyncs   int
-	syncJobTTL           time.Duration
-	workerServiceAccount string
-	watchNamespaces      []string
-	workerResources      string
-	workerCABundle       string
-	zap                  zap.Options
+	metricsAddr            string
+	probeAddr              string
+	leaderElect            bool
+	leaderElectionID       string
+	leaderElectionNS       string
+	workerImage            string
+	maxConcurrentSyncs     int
+	syncJobTTL             time.Duration
+	workerServiceAccount   string
+	maxConcurrentBenchJobs int
+	watchNamespaces        []string
+	workerResources        string
+	workerCABundle         string
+	zap                    zap.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -74,6 +75,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
+	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
 	f.StringVar(&opts.workerResources, "worker-resources", "", `Resources of worker containers whose Dataset sets none, as JSON: {"requests":{"cpu":"250m"},"limits":{"memory":"1Gi"}}.`)
 	f.StringVar(&opts.workerCABundle, "worker-ca-bundle", "", "CONFIGMAP/KEY holding CA certificates for an S3-compatible store with a private CA; the ConfigMap must exist in each Dataset namespace.")
@@ -142,7 +144,7 @@ func runManager(opts managerOptions) error {
 		}
 		worker.Resources = res
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs, MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

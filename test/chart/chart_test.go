@@ -68,7 +68,7 @@ func TestDefaults(t *testing.T) {
 	args := r.managerArgs(t)
 	for _, want := range []string{
 		"manager", "--leader-elect=true", "--leader-election-namespace=pqcache-system", "--metrics-bind-address=:8080",
-		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--max-concurrent-syncs=10", "--sync-job-ttl=1h",
+		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--sync-job-ttl=1h",
 		"--zap-log-level=info", "--zap-encoder=json",
 	} {
 		if !hasArg(args, want) {
