@@ -14,11 +14,15 @@ ARG VERSION=dev
 RUN CGO_ENABLED=1 go build -trimpath \
       -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=${VERSION}" \
       -o /out/pqcache ./cmd/pqcache \
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=${VERSION}" \
+      -o /out/pqcache-runner ./cmd/pqcache \
  && go run ./hack/tpch-extension /out/tpch.duckdb_extension
 
 # distroless/cc: glibc, libstdc++, CA certificates, a nonroot user (65532); no shell, no package manager.
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/pqcache /usr/local/bin/pqcache
+# The static runner, copied into other engines' images by BenchRun Jobs (pqcache install-runner).
+COPY --from=build /out/pqcache-runner /usr/local/bin/pqcache-runner
 # DuckDB's tpch extension, for `pqcache datagen`; pqcache finds it here beside its binary.
 COPY --from=build /out/tpch.duckdb_extension /usr/local/lib/pqcache/tpch.duckdb_extension
 USER 65532:65532

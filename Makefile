@@ -55,8 +55,9 @@ vet: ## Run go vet, including the e2e suite's build tag.
 	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
-build: tpch-extension ## Build bin/pqcache (and the tpch extension beside it, for pqcache datagen).
+build: tpch-extension ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), and the tpch extension.
 	go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache ./cmd/pqcache
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache-runner ./cmd/pqcache
 
 .PHONY: tpch-extension
 tpch-extension: ## Build bin/tpch.duckdb_extension from the DuckDB bindings' static library (needs g++).

@@ -70,26 +70,11 @@ func plannedJobs(run *datav1alpha1.BenchRun) []benchJob {
 	return out
 }
 
-// unsupported says why this release cannot run the spec, or "".
-func unsupported(run *datav1alpha1.BenchRun) string {
-	if run.Spec.Engine.Name == datav1alpha1.EngineCommand {
-		return "engine command (an engine image with pqcache's runner injected) is not supported by this release yet; use engine duckdb"
-	}
-	for _, in := range run.Spec.Inputs {
-		switch in.Type {
-		case datav1alpha1.InputVolume, datav1alpha1.InputClaim, datav1alpha1.InputMixedStaged:
-		default:
-			return fmt.Sprintf("input %s is not supported by this release yet; use volume, mixed-staged or claim", in.Type)
-		}
-	}
-	return ""
-}
-
 // unsupportedWith says why the Dataset cannot serve the run's inputs, or "".
 func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) string {
 	for _, in := range run.Spec.Inputs {
-		if in.Type == datav1alpha1.InputMixedStaged && len(ds.Spec.Fresh) == 0 {
-			return fmt.Sprintf("input mixed-staged stages the Dataset's fresh prefixes, and Dataset %q has no spec.fresh", ds.Name)
+		if (in.Type == datav1alpha1.InputMixedStaged || in.Type == datav1alpha1.InputMixedDirect) && len(ds.Spec.Fresh) == 0 {
+			return fmt.Sprintf("input %s reads the Dataset's fresh prefixes apart, and Dataset %q has no spec.fresh", in.Type, ds.Name)
 		}
 	}
 	return ""
@@ -114,6 +99,10 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	}
 	args = append(args, sourceFlags(ds)...)
 	bench.Args = append(bench.Args, "--fresh-data", scratchPath)
+	// For a command engine, which reads its data itself: where the staged prefixes are.
+	bench.Env = append(bench.Env,
+		corev1.EnvVar{Name: "PQCACHE_FRESH_DIR", Value: scratchPath},
+		corev1.EnvVar{Name: "PQCACHE_FRESH_PREFIXES", Value: strings.Join(ds.Spec.Fresh, ",")})
 	bench.VolumeMounts = append(bench.VolumeMounts, corev1.VolumeMount{Name: "scratch", MountPath: scratchPath, ReadOnly: true})
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	stage := corev1.Container{
@@ -159,29 +148,115 @@ func queryList(qs []int32) string {
 	return strings.Join(parts, ",")
 }
 
-// buildBenchJob returns the Job that measures one configuration × input: `pqcache bench` in the
-// operator's image, requests equal to limits, the data mounted read-only, the run's placement, and a
-// deadline at the end of the run's timeout.
+// buildBenchJob returns the Job that measures one configuration × input: `pqcache bench` with
+// requests equal to limits, the data mounted read-only, the run's placement, and a deadline at the end
+// of the run's timeout. The built-in engine runs in the operator's image; a command engine runs in its
+// own image, with pqcache's static runner copied in by an init container.
 func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, opts WorkerOptions, deadline time.Duration) *batchv1.Job {
 	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: run.Name}
-	claim := claimName(ds)
-	if j.input.Type == datav1alpha1.InputClaim {
-		claim = j.input.ClaimName
-	}
 	res := corev1.ResourceList{corev1.ResourceCPU: j.config.CPU, corev1.ResourceMemory: j.config.Memory}
-	threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
 	warmups := int32(1)
 	if run.Spec.Warmups != nil {
 		warmups = *run.Spec.Warmups
 	}
-	queryTimeout := parseDuration(run.Spec.QueryTimeout, 30*time.Minute)
-	args := []string{"bench", "--engine", "duckdb", "--data", dataMountPath,
-		"--queries", queryList(run.Spec.Queries),
-		"--iterations", strconv.Itoa(int(max(run.Spec.Iterations, 1))), "--warmups", strconv.Itoa(int(warmups)),
-		"--query-timeout", queryTimeout.String(), "--threads", strconv.Itoa(threads),
-		"--label", j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
-		"--probe-streams", "8", "--report-file", corev1.TerminationMessagePathDefault,
+	s3 := ds.Spec.Source.S3
+	readsVolume := j.input.Type != datav1alpha1.InputS3
+	data := dataMountPath
+	if !readsVolume {
+		data = "s3://" + s3.Bucket + "/" + s3.Prefix
 	}
+	common := []string{"--data", data, "--queries", queryList(run.Spec.Queries),
+		"--iterations", strconv.Itoa(int(max(run.Spec.Iterations, 1))), "--warmups", strconv.Itoa(int(warmups)),
+		"--query-timeout", parseDuration(run.Spec.QueryTimeout, 30*time.Minute).String(),
+		"--label", j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
+		"--report-file", corev1.TerminationMessagePathDefault,
+	}
+	if readsVolume {
+		common = append(common, "--probe-streams", "8")
+	}
+	security := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
+		Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	container := corev1.Container{
+		Name: benchContainerName, Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy,
+		Resources:                corev1.ResourceRequirements{Requests: res, Limits: res},
+		SecurityContext:          security,
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		// Engines spill and keep temporary files here; the root file system is read-only.
+		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+		Env:          []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"}},
+	}
+	pod := corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: ptr.To(false),
+		NodeSelector:                 run.Spec.NodeSelector,
+		Affinity:                     run.Spec.Affinity,
+		Tolerations:                  run.Spec.Tolerations,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](workerUID), RunAsGroup: ptr.To[int64](workerUID),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+	}
+	if readsVolume {
+		claim := claimName(ds)
+		if j.input.Type == datav1alpha1.InputClaim {
+			claim = j.input.ClaimName
+		}
+		container.VolumeMounts = append([]corev1.VolumeMount{{Name: "data", MountPath: dataMountPath, ReadOnly: true}}, container.VolumeMounts...)
+		pod.Volumes = append([]corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}}}, pod.Volumes...)
+	}
+
+	if run.Spec.Engine.Name == datav1alpha1.EngineCommand {
+		// The engine's image, with the static runner injected: an init container in pqcache's image
+		// copies it into a shared volume, and the runner starts the engine's command per query.
+		container.Image, container.ImagePullPolicy = run.Spec.Engine.Image, corev1.PullIfNotPresent
+		container.Command = []string{runnerDir + "/" + "pqcache-runner"}
+		container.Args = []string{"bench", "--engine", "command"}
+		for _, a := range run.Spec.Engine.Command {
+			container.Args = append(container.Args, "--command-arg", a)
+		}
+		container.Args = append(container.Args, common...)
+		container.Env = append(container.Env, run.Spec.Engine.Env...)
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "pqcache-runner", MountPath: runnerDir, ReadOnly: true})
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "pqcache-runner", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		pod.InitContainers = append(pod.InitContainers, corev1.Container{
+			Name: "install-runner", Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy,
+			Args:            []string{"install-runner", runnerDir},
+			SecurityContext: security,
+			Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
+			VolumeMounts:    []corev1.VolumeMount{{Name: "pqcache-runner", MountPath: runnerDir}},
+		})
+		// Engines that read the bucket (s3, mixed-direct) get the Dataset's credentials and endpoint,
+		// as the standard AWS environment variables.
+		if j.input.Type == datav1alpha1.InputS3 || j.input.Type == datav1alpha1.InputMixedDirect {
+			container.Env = append(container.Env, syncEnv(ds)...)
+			if s3.Endpoint != "" {
+				container.Env = append(container.Env, corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: s3.Endpoint})
+			}
+			if s3.Region != "" {
+				container.Env = append(container.Env, corev1.EnvVar{Name: "AWS_REGION", Value: s3.Region})
+			}
+			if c := s3.Credentials; c != nil && c.ServiceAccountName != "" {
+				pod.ServiceAccountName = c.ServiceAccountName
+			}
+		}
+		if j.input.Type == datav1alpha1.InputMixedDirect {
+			// Static tables under --data on the volume; the fresh prefixes straight from the bucket.
+			container.Env = append(container.Env,
+				corev1.EnvVar{Name: "PQCACHE_FRESH_URL", Value: "s3://" + s3.Bucket + "/" + s3.Prefix},
+				corev1.EnvVar{Name: "PQCACHE_FRESH_PREFIXES", Value: strings.Join(ds.Spec.Fresh, ",")})
+		}
+	} else {
+		threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
+		container.Args = append([]string{"bench", "--engine", "duckdb", "--threads", strconv.Itoa(threads)}, common...)
+	}
+	pod.Containers = []corev1.Container{container}
+
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: benchJobName(run, j), Namespace: run.Namespace, Labels: labels,
@@ -191,41 +266,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 			BackoffLimit:            ptr.To[int32](0),
 			ActiveDeadlineSeconds:   ptr.To(max(int64(deadline.Seconds()), 1)),
 			TTLSecondsAfterFinished: ptr.To(int32(opts.TTLAfterFinished.Seconds())),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: ptr.To(false),
-					NodeSelector:                 run.Spec.NodeSelector,
-					Affinity:                     run.Spec.Affinity,
-					Tolerations:                  run.Spec.Tolerations,
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](workerUID), RunAsGroup: ptr.To[int64](workerUID),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{{
-						Name: benchContainerName, Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy, Args: args,
-						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
-							Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-						},
-						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "data", MountPath: dataMountPath, ReadOnly: true},
-							// DuckDB spills and keeps temporary files here; the root file system is read-only.
-							{Name: "tmp", MountPath: "/tmp"},
-						},
-						Env: []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"}},
-					}},
-					Volumes: []corev1.Volume{
-						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}},
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
-				},
-			},
+			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
 	}
 	if j.input.Type == datav1alpha1.InputMixedStaged {
@@ -233,6 +274,9 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	}
 	return job
 }
+
+// runnerDir is where the injected runner lives in an engine's container.
+const runnerDir = "/pqcache"
 
 // parseDuration reads a duration the API server has validated, or returns def when it is empty.
 func parseDuration(s string, def time.Duration) time.Duration {

@@ -117,10 +117,6 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	if run.Status.Queries == 0 {
 		run.Status.Queries = queries.Count
 	}
-	if why := unsupported(run); why != "" {
-		r.finish(run, datav1alpha1.ReasonUnsupported, why, now)
-		return ctrl.Result{}, nil
-	}
 
 	// Wait for the Dataset, before the first Job only.
 	var ds datav1alpha1.Dataset

@@ -269,13 +269,59 @@ var _ = Describe("BenchRun controller", func() {
 			}).WithTimeout(10 * time.Second).Should(Succeed())
 			Expect(benchJobsOf(Default, run)).To(BeEmpty())
 		}
-		expectUnsupported(newBenchRun(ns, "polars", "data", func(r *datav1alpha1.BenchRun) {
-			r.Spec.Engine = datav1alpha1.BenchEngine{Name: datav1alpha1.EngineCommand, Image: "example.test/polars:1", Command: []string{"python", "q.py", "{query}"}}
-		}), "engine command")
 		readyDataset(ns, "nofresh")
 		expectUnsupported(newBenchRun(ns, "staged", "nofresh", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
 		}), "has no spec.fresh")
+	})
+
+	It("runs a command engine in its own image, with pqcache's static runner injected, reading S3 or the volume", func() {
+		readyDataset(ns, "data")
+		run := newBenchRun(ns, "polars", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs = r.Spec.Configs[:1]
+			r.Spec.Engine = datav1alpha1.BenchEngine{Name: datav1alpha1.EngineCommand, Image: "example.test/polars:1.0",
+				Command: []string{"python", "/app/run query.py", "{query}", "{data}"},
+				Env:     []corev1.EnvVar{{Name: "POLARS_MAX_THREADS", Value: "1"}}}
+			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputS3}, {Type: datav1alpha1.InputVolume}}
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		for _, j := range jobs {
+			pod := j.Spec.Template.Spec
+			Expect(pod.InitContainers).To(HaveLen(1))
+			Expect(pod.InitContainers[0].Image).To(Equal(testWorkerImage))
+			Expect(pod.InitContainers[0].Args).To(Equal([]string{"install-runner", "/pqcache"}))
+			c := pod.Containers[0]
+			Expect(c.Image).To(Equal("example.test/polars:1.0"))
+			Expect(c.Command).To(Equal([]string{"/pqcache/pqcache-runner"}))
+			Expect(c.Args).To(ContainElements("--engine", "command", "--command-arg", "/app/run query.py", "--command-arg", "{data}"))
+			Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "POLARS_MAX_THREADS", Value: "1"}))
+			switch j.Annotations[annotationInput] {
+			case "s3":
+				Expect(c.Args).To(ContainElements("--data", "s3://analytics/tpch/"))
+				Expect(c.Args).NotTo(ContainElement("--probe-streams"))
+				Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: "http://s3.example.test:9000"}))
+				var secretKeys []string
+				for _, e := range c.Env {
+					if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+						secretKeys = append(secretKeys, e.ValueFrom.SecretKeyRef.Key)
+					}
+				}
+				Expect(secretKeys).To(ContainElement(SecretKeyAccessKeyID))
+				for _, v := range pod.Volumes {
+					Expect(v.PersistentVolumeClaim).To(BeNil(), "an s3 input mounts no claim")
+				}
+			case "volume":
+				Expect(c.Args).To(ContainElements("--data", "/data", "--probe-streams"))
+				Expect(pod.Volumes[0].PersistentVolumeClaim.ReadOnly).To(BeTrue())
+				for _, e := range c.Env {
+					Expect(e.Name).NotTo(Equal("AWS_ACCESS_KEY_ID"), "a volume input needs no bucket credentials")
+				}
+			default:
+				Fail("unexpected input " + j.Annotations[annotationInput])
+			}
+		}
 	})
 
 	It("stages the fresh prefixes before the queries of a mixed-staged input, and records the staging", func() {

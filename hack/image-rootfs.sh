@@ -10,6 +10,7 @@ VERSION=${VERSION:-dev}
 rm -rf "$OUT"
 mkdir -p "$OUT/usr/local/bin" "$OUT/etc/ssl/certs" "$OUT/tmp"
 (cd "$ROOT" && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=$VERSION" -o "$OUT/usr/local/bin/pqcache" ./cmd/pqcache)
+(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=$VERSION" -o "$OUT/usr/local/bin/pqcache-runner" ./cmd/pqcache)
 mkdir -p "$OUT/usr/local/lib/pqcache"
 (cd "$ROOT" && go run ./hack/tpch-extension "$OUT/usr/local/lib/pqcache/tpch.duckdb_extension")
 # Shared libraries, at the paths the dynamic loader looks for them.

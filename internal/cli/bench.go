@@ -17,7 +17,6 @@ limitations under the License.
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +31,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/bench/report"
 )
 
@@ -41,7 +39,7 @@ func newBenchCommand() *cobra.Command {
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label, reportFile string
 		iterations, warmups, threads, probeStreams                                                       int
 		freshData                                                                                        string
-		freshPrefixes                                                                                    []string
+		freshPrefixes, commandArgs                                                                       []string
 		queryTimeout                                                                                     time.Duration
 	)
 	cmd := &cobra.Command{
@@ -84,11 +82,18 @@ The command prints its result rows to stdout, one per line.`,
 					}
 				}
 				eng = bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: args}}
+				version, ok := duckdbVersion()
+				if !ok {
+					return errors.New("this pqcache was built without cgo and has no DuckDB: use --engine command")
+				}
 				if engineVersion == "" {
-					engineVersion = duckdb.Version
+					engineVersion = version
 				}
 			case "command":
-				args := strings.Fields(command)
+				args := commandArgs
+				if len(args) == 0 {
+					args = strings.Fields(command)
+				}
 				if len(args) == 0 {
 					return errors.New("--engine command needs --command, e.g. --command 'python run.py {query} {data}'")
 				}
@@ -155,7 +160,8 @@ The command prints its result rows to stdout, one per line.`,
 	f.IntVar(&warmups, "warmups", 1, "Unmeasured runs before them (0-10).")
 	f.StringVar(&engine, "engine", "duckdb", "Query engine: duckdb (built in) or command (any program); one process per query either way.")
 	f.IntVar(&threads, "threads", 0, "DuckDB threads per query (0: one per CPU the process may use).")
-	f.StringVar(&command, "command", "", "The command engine's command line; {query} and {data} are replaced.")
+	f.StringVar(&command, "command", "", "The command engine's command line, split on spaces; {query} and {data} are replaced.")
+	f.StringArrayVar(&commandArgs, "command-arg", nil, "The command engine's command, one argument per flag (keeps spaces); overrides --command.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
 	f.StringVar(&freshData, "fresh-data", "", "With --engine duckdb: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data.")
 	f.StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths relative to --data (e.g. lineitem/batch=7/) read from --fresh-data instead (repeatable).")
@@ -168,113 +174,6 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&engineVersion, "engine-version", "", "The version column of the CSV.")
 	return cmd
-}
-
-// newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the data, run the query,
-// print the rows. Hidden: bench starts it.
-func newBenchQueryCommand() *cobra.Command {
-	var (
-		data, freshData string
-		freshPrefixes   []string
-		query, threads  int
-	)
-	cmd := &cobra.Command{
-		Use:    "bench-query --query N --data DIR",
-		Short:  "Run one PDS-H query with the embedded DuckDB and print its rows (used by bench)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := duckdb.Open(threads)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			db.SetMaxOpenConns(1)
-			if err := duckdb.CreateOverlayViews(cmd.Context(), db, data, freshData, freshPrefixes); err != nil {
-				return err
-			}
-			w := bufio.NewWriter(cmd.OutOrStdout())
-			if _, err := duckdb.RunQuery(cmd.Context(), db, query, w); err != nil {
-				return err
-			}
-			return w.Flush()
-		},
-	}
-	cmd.Flags().StringVar(&data, "data", "", "Data directory.")
-	cmd.Flags().IntVar(&query, "query", 0, "Query number, 1-22.")
-	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: default).")
-	cmd.Flags().StringVar(&freshData, "fresh-data", "", "Directory of freshly staged files.")
-	cmd.Flags().StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths read from --fresh-data instead of --data.")
-	return cmd
-}
-
-func newDatagenCommand() *cobra.Command {
-	var (
-		opts   duckdb.GenOptions
-		layout string
-	)
-	cmd := &cobra.Command{
-		Use:   "datagen --scale 1 --out DIR",
-		Short: "Generate TPC-H data as Parquet (flat or partitioned), offline, with DuckDB's dbgen",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Out == "" {
-				return errors.New("--out is required")
-			}
-			switch duckdb.Layout(layout) {
-			case duckdb.LayoutFlat, duckdb.LayoutPartitioned:
-				opts.Layout = duckdb.Layout(layout)
-			default:
-				return fmt.Errorf("--layout %q: want flat or partitioned", layout)
-			}
-			ext, err := tpchExtension(opts.Extension)
-			if err != nil {
-				return err
-			}
-			opts.Extension = ext
-			start := time.Now()
-			counts, err := duckdb.Generate(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			for _, t := range []string{"customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"} {
-				fmt.Fprintf(cmd.OutOrStdout(), "%-9s %12d rows\n", t, counts[t])
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "TPC-H SF %g, %s layout, in %s: %s\n", opts.Scale, opts.Layout, time.Since(start).Round(time.Millisecond), opts.Out)
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.Float64Var(&opts.Scale, "scale", 1, "TPC-H scale factor (1 is about 1 GB in memory, ~300 MB of Parquet).")
-	f.StringVar(&opts.Out, "out", "", "Directory to write the Parquet files into.")
-	f.StringVar(&layout, "layout", "flat", "flat (<table>.parquet) or partitioned (<table>/batch=N/part.parquet).")
-	f.IntVar(&opts.RowsPerGroup, "rows-per-group", 0, "Parquet row group size (DuckDB rounds it up to a multiple of 2048); 0 keeps DuckDB's default.")
-	f.IntVar(&opts.FilesPerTable, "files-per-table", 8, "Partitions per table in the partitioned layout (tables under 10,000 rows get one).")
-	f.StringVar(&opts.Extension, "tpch-extension", "", "The tpch extension (make tpch-extension builds it); default: $PQCACHE_TPCH_EXTENSION, or beside the binary.")
-	f.IntVar(&opts.Threads, "threads", 0, "DuckDB threads (0: default).")
-	return cmd
-}
-
-// tpchExtension finds the loadable tpch extension: the flag, $PQCACHE_TPCH_EXTENSION, or the places
-// the image and `make build` put it beside the binary.
-func tpchExtension(flag string) (string, error) {
-	candidates := []string{flag, os.Getenv("PQCACHE_TPCH_EXTENSION")}
-	if self, err := os.Executable(); err == nil {
-		dir := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(dir, "tpch.duckdb_extension"), filepath.Join(dir, "..", "lib", "pqcache", "tpch.duckdb_extension"))
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if _, err := os.Stat(c); err == nil {
-			return c, nil
-		}
-		if c == flag {
-			return "", fmt.Errorf("--tpch-extension %s: not found", c)
-		}
-	}
-	return "", errors.New("no tpch extension found: run `make tpch-extension`, or pass --tpch-extension")
 }
 
 func newReportCommand() *cobra.Command {
@@ -352,3 +251,34 @@ func newProbeCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "Print the result as JSON.")
 	return cmd
 }
+
+// newInstallRunnerCommand copies the static runner (pqcache-runner, beside this binary) into a
+// directory shared with another image's container: how a BenchRun measures any engine image, as
+// Tekton and Argo inject their entrypoints. The image has no shell or cp, so pqcache does the copy.
+func newInstallRunnerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "install-runner DIR",
+		Short:  "Copy the static pqcache-runner into DIR (used by BenchRun Jobs for engine images)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			src := filepath.Join(filepath.Dir(self), runnerName)
+			data, err := os.ReadFile(src)
+			if err != nil {
+				return fmt.Errorf("reading the runner: %w", err)
+			}
+			dst := filepath.Join(args[0], runnerName)
+			if err := os.WriteFile(dst+".tmp", data, 0o755); err != nil {
+				return err
+			}
+			return os.Rename(dst+".tmp", dst)
+		},
+	}
+}
+
+// runnerName is the static build of pqcache (CGO_ENABLED=0: no DuckDB, runs on any Linux image).
+const runnerName = "pqcache-runner"

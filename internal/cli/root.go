@@ -35,6 +35,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newBenchQueryCommand(), newDatagenCommand(), newReportCommand())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand())
+	addDuckDBCommands(root)
 	return root
 }

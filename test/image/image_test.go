@@ -87,6 +87,19 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 		t.Fatalf("pqcache verify in the image: %v\n%s", err, out)
 	}
 
+	// The static runner that BenchRun Jobs copy into engine images: installed by pqcache itself (the
+	// image has no cp), and runnable with nothing from the image (static, no DuckDB).
+	if out, err := run(nil, "install-runner", "/data"); err != nil {
+		t.Fatalf("pqcache install-runner: %v\n%s", err, out)
+	}
+	runner := filepath.Join(data, "pqcache-runner")
+	if out, _ := exec.Command("ldd", runner).CombinedOutput(); !strings.Contains(string(out), "not a dynamic executable") {
+		t.Fatalf("the runner is not static:\n%s", out)
+	}
+	if out, err := exec.Command(runner, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "pqcache version") {
+		t.Fatalf("the runner outside the image: %v\n%s", err, out)
+	}
+
 	// The embedded DuckDB and the tpch extension the image carries: generate, then query.
 	if out, err := run(nil, "datagen", "--scale", "0.01", "--out", "/data/tpch"); err != nil || !strings.Contains(out, "lineitem         60175 rows") {
 		t.Fatalf("pqcache datagen in the image: %v\n%s", err, out)
