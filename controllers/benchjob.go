@@ -397,9 +397,10 @@ func limit(s []string, n int) []string {
 
 // costMicros estimates what one configuration × input cost, in millionths of the pricing currency:
 // (cores × coreSecond + GiB × gibSecond) × wall seconds × placementMultiplier, plus transferGB for every
-// GB read from the bucket (the staged bytes; the cache volume itself costs no transfer). Prices are
-// decimal strings (validated by the API), computed exactly with rationals. nil without pricing.
-func costMicros(p *datav1alpha1.Pricing, cfg datav1alpha1.ResourceConfig, r datav1alpha1.BenchResult) *int64 {
+// GB read from the bucket: the staged bytes, and for an s3 input readBytes (at least the data set once;
+// the cache volume itself costs no transfer). Prices are decimal strings (validated by the API),
+// computed exactly with rationals. nil without pricing.
+func costMicros(p *datav1alpha1.Pricing, cfg datav1alpha1.ResourceConfig, r datav1alpha1.BenchResult, readBytes int64) *int64 {
 	if p == nil {
 		return nil
 	}
@@ -419,10 +420,53 @@ func costMicros(p *datav1alpha1.Pricing, cfg datav1alpha1.ResourceConfig, r data
 	compute := new(big.Rat).Add(new(big.Rat).Mul(cores, rat(p.CoreSecond, "0")), new(big.Rat).Mul(gib, rat(p.GiBSecond, "0")))
 	compute.Mul(compute, seconds)
 	compute.Mul(compute, rat(p.PlacementMultiplier, "1"))
-	transfer := new(big.Rat).Mul(new(big.Rat).SetFrac64(r.StagedBytes, 1_000_000_000), rat(p.TransferGB, "0"))
+	transfer := new(big.Rat).Mul(new(big.Rat).SetFrac64(r.StagedBytes+readBytes, 1_000_000_000), rat(p.TransferGB, "0"))
 	total := new(big.Rat).Add(compute, transfer)
 	total.Mul(total, big.NewRat(1_000_000, 1))
 	f, _ := total.Float64()
 	micros := int64(math.Round(f))
 	return &micros
+}
+
+// breakEvenRuns is how many runs it takes for the cache to pay for itself: filling it costs the data
+// set's transfer once (syncBytes × transferGB), after which each run on the volume saves the difference
+// between its cost on S3 and on the volume. It compares the volume and s3 results of the first
+// configuration that has both; nil when none has, or when the volume run is not cheaper.
+func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syncBytes int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	byConfig := map[string]map[string]*int64{}
+	var configs []string
+	for _, r := range results {
+		if r.CostMicros == nil {
+			continue
+		}
+		if byConfig[r.Config] == nil {
+			byConfig[r.Config] = map[string]*int64{}
+			configs = append(configs, r.Config)
+		}
+		byConfig[r.Config][r.Input] = r.CostMicros
+	}
+	sort.Strings(configs)
+	for _, c := range configs {
+		vol, s3 := byConfig[c][string(datav1alpha1.InputVolume)], byConfig[c][string(datav1alpha1.InputS3)]
+		if vol == nil || s3 == nil {
+			continue
+		}
+		saving := *s3 - *vol
+		if saving <= 0 {
+			return nil
+		}
+		price, ok := new(big.Rat).SetString(p.TransferGB)
+		if !ok {
+			price = new(big.Rat)
+		}
+		fill := new(big.Rat).Mul(new(big.Rat).SetFrac64(syncBytes, 1_000_000_000), price)
+		fill.Mul(fill, big.NewRat(1_000_000, 1))
+		f, _ := fill.Float64()
+		n := max(int64(1), int64(math.Ceil(f/float64(saving))))
+		return &n
+	}
+	return nil
 }

@@ -197,13 +197,20 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 			return ctrl.Result{}, fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
 		}
 		res := benchResultFrom(j, js, pods.Items)
-		res.CostMicros = costMicros(run.Spec.Pricing, pj.config, res)
+		var readBytes int64
+		if pj.input.Type == datav1alpha1.InputS3 && ds.Status.Manifest != nil {
+			readBytes = ds.Status.Manifest.Bytes
+		}
+		res.CostMicros = costMicros(run.Spec.Pricing, pj.config, res, readBytes)
 		results = append(results, res)
 	}
 	sort.Slice(results, func(i, k int) bool {
 		return results[i].Config+"/"+results[i].Input < results[k].Config+"/"+results[k].Input
 	})
 	run.Status.Results = results
+	if ds.Status.Manifest != nil {
+		run.Status.BreakEvenRuns = breakEvenRuns(run.Spec.Pricing, results, ds.Status.Manifest.Bytes)
+	}
 	run.Status.Jobs = counts
 	run.Status.Progress = fmt.Sprintf("%d/%d jobs", counts.Succeeded+counts.Failed, counts.Total)
 	run.Status.DurationMillis = now.Sub(run.Status.StartTime.Time).Milliseconds()
