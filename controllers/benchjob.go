@@ -346,8 +346,9 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *bench.Result) {
 	}
 }
 
-// runOutcome decides a finished run's Succeeded condition from its results.
-func runOutcome(results []datav1alpha1.BenchResult, timedOut bool) (reason, message string) {
+// runOutcome decides a finished run's Succeeded condition from its results; memory maps a
+// configuration to its memory limit, named in OOMKilled messages.
+func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[string]string) (reason, message string) {
 	if timedOut {
 		return datav1alpha1.ReasonTimeout, "the run passed spec.timeout"
 	}
@@ -358,7 +359,11 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool) (reason, mess
 			where := fmt.Sprintf("%s / %s", r.Config, r.Input)
 			switch q.Status {
 			case datav1alpha1.QueryOOMKilled:
-				oom = append(oom, fmt.Sprintf("q%d on %s", q.Query, where))
+				what := fmt.Sprintf("q%d", q.Query)
+				if q.Query == 0 {
+					what = "the runner"
+				}
+				oom = append(oom, fmt.Sprintf("%s on %s (memory limit %s)", what, where, memory[r.Config]))
 			case datav1alpha1.QuerySucceeded:
 				if digests[q.Query] == nil {
 					digests[q.Query] = map[string][]string{}

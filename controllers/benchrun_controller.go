@@ -222,7 +222,11 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		r.waiting(run, datav1alpha1.ReasonRunning, msg)
 		return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), time.Minute))}, nil
 	}
-	reason, msg := runOutcome(results, timedOut)
+	limits := map[string]string{}
+	for _, c := range run.Spec.Configs {
+		limits[c.Name] = c.Memory.String()
+	}
+	reason, msg := runOutcome(results, timedOut, limits)
 	r.finish(run, reason, msg, now)
 	ctrl.LoggerFrom(ctx).Info("Bench run finished", "benchrun", klog.KObj(run), "reason", reason)
 	return ctrl.Result{}, nil

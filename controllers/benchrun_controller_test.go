@@ -253,6 +253,7 @@ var _ = Describe("BenchRun controller", func() {
 			c := meta.FindStatusCondition(getRun(oom).Status.Conditions, datav1alpha1.ConditionSucceeded)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonOOMKilled))
+			g.Expect(c.Message).To(ContainSubstring("memory limit 2Gi"))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
