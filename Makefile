@@ -109,6 +109,10 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 envtest: ## Build kube-apiserver and etcd for envtest into bin/k8s (cold: several minutes; warm: instant).
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh
 
+.PHONY: node-binaries
+node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet and kubectl (for the local cluster; cold: ~10 min).
+	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh --with-node
+
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)
 $(CONTROLLER_GEN):

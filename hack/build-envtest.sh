@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build-envtest.sh builds the control-plane binaries that envtest needs (kube-apiserver, etcd and,
-# with --with-kubectl, kubectl) from the Go module proxy into bin/k8s/<version>-linux-amd64.
+# with --with-kubectl, kubectl; with --with-node also kube-controller-manager, kube-scheduler and
+# kubelet for a local one-node cluster) from the Go module proxy into bin/k8s/<version>-linux-amd64.
 #
 # Why: setup-envtest downloads its tarballs from a host that is unreachable here, while the Go module
 # proxy is. k8s.io/kubernetes is not meant to be imported, so the build happens in a throwaway module
@@ -16,10 +17,12 @@ ETCD_VERSION=${ETCD_VERSION:-3.7.3}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${ENVTEST_ASSETS_DIR:-$ROOT/bin/k8s/${K8S_VERSION}-linux-amd64}
 WITH_KUBECTL=false
+WITH_NODE=false
 for arg in "$@"; do
   case "$arg" in
     --with-kubectl) WITH_KUBECTL=true ;;
-    *) echo "usage: $0 [--with-kubectl]" >&2; exit 2 ;;
+    --with-node) WITH_NODE=true WITH_KUBECTL=true ;;
+    *) echo "usage: $0 [--with-kubectl] [--with-node]" >&2; exit 2 ;;
   esac
 done
 
@@ -36,6 +39,11 @@ has_version "$OUT/kube-apiserver" "v${K8S_VERSION}" || need_k8s+=(kube-apiserver
 if $WITH_KUBECTL; then
   # kubectl prints client and server versions; --client keeps it offline.
   { [ -x "$OUT/kubectl" ] && "$OUT/kubectl" version --client 2>/dev/null | grep -q "v${K8S_VERSION}"; } || need_k8s+=(kubectl)
+fi
+if $WITH_NODE; then
+  for bin in kube-controller-manager kube-scheduler kubelet; do
+    has_version "$OUT/$bin" "v${K8S_VERSION}" || need_k8s+=("$bin")
+  done
 fi
 
 if [ ${#need_k8s[@]} -gt 0 ]; then
