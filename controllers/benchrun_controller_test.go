@@ -106,39 +106,17 @@ func runnerSummary(label, answer string) string {
 // was OOM-killed without one), after a stage step that reported stageReport, if given.
 func finishBenchJob(job *batchv1.Job, message string, oomKilled bool, stageReport ...string) {
 	GinkgoHelper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
-		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: benchContainerName, Image: testWorkerImage}}},
-	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-	term := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: message, FinishedAt: metav1.Now()}
+	term := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: message}
 	if oomKilled {
 		term.ExitCode, term.Reason = 137, "OOMKilled"
 	}
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: benchContainerName, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
+	var inits []corev1.ContainerStatus
 	for _, rep := range stageReport {
-		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: stageContainerName, Image: testWorkerImage,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: rep, FinishedAt: metav1.Now()}}}}
+		inits = append(inits, corev1.ContainerStatus{Name: stageContainerName, Image: testWorkerImage,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: rep, FinishedAt: metav1.Now()}}})
 	}
-	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-	now := metav1.NewTime(fakeClock.Now())
-	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
-	job.Status.StartTime = &now
-	if oomKilled {
-		job.Status.Failed = 1
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded, LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded, LastTransitionTime: now},
-		}
-	} else {
-		job.Status.Succeeded, job.Status.CompletionTime = 1, &now
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		}
-	}
-	Expect(k8sClient.Status().Update(ctx, job)).To(Succeed())
+	createTerminatedPod(job, benchContainerName, term, inits)
+	markJobFinished(job, oomKilled, "")
 }
 
 var _ = Describe("BenchRun controller", func() {

@@ -123,16 +123,8 @@ type finish struct {
 
 func finishJob(job *batchv1.Job, f finish) {
 	GinkgoHelper()
-	// The controller's clock is the fake one: the Job's times come from it too, as they would from the
-	// one clock of a real cluster.
-	now := metav1.NewTime(fakeClock.Now())
 	if f.report != nil || f.oomKilled {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
-			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: syncContainerName, Image: testWorkerImage}}},
-		}
-		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		term := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: now}
+		term := &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}
 		if f.report != nil {
 			msg, err := f.report.Compact(cache.TerminationMessageLimit)
 			Expect(err).NotTo(HaveOccurred())
@@ -144,18 +136,40 @@ func finishJob(job *batchv1.Job, f finish) {
 		if f.oomKilled {
 			term.ExitCode, term.Reason = 137, "OOMKilled"
 		}
-		pod.Status.Phase = corev1.PodSucceeded
-		if term.ExitCode != 0 {
-			pod.Status.Phase = corev1.PodFailed
-		}
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: syncContainerName, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
-		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		createTerminatedPod(job, syncContainerName, term, nil)
 	}
+	markJobFinished(job, f.failed, f.jobReason)
+}
+
+// createTerminatedPod creates the pod of job as the kubelet leaves it: its container terminated as
+// term and, if given, its init containers' statuses.
+func createTerminatedPod(job *batchv1.Job, container string, term *corev1.ContainerStateTerminated, initStatuses []corev1.ContainerStatus) {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: container, Image: testWorkerImage}}},
+	}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	term.FinishedAt = metav1.NewTime(fakeClock.Now())
+	pod.Status.Phase = corev1.PodSucceeded
+	if term.ExitCode != 0 {
+		pod.Status.Phase = corev1.PodFailed
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
+	pod.Status.InitContainerStatuses = initStatuses
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// markJobFinished sets the terminal conditions the Job controller would: Complete, or Failed with
+// reason (BackoffLimitExceeded by default). The times come from the controller's (fake) clock, as they
+// would from the one clock of a real cluster.
+func markJobFinished(job *batchv1.Job, failed bool, reason string) {
+	GinkgoHelper()
+	now := metav1.NewTime(fakeClock.Now())
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
 	start := metav1.NewTime(now.Add(-5 * time.Second))
 	job.Status.StartTime = &start
-	if f.failed {
-		reason := f.jobReason
+	if failed {
 		if reason == "" {
 			reason = batchv1.JobReasonBackoffLimitExceeded
 		}
