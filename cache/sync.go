@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -140,8 +141,11 @@ type syncer struct {
 	root  string
 	sem   chan struct{}
 
-	abort    context.CancelCauseFunc // stops the whole sync
-	mu       sync.Mutex              // guards rep.Failed, failure counters
+	abort context.CancelCauseFunc // stops the whole sync
+	// madeDirs are directories the publisher knows exist, to skip a MkdirAll per file; forgotten when
+	// a delete may have pruned empty directories.
+	madeDirs map[string]bool
+	mu       sync.Mutex // guards rep.Failed, failure counters
 	classes  map[string]int64
 	progress progressCounters
 }
@@ -464,6 +468,7 @@ func (s *syncer) flush(batch []event) error {
 		if !ev.del {
 			continue
 		}
+		s.madeDirs = nil // removing a file prunes its emptied directories
 		done = append(done, ev.entry.Key)
 		if err := manifest.RemoveFile(s.root, ev.entry.Key); err != nil {
 			s.fail(ev.entry.Key, "", err)
@@ -479,9 +484,23 @@ func (s *syncer) flush(batch []event) error {
 		done = append(done, ev.entry.Key)
 		final := manifest.LocalPath(s.root, ev.entry.Key)
 		staged := filepath.Join(s.root, ev.staged)
-		err := os.MkdirAll(filepath.Dir(final), 0o755)
+		var err error
+		if dir := filepath.Dir(final); !s.madeDirs[dir] {
+			if err = os.MkdirAll(dir, 0o755); err == nil {
+				if s.madeDirs == nil {
+					s.madeDirs = map[string]bool{}
+				}
+				s.madeDirs[dir] = true
+			}
+		}
 		if err == nil {
 			err = os.Rename(staged, final)
+			if errors.Is(err, fs.ErrNotExist) { // the directory went away after it was cached
+				delete(s.madeDirs, filepath.Dir(final))
+				if err = os.MkdirAll(filepath.Dir(final), 0o755); err == nil {
+					err = os.Rename(staged, final)
+				}
+			}
 		}
 		if err != nil {
 			os.Remove(staged)
