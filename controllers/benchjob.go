@@ -114,13 +114,7 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		VolumeMounts:             []corev1.VolumeMount{{Name: "scratch", MountPath: scratchPath}},
 	}
-	if ca := opts.CABundle; ca != nil {
-		stage.VolumeMounts = append(stage.VolumeMounts, corev1.VolumeMount{Name: "ca-bundle", MountPath: caBundleDir, ReadOnly: true})
-		stage.Env = append(stage.Env, corev1.EnvVar{Name: "AWS_CA_BUNDLE", Value: caBundleDir + "/" + ca.Key})
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "ca-bundle", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ca.Name}, Items: []corev1.KeyToPath{{Key: ca.Key, Path: ca.Key}},
-		}}})
-	}
+	withCABundle(spec, opts.CABundle, &stage)
 	spec.InitContainers = append(spec.InitContainers, stage)
 	if c := s3.Credentials; c != nil && c.ServiceAccountName != "" {
 		spec.ServiceAccountName = c.ServiceAccountName

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -161,7 +162,9 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	for _, pj := range planned {
 		name := benchJobName(run, pj)
 		j, ok := existing[name]
-		key := types.NamespacedName{Namespace: run.Namespace, Name: name}
+		// Admission keys name the run and the Job ("run/job": names cannot hold '/'), so a finished Job
+		// can wake the runs queued for a slot without looking them up.
+		key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + name}
 		if !ok {
 			if ds.Name == "" {
 				return ctrl.Result{}, fmt.Errorf("dataset %q is gone", run.Spec.DatasetRef.Name)
@@ -256,19 +259,11 @@ func (r *BenchRunReconciler) wakeQueued(_ context.Context, obj client.Object) []
 	seen := map[types.NamespacedName]bool{}
 	var reqs []reconcile.Request
 	for _, k := range r.admission.Waiting() {
-		// Queued keys are Job names; their run is the Job name's prefix, found through the runs.
-		var runs datav1alpha1.BenchRunList
-		if err := r.List(context.Background(), &runs, client.InNamespace(k.Namespace)); err != nil {
-			continue
-		}
-		for _, run := range runs.Items {
-			for _, pj := range plannedJobs(&run) {
-				rk := client.ObjectKeyFromObject(&run)
-				if benchJobName(&run, pj) == k.Name && !seen[rk] {
-					seen[rk] = true
-					reqs = append(reqs, reconcile.Request{NamespacedName: rk})
-				}
-			}
+		runName, _, _ := strings.Cut(k.Name, "/")
+		rk := types.NamespacedName{Namespace: k.Namespace, Name: runName}
+		if !seen[rk] {
+			seen[rk] = true
+			reqs = append(reqs, reconcile.Request{NamespacedName: rk})
 		}
 	}
 	return reqs

@@ -94,8 +94,9 @@ type ConfigMapKey struct {
 
 const caBundleDir = "/etc/pqcache/ca"
 
-// withCABundle mounts the CA bundle into the worker pod, if one is configured.
-func withCABundle(spec *corev1.PodSpec, ca *ConfigMapKey) {
+// withCABundle mounts the CA bundle, if one is configured, into the given container of a pod (by
+// default the first): a ConfigMap volume, a read-only mount, and AWS_CA_BUNDLE pointing at the key.
+func withCABundle(spec *corev1.PodSpec, ca *ConfigMapKey, into ...*corev1.Container) {
 	if ca == nil {
 		return
 	}
@@ -104,6 +105,9 @@ func withCABundle(spec *corev1.PodSpec, ca *ConfigMapKey) {
 		Items:                []corev1.KeyToPath{{Key: ca.Key, Path: ca.Key}},
 	}}})
 	c := &spec.Containers[0]
+	if len(into) > 0 {
+		c = into[0]
+	}
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "ca-bundle", MountPath: caBundleDir, ReadOnly: true})
 	c.Env = append(c.Env, corev1.EnvVar{Name: "AWS_CA_BUNDLE", Value: caBundleDir + "/" + ca.Key})
 }
