@@ -189,6 +189,41 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
+// TestHostNetwork: in the node's network namespace the manager's ports bind to loopback only and the
+// kubelet probes them there (hack/local-cluster installs the chart so).
+func TestHostNetwork(t *testing.T) {
+	r := render(t, "hostNetwork=true", "healthPort=18081", "metrics.port=18080")
+	args := r.managerArgs(t)
+	if !hasArg(args, "--health-probe-bind-address=127.0.0.1:18081") || !hasArg(args, "--metrics-bind-address=127.0.0.1:18080") {
+		t.Errorf("args %v", args)
+	}
+	spec, _, _ := unstructured.NestedMap(r.one(t, "Deployment").Object, "spec", "template", "spec")
+	if spec["hostNetwork"] != true || spec["dnsPolicy"] != "ClusterFirstWithHostNet" {
+		t.Errorf("pod spec hostNetwork=%v dnsPolicy=%v", spec["hostNetwork"], spec["dnsPolicy"])
+	}
+	container := spec["containers"].([]any)[0].(map[string]any)
+	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+		get := container[probe].(map[string]any)["httpGet"].(map[string]any)
+		if get["host"] != "127.0.0.1" || get["port"] != "probes" {
+			t.Errorf("%s %v", probe, get)
+		}
+	}
+	ports := container["ports"].([]any)
+	if fmt.Sprint(ports[0].(map[string]any)["containerPort"]) != "18081" {
+		t.Errorf("ports %v", ports)
+	}
+
+	// Off by default: the pod network, all interfaces, no probe host.
+	def := render(t)
+	if !hasArg(def.managerArgs(t), "--health-probe-bind-address=:8081") {
+		t.Errorf("default args %v", def.managerArgs(t))
+	}
+	defSpec, _, _ := unstructured.NestedMap(def.one(t, "Deployment").Object, "spec", "template", "spec")
+	if _, set := defSpec["hostNetwork"]; set {
+		t.Error("hostNetwork set by default")
+	}
+}
+
 func TestCustomImagesAndWorkerResources(t *testing.T) {
 	r := render(t, "image.repository=registry.example/pq", "image.tag=1.2.3", "image.pullSecrets={regcred}",
 		"worker.image.repository=registry.example/pq-worker", "worker.resources.limits.memory=2Gi", "worker.caBundle.configMap=corp-ca")

@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// startControlPlane starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler as host
+// processes listening on 127.0.0.1 only, each waited for before the next.
+func (c *cluster) startControlPlane(ctx context.Context) error {
+	pki := func(f string) string { return c.path("pki", f) }
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeerPort)
+
+	done := step("starting etcd on %s", etcdURL)
+	if _, err := c.startProcess("etcd", c.bin("etcd"), []string{
+		"--name=" + nodeName,
+		"--data-dir=" + c.path("etcd"),
+		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=" + nodeName + "=" + peerURL,
+		// The cluster is disposable: fsync buys nothing here and costs seconds per test.
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	}, nil); err != nil {
+		return err
+	}
+	if err := c.waitFor(ctx, "etcd health", "etcd", 30*time.Second, httpOK(etcdURL+"/health", false)); err != nil {
+		return err
+	}
+	done()
+
+	done = step("starting kube-apiserver on %s", c.apiserverURL())
+	if _, err := c.startProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiserverPort),
+		// The default reconciler publishes the advertise address as the kubernetes Service's endpoint
+		// and refuses a loopback one; nothing here routes Service addresses anyway.
+		"--endpoint-reconciler-type=none",
+		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
+		"--client-ca-file=" + pki("ca.crt"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=Node,RBAC",
+		"--kubelet-client-certificate=" + pki("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + pki("apiserver-kubelet-client.key"),
+		// The node has no InternalIP (kubelet refuses a loopback one), so the API server never dials
+		// the kubelet; naming only InternalIP keeps it from resolving the node's hostname instead.
+		"--kubelet-preferred-address-types=InternalIP",
+		"--allow-privileged=true",
+		"--profiling=false",
+		"--cert-dir=" + c.path("apiserver"),
+	}, nil); err != nil {
+		return err
+	}
+	if err := c.waitFor(ctx, "kube-apiserver /readyz", "kube-apiserver", 90*time.Second, c.apiserverReady); err != nil {
+		return err
+	}
+	done()
+
+	done = step("starting kube-controller-manager and kube-scheduler")
+	kcm := pki("controller-manager.kubeconfig")
+	if _, err := c.startProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
+		"--kubeconfig=" + kcm, "--authentication-kubeconfig=" + kcm, "--authorization-kubeconfig=" + kcm,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", controllerHealth),
+		"--leader-elect=false",
+		"--cluster-name=" + clusterName,
+		"--service-account-private-key-file=" + pki("sa.key"),
+		"--root-ca-file=" + pki("ca.crt"),
+		"--use-service-account-credentials=true",
+		"--allocate-node-cidrs=false",
+		"--cluster-signing-cert-file=" + pki("ca.crt"), "--cluster-signing-key-file=" + pki("ca.key"),
+		"--profiling=false",
+	}, nil); err != nil {
+		return err
+	}
+	sched := pki("scheduler.kubeconfig")
+	if _, err := c.startProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
+		"--kubeconfig=" + sched, "--authentication-kubeconfig=" + sched, "--authorization-kubeconfig=" + sched,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", schedulerHealth),
+		"--leader-elect=false",
+		"--profiling=false",
+	}, nil); err != nil {
+		return err
+	}
+	if err := c.waitFor(ctx, "kube-controller-manager /healthz", "kube-controller-manager", 60*time.Second,
+		httpOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", controllerHealth), true)); err != nil {
+		return err
+	}
+	if err := c.waitFor(ctx, "kube-scheduler /healthz", "kube-scheduler", 60*time.Second,
+		httpOK(fmt.Sprintf("https://127.0.0.1:%d/healthz", schedulerHealth), true)); err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// apiserverReady asks /readyz with the admin credentials.
+func (c *cluster) apiserverReady(ctx context.Context) error {
+	cs, err := c.client()
+	if err != nil {
+		return err
+	}
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// httpOK returns a check that GETs url (on 127.0.0.1) and wants a 200. The components' health
+// endpoints serve self-signed certificates, hence insecure; no credentials are sent.
+func httpOK(url string, insecure bool) func(context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		Proxy:           nil,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure}, //nolint:gosec // loopback health checks of self-signed components
+	}}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		}
+		return nil
+	}
+}

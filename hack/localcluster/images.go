@@ -1,0 +1,242 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// The images the local cluster runs. No registry is reachable, so each is assembled from files built
+// here and imported into containerd; the pqcache.local host exists nowhere, so a missing image can
+// never be pulled from somewhere else by accident.
+const (
+	pauseImage     = "pqcache.local/pause:3.10"
+	versitygwImage = "pqcache.local/versitygw:" + versitygwVersion
+	pqcacheImage   = "pqcache.local/pqcache:dev"
+	// versitygwVersion matches VERSITYGW_VERSION in the Makefile.
+	versitygwVersion = "v1.8.0"
+)
+
+func (c *cluster) imagesDir() string { return filepath.Join(c.root, "bin", "images") }
+
+// imageSpec is one image: a root file system directory and how to run it.
+type imageSpec struct {
+	ref        string
+	file       string // tarball name in imagesDir
+	rootfs     string
+	entrypoint []string
+	user       string
+}
+
+// buildImages builds the three images from the working tree and the module proxy into imagesDir as
+// docker-archive tarballs (what `ctr images import` reads).
+func (c *cluster) buildImages(ctx context.Context) error {
+	dir := c.imagesDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	goBuild := func(out string, env []string, args ...string) error {
+		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-ldflags", "-s -w", "-o", out}, args...)...)
+		cmd.Dir = c.root
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build %v: %w", args, err)
+		}
+		return nil
+	}
+	static := []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"}
+
+	done := step("building the pause image")
+	pauseRoot := filepath.Join(dir, "pause-rootfs")
+	if err := os.MkdirAll(pauseRoot, 0o755); err != nil {
+		return err
+	}
+	if err := goBuild(filepath.Join(pauseRoot, "pause"), static, "./hack/localcluster/pause"); err != nil {
+		return err
+	}
+	if err := writeImage(filepath.Join(dir, "pause.tar"), imageSpec{ref: pauseImage, rootfs: pauseRoot, entrypoint: []string{"/pause"}, user: "65535:65535"}); err != nil {
+		return err
+	}
+	done()
+
+	// versitygw is built statically from the module proxy (go install's default links glibc's
+	// resolver, which the image does not have).
+	done = step("building the versitygw %s image", versitygwVersion)
+	gwRoot := filepath.Join(dir, "versitygw-rootfs")
+	if err := os.MkdirAll(filepath.Join(gwRoot, "tmp"), 0o1777); err != nil {
+		return err
+	}
+	install := exec.CommandContext(ctx, "go", "install", "-trimpath", "-ldflags", "-s -w", "github.com/versity/versitygw/cmd/versitygw@"+versitygwVersion)
+	install.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+gwRoot)
+	install.Stdout, install.Stderr = os.Stderr, os.Stderr
+	if err := install.Run(); err != nil {
+		return fmt.Errorf("building versitygw: %w", err)
+	}
+	if err := writeImage(filepath.Join(dir, "versitygw.tar"), imageSpec{ref: versitygwImage, rootfs: gwRoot, entrypoint: []string{"/versitygw"}, user: "65532:65532"}); err != nil {
+		return err
+	}
+	done()
+
+	// The pqcache image has the file system the Dockerfile makes (hack/image-rootfs.sh assembles it and
+	// test/image checks it).
+	done = step("building the pqcache image from the working tree")
+	pqRoot := filepath.Join(dir, "pqcache-rootfs")
+	cmd := exec.CommandContext(ctx, filepath.Join(c.root, "hack", "image-rootfs.sh"), pqRoot)
+	cmd.Dir = c.root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/image-rootfs.sh: %w", err)
+	}
+	if err := writeImage(filepath.Join(dir, "pqcache.tar"), imageSpec{ref: pqcacheImage, rootfs: pqRoot, entrypoint: []string{"/usr/local/bin/pqcache"}, user: "65532:65532"}); err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// writeImage writes a one-layer linux/amd64 image of spec.rootfs to path. The layer is reproducible
+// (sorted entries, zero times, root ownership), so an unchanged tree gives the same digest.
+func writeImage(path string, spec imageSpec) error {
+	layerPath := path + ".layer.tgz"
+	if err := writeLayer(spec.rootfs, layerPath); err != nil {
+		return fmt.Errorf("layer of %s: %w", spec.ref, err)
+	}
+	defer os.Remove(layerPath)
+	layer, err := tarball.LayerFromFile(layerPath)
+	if err != nil {
+		return err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return err
+	}
+	img, err = mutate.ConfigFile(img, &v1.ConfigFile{
+		Architecture: "amd64",
+		OS:           "linux",
+		RootFS:       v1.RootFS{Type: "layers", DiffIDs: mustDiffIDs(layer)},
+		Config: v1.Config{
+			Entrypoint: spec.entrypoint,
+			User:       spec.user,
+			Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+			WorkingDir: "/",
+		},
+	})
+	if err != nil {
+		return err
+	}
+	tag, err := name.NewTag(spec.ref)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := tarball.WriteToFile(tmp, tag, img); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func mustDiffIDs(layer v1.Layer) []v1.Hash {
+	h, err := layer.DiffID()
+	if err != nil {
+		panic(err)
+	}
+	return []v1.Hash{h}
+}
+
+// writeLayer writes dir as a gzip-compressed tar with reproducible headers.
+func writeLayer(dir, out string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(gz)
+	epoch := time.Unix(0, 0)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		link := ""
+		if info.Mode()&fs.ModeSymlink != 0 {
+			if link, err = os.Readlink(path); err != nil {
+				return err
+			}
+		}
+		hdr, err := tar.FileInfoHeader(info, link)
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		if d.IsDir() {
+			hdr.Name += "/"
+		}
+		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
+		hdr.ModTime, hdr.AccessTime, hdr.ChangeTime = epoch, time.Time{}, time.Time{}
+		hdr.Format = tar.FormatPAX
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if info.Mode().IsRegular() {
+			src, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(tw, src)
+			src.Close()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
