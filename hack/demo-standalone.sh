@@ -28,7 +28,7 @@ EP=http://127.0.0.1:$PORT
 
 step "generating TPC-H SF $SCALE (partitioned) and uploading it to s3://demo/tpch/"
 "$PQ" datagen --scale "$SCALE" --out "$DIR/source" --layout partitioned --files-per-table 8
-go run ./hack/upload -endpoint "$EP" "$DIR/source" s3://demo/tpch/
+"$PQ" s3 put "$DIR/source" s3://demo/tpch/ --endpoint "$EP" --path-style
 
 step "first sync: everything is copied"
 "$PQ" sync s3://demo/tpch/ "$DIR/cache" --endpoint "$EP" --path-style --progress none
@@ -38,7 +38,7 @@ step "unchanged re-sync: one listing, no GET"
 
 step "replacing one partition (lineitem/batch=3) in the bucket with other data, then syncing: only it moves"
 cp "$DIR/source/lineitem/batch=2/part.parquet" "$DIR/part.parquet"
-go run ./hack/upload -endpoint "$EP" "$DIR" s3://demo/tpch/lineitem/batch=3/ part.parquet
+"$PQ" s3 put "$DIR/part.parquet" s3://demo/tpch/lineitem/batch=3/part.parquet --endpoint "$EP" --path-style
 "$PQ" sync s3://demo/tpch/ "$DIR/cache" --endpoint "$EP" --path-style --progress none
 "$PQ" verify "$DIR/cache"
 

@@ -253,3 +253,34 @@ func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 	}
 	return c.next.Do(r)
 }
+
+// EnsureBucket creates the bucket unless it exists and is ours. Loading data (pqcache s3 put) needs it;
+// the sync never creates anything in the store.
+func (s *Store) EnsureBucket(ctx context.Context) error {
+	_, err := s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(s.bucket)})
+	var owned *types.BucketAlreadyOwnedByYou
+	var exists *types.BucketAlreadyExists
+	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) {
+		return fmt.Errorf("creating bucket %s: %w", s.bucket, err)
+	}
+	return nil
+}
+
+// Put uploads size bytes from body as key in one PUT.
+func (s *Store) Put(ctx context.Context, key string, body io.ReadSeeker, size int64) error {
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), Body: body, ContentLength: aws.Int64(size),
+	})
+	if err != nil {
+		return fmt.Errorf("putting s3://%s/%s: %w", s.bucket, key, err)
+	}
+	return nil
+}
+
+// Delete removes key. Deleting a key that does not exist succeeds, as in S3.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}); err != nil {
+		return fmt.Errorf("deleting s3://%s/%s: %w", s.bucket, key, err)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+// s3Flags address a store the way sync does.
+type s3Flags struct {
+	endpoint  string
+	region    string
+	pathStyle bool
+}
+
+func (f *s3Flags) register(cmd *cobra.Command) {
+	fl := cmd.PersistentFlags()
+	fl.StringVar(&f.endpoint, "endpoint", "", "URL of an S3-compatible store (default: AWS S3).")
+	fl.StringVar(&f.region, "region", "", "Bucket region (default: the AWS configuration, else us-east-1).")
+	fl.BoolVar(&f.pathStyle, "path-style", false, "Address buckets as endpoint/bucket (most S3-compatible stores need it).")
+}
+
+// newS3Command is a small loader for demos and tests: it puts generated data into a bucket and
+// changes it, from places that have pqcache but no other S3 client (its image, a pod of the e2e suite).
+// It is not meant to replace a general S3 client.
+func newS3Command() *cobra.Command {
+	var f s3Flags
+	cmd := &cobra.Command{
+		Use:   "s3",
+		Short: "Put files into a bucket and delete them (for loading demo and test data)",
+	}
+	f.register(cmd)
+
+	var parallel int
+	put := &cobra.Command{
+		Use:   "put SRC s3://BUCKET/PREFIX/",
+		Short: "Upload a file, or a directory's files under PREFIX/ (creating the bucket if needed)",
+		Example: `  pqcache s3 put ./tpch s3://demo/tpch/ --endpoint http://127.0.0.1:7070 --path-style
+  pqcache s3 put part.parquet s3://demo/tpch/lineitem/batch=3/part.parquet --endpoint ...`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bucket, key, err := parseS3URL(args[1])
+			if err != nil {
+				return err
+			}
+			store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
+			if err != nil {
+				return err
+			}
+			if err := store.EnsureBucket(cmd.Context()); err != nil {
+				return err
+			}
+			files, err := filesToPut(args[0], key)
+			if err != nil {
+				return err
+			}
+			var (
+				mu    sync.Mutex
+				errs  []error
+				bytes int64
+				wg    sync.WaitGroup
+				next  = make(chan [2]string)
+			)
+			for range max(parallel, 1) {
+				wg.Go(func() {
+					for pair := range next {
+						n, err := putFile(cmd, store, pair[0], pair[1])
+						mu.Lock()
+						bytes += n
+						if err != nil {
+							errs = append(errs, err)
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			for _, pair := range files {
+				next <- pair
+			}
+			close(next)
+			wg.Wait()
+			fmt.Fprintf(cmd.OutOrStdout(), "put %d files (%d bytes) into s3://%s/%s\n", len(files)-len(errs), bytes, bucket, key)
+			return errors.Join(errs...)
+		},
+	}
+	put.Flags().IntVar(&parallel, "parallel", 8, "Concurrent uploads.")
+
+	rm := &cobra.Command{
+		Use:   "rm s3://BUCKET/KEY...",
+		Short: "Delete objects",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, arg := range args {
+				bucket, key, err := parseS3URL(arg)
+				if err != nil {
+					return err
+				}
+				if key == "" || strings.HasSuffix(key, "/") {
+					return fmt.Errorf("%s names no object: rm deletes single objects", arg)
+				}
+				store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
+				if err != nil {
+					return err
+				}
+				if err := store.Delete(cmd.Context(), key); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", arg)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(put, rm)
+	return cmd
+}
+
+// filesToPut pairs each local file with its key: a directory's files go under key (a prefix, "/"
+// added if missing) by relative path; a single file goes to key itself, or under it when key ends
+// with "/".
+func filesToPut(src, key string) ([][2]string, error) {
+	info, err := os.Stat(src)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		if key == "" || strings.HasSuffix(key, "/") {
+			key += filepath.Base(src)
+		}
+		return [][2]string{{src, key}}, nil
+	}
+	if key != "" && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	var files [][2]string
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, [2]string{p, key + filepath.ToSlash(rel)})
+		return nil
+	})
+	return files, err
+}
+
+func putFile(cmd *cobra.Command, store *s3store.Store, path, key string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), store.Put(cmd.Context(), key, f, info.Size())
+}
