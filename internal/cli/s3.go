@@ -55,7 +55,10 @@ func newS3Command() *cobra.Command {
 	}
 	f.register(cmd)
 
-	var parallel int
+	var (
+		parallel   int
+		reportFile string
+	)
 	put := &cobra.Command{
 		Use:   "put SRC s3://BUCKET/PREFIX/",
 		Short: "Upload a file, or a directory's files under PREFIX/ (creating the bucket if needed)",
@@ -104,10 +107,17 @@ func newS3Command() *cobra.Command {
 			close(next)
 			wg.Wait()
 			fmt.Fprintf(cmd.OutOrStdout(), "put %d files (%d bytes) into s3://%s/%s\n", len(files)-len(errs), bytes, bucket, key)
+			if reportFile != "" {
+				report := fmt.Appendf(nil, `{"files":%d,"bytes":%d}`, len(files)-len(errs), bytes)
+				if err := os.WriteFile(reportFile, report, 0o644); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			return errors.Join(errs...)
 		},
 	}
 	put.Flags().IntVar(&parallel, "parallel", 8, "Concurrent uploads.")
+	put.Flags().StringVar(&reportFile, "report-file", "", `Also write {"files":N,"bytes":B} to this file (a pod's /dev/termination-log).`)
 
 	rm := &cobra.Command{
 		Use:   "rm s3://BUCKET/KEY...",

@@ -48,9 +48,13 @@ func TestS3PutAndRm(t *testing.T) {
 		}
 	}
 	common := []string{"--endpoint", srv.Endpoint, "--path-style"}
-	out, err := run(t, append([]string{"s3", "put", src, "s3://fresh-bucket/data"}, common...)...)
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, err := run(t, append([]string{"s3", "put", src, "s3://fresh-bucket/data", "--report-file", report}, common...)...)
 	if err != nil || !strings.Contains(out, "put 3 files (11 bytes) into s3://fresh-bucket/data") {
 		t.Fatalf("put dir: %v\n%s", err, out)
+	}
+	if saved, _ := os.ReadFile(report); string(saved) != `{"files":3,"bytes":11}` {
+		t.Fatalf("report %q", saved)
 	}
 	// A single file to an exact key, replacing one of the objects.
 	if out, err := run(t, append([]string{"s3", "put", filepath.Join(src, "b/3.parquet"), "s3://fresh-bucket/data/a/1.parquet"}, common...)...); err != nil {

@@ -1,0 +1,292 @@
+//go:build e2e
+
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// The data: TPC-H SF 0.01 in the partitioned layout (<table>/batch=N/part.parquet), generated in the
+// cluster by the pqcache image's DuckDB and uploaded to the in-cluster S3 server.
+const (
+	bucket = "lake"
+	prefix = "tpch/sf0.01/"
+	// changedKey is rewritten with other data and deletedKey removed between the two syncs.
+	changedKey = "orders/batch=1/part.parquet"
+	deletedKey = "orders/batch=2/part.parquet"
+)
+
+// fromYAML decodes a manifest as a user would write it.
+func fromYAML(obj client.Object, manifest string, args ...any) {
+	Expect(yaml.UnmarshalStrict([]byte(fmt.Sprintf(manifest, args...)), obj)).To(Succeed())
+}
+
+var _ = Describe("A Dataset and BenchRuns on a real cluster", Ordered, func() {
+	var (
+		ns       string
+		endpoint string
+		loaded   putReport
+		ds       datav1alpha1.Dataset
+	)
+
+	BeforeAll(func() {
+		ns = newNamespace("pqcache-e2e-")
+		By("starting versitygw in " + ns)
+		endpoint = startS3(ns)
+		By("generating TPC-H SF 0.01 and uploading it to s3://" + bucket + "/" + prefix + " at " + endpoint)
+		loaded = parsePutReport(runJob(ns, "load-tpch",
+			pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "4", "--out", "/work/tpch"),
+			pqcacheContainer("upload", "s3", "put", "/work/tpch", "s3://"+bucket+"/"+prefix,
+				"--endpoint", endpoint, "--path-style", "--report-file", "/dev/termination-log"),
+		))
+		Expect(loaded.Files).To(BeNumerically(">", 8), "one file per small table and 4 per large one")
+	})
+
+	It("syncs the prefix into a volume and reports what it holds", func() {
+		fromYAML(&ds, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: Dataset
+metadata: {name: tpch, namespace: %s}
+spec:
+  source:
+    s3:
+      bucket: %s
+      prefix: %s
+      endpoint: %s
+      forcePathStyle: true
+      credentials: {secretRef: {name: %s}}
+  include: ["**/*.parquet"]
+  volume: {capacity: 1Gi}
+  fresh: ["lineitem/"]
+  sync: {parallelism: 4}
+`, ns, bucket, prefix, endpoint, s3Secret)
+		Expect(c.Create(ctx, &ds)).To(Succeed())
+		waitReady(&ds, 3*time.Minute)
+
+		Expect(ds.Status.Manifest).NotTo(BeNil())
+		Expect(ds.Status.Manifest.Files).To(Equal(loaded.Files), "files in the manifest vs files uploaded")
+		Expect(ds.Status.Manifest.Bytes).To(Equal(loaded.Bytes), "bytes in the manifest vs bytes uploaded")
+		last := ds.Status.LastSync
+		Expect(last).NotTo(BeNil())
+		Expect(last.Result).To(Equal(datav1alpha1.SyncOutcome("Succeeded")))
+		Expect(last.Trigger).To(Equal("Initial"))
+		Expect(last.FilesCopied).To(Equal(loaded.Files))
+		Expect(last.BytesCopied).To(Equal(loaded.Bytes))
+		Expect(last.FilesDeleted).To(BeZero())
+		Expect(last.ListRequests).To(Equal(int64(1)))
+		Expect(last.GetRequests).To(BeNumerically(">=", loaded.Files))
+		Expect(ds.Status.ClaimName).To(Equal("tpch-cache"))
+
+		By("the claim is bound, owned by the Dataset")
+		var pvc corev1.PersistentVolumeClaim
+		Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ds.Status.ClaimName}, &pvc)).To(Succeed())
+		Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
+		Expect(metav1.IsControlledBy(&pvc, &ds)).To(BeTrue())
+	})
+
+	It("copies only what changed after a manual refresh", func() {
+		By("rewriting " + changedKey + " with other data and deleting " + deletedKey)
+		runJob(ns, "change-tpch",
+			pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "4", "--out", "/work/tpch"),
+			pqcacheContainer("rewrite", "s3", "put", "/work/tpch/orders/batch=3/part.parquet", "s3://"+bucket+"/"+prefix+changedKey,
+				"--endpoint", endpoint, "--path-style"),
+			pqcacheContainer("delete", "s3", "rm", "s3://"+bucket+"/"+prefix+deletedKey, "--endpoint", endpoint, "--path-style"),
+		)
+
+		By("setting spec.refresh.manual")
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
+		patch := client.MergeFrom(ds.DeepCopy())
+		ds.Spec.Refresh.Manual = "e2e-1"
+		Expect(c.Patch(ctx, &ds, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
+			g.Expect(ds.Status.LastManualSync).To(Equal("e2e-1"))
+			g.Expect(ds.Status.LastSync.Trigger).To(Equal("Manual"))
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		waitReady(&ds, time.Minute)
+
+		last := ds.Status.LastSync
+		Expect(last.FilesCopied).To(Equal(int64(1)), "only the rewritten partition is copied")
+		Expect(last.FilesDeleted).To(Equal(int64(1)), "only the deleted partition is removed")
+		Expect(last.FilesUnchanged).To(Equal(loaded.Files - 2))
+		Expect(last.GetRequests).To(Equal(int64(1)), "one GET for the one small changed file")
+		Expect(last.ListRequests).To(Equal(int64(1)))
+		Expect(ds.Status.Manifest.Files).To(Equal(loaded.Files - 1))
+	})
+
+	It("benchmarks two configurations on the volume and mixed-staged inputs with equal answers", func() {
+		var br datav1alpha1.BenchRun
+		fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: compare, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  inputs: [{type: volume}, {type: mixed-staged}]
+  configs:
+    - {name: 1cpu-1gi, cpu: "1", memory: 1Gi}
+    - {name: 500m-768mi, cpu: 500m, memory: 768Mi}
+  iterations: 1
+  warmups: 0
+`, ns)
+		Expect(c.Create(ctx, &br)).To(Succeed())
+		waitBenchRun(&br, 15*time.Minute)
+		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
+			"BenchRun conditions: %+v", br.Status.Conditions)
+
+		Expect(br.Status.Queries).To(Equal(int32(22)))
+		Expect(br.Status.Results).To(HaveLen(4), "2 configs x 2 inputs")
+		digests := map[int32]string{}
+		for _, r := range br.Status.Results {
+			Expect(r.FailedQueries).To(BeEmpty(), "%s/%s", r.Config, r.Input)
+			Expect(r.Queries).To(HaveLen(22), "%s/%s", r.Config, r.Input)
+			Expect(r.WallMillis).To(BeNumerically(">", 0))
+			if r.Input == "mixed-staged" {
+				Expect(r.StagedBytes).To(BeNumerically(">", 0), "lineitem/ is staged before the queries")
+			}
+			for _, q := range r.Queries {
+				where := fmt.Sprintf("%s/%s q%d", r.Config, r.Input, q.Query)
+				Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), where)
+				Expect(q.MedianMillis).To(BeNumerically(">", 0), where)
+				Expect(q.PeakMemoryBytes).To(BeNumerically(">", 1<<20), where+": peak memory")
+				Expect(q.Digest).NotTo(BeEmpty(), where)
+				if want, ok := digests[q.Query]; ok {
+					Expect(q.Digest).To(Equal(want), where+": the same answer on every config and input")
+				} else {
+					digests[q.Query] = q.Digest
+				}
+			}
+		}
+	})
+
+	It("reports OOMKilled for a query that outgrows a too-small memory limit", func() {
+		var br datav1alpha1.BenchRun
+		fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: too-small, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  queries: [1, 9, 21]
+  inputs: [{type: volume}]
+  configs:
+    - {name: starved, cpu: "1", memory: %s}
+  iterations: 1
+  warmups: 0
+`, ns, envOr("PQCACHE_E2E_OOM_MEMORY", "40Mi"))
+		Expect(c.Create(ctx, &br)).To(Succeed())
+		waitBenchRun(&br, 5*time.Minute)
+		Expect(br.Status.Results).To(HaveLen(1))
+		var oom []int32
+		for _, q := range br.Status.Results[0].Queries {
+			if q.Status == datav1alpha1.QueryOOMKilled {
+				oom = append(oom, q.Query)
+			}
+		}
+		Expect(oom).NotTo(BeEmpty(), "no query was OOMKilled: %+v", br.Status.Results[0].Queries)
+		Expect(br.Status.Results[0].FailedQueries).To(ContainElements(oom))
+		cond := meta.FindStatusCondition(br.Status.Conditions, datav1alpha1.ConditionSucceeded)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Reason).To(Equal(datav1alpha1.ReasonOOMKilled), "%+v", cond)
+		Expect(cond.Message).To(ContainSubstring("out of memory"))
+	})
+
+	It("deletes what the Dataset and BenchRuns own when they are deleted", func() {
+		var owned []client.Object
+		var jobs batchv1.JobList
+		Expect(c.List(ctx, &jobs, client.InNamespace(ns))).To(Succeed())
+		for i := range jobs.Items {
+			if len(jobs.Items[i].OwnerReferences) > 0 {
+				owned = append(owned, &jobs.Items[i])
+			}
+		}
+		Expect(owned).NotTo(BeEmpty(), "sync and bench Jobs are owned")
+		var pvc corev1.PersistentVolumeClaim
+		Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tpch-cache"}, &pvc)).To(Succeed())
+		owned = append(owned, &pvc)
+		pvName := pvc.Spec.VolumeName
+
+		var runs datav1alpha1.BenchRunList
+		Expect(c.List(ctx, &runs, client.InNamespace(ns))).To(Succeed())
+		for i := range runs.Items {
+			Expect(c.Delete(ctx, &runs.Items[i])).To(Succeed())
+		}
+		Expect(c.Delete(ctx, &ds)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			for _, obj := range owned {
+				err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s still exists", obj, obj.GetName())
+			}
+			var pv corev1.PersistentVolume
+			err := c.Get(ctx, client.ObjectKey{Name: pvName}, &pv)
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "PersistentVolume %s is not reclaimed", pvName)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+})
+
+// waitReady waits until the Dataset is Ready for its current generation and not syncing.
+func waitReady(ds *datav1alpha1.Dataset, timeout time.Duration) {
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
+		ready := meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionReady)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(meta.IsStatusConditionTrue(ds.Status.Conditions, "Stalled")).To(BeFalse(), "Stalled: %+v", ds.Status.Conditions)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "Ready: %s: %s (last sync %+v)", ready.Reason, ready.Message, ds.Status.LastSync)
+		g.Expect(ready.ObservedGeneration).To(Equal(ds.Generation))
+		g.Expect(meta.IsStatusConditionTrue(ds.Status.Conditions, "Reconciling")).To(BeFalse())
+	}).WithTimeout(timeout).WithPolling(time.Second).Should(Succeed())
+}
+
+// waitBenchRun waits until the BenchRun has finished, whatever the outcome.
+func waitBenchRun(br *datav1alpha1.BenchRun, timeout time.Duration) {
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(br), br)).To(Succeed())
+		g.Expect(br.Status.CompletionTime).NotTo(BeNil(), "progress %q, conditions %s", br.Status.Progress, conditionsString(br.Status.Conditions))
+	}).WithTimeout(timeout).WithPolling(2 * time.Second).Should(Succeed())
+}
+
+func conditionStatus(conds []metav1.Condition, t string) metav1.ConditionStatus {
+	if cond := meta.FindStatusCondition(conds, t); cond != nil {
+		return cond.Status
+	}
+	return metav1.ConditionUnknown
+}
+
+func conditionsString(conds []metav1.Condition) string {
+	var parts []string
+	for _, c := range conds {
+		parts = append(parts, fmt.Sprintf("%s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,185 @@
+//go:build e2e
+
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The S3 server's credentials: test values, in a Secret as a user would keep them.
+const (
+	s3AccessKey = "e2e-access"
+	s3SecretKey = "e2e-secret-value-never-logged"
+	s3Secret    = "s3-credentials"
+	s3Port      = 7070
+)
+
+// restricted returns the security settings the restricted Pod Security profile asks of a pod and its
+// containers.
+func restricted() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+	return &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(65532)), FSGroup: ptr.To(int64(65532)),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}, &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}
+}
+
+// startS3 runs versitygw as a pod in ns, with the credentials Secret, and returns its endpoint by pod
+// IP (no Service: the local cluster routes no Service addresses).
+func startS3(ns string) string {
+	Expect(c.Create(ctx, &corev1.Secret{
+		ObjectMeta: objectMeta(ns, s3Secret),
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
+	})).To(Succeed())
+	podSec, sec := restricted()
+	pod := &corev1.Pod{
+		ObjectMeta: objectMeta(ns, "versitygw"),
+		Spec: corev1.PodSpec{
+			SecurityContext: podSec,
+			Containers: []corev1.Container{{
+				Name: "versitygw", Image: s3Image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Args:            []string{"--port", fmt.Sprintf(":%d", s3Port), "--health", "/health", "posix", "/data"},
+				Env:             []corev1.EnvVar{{Name: "ROOT_ACCESS_KEY", Value: s3AccessKey}, {Name: "ROOT_SECRET_KEY", Value: s3SecretKey}},
+				SecurityContext: sec,
+				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	Expect(c.Create(ctx, pod)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	return fmt.Sprintf("http://%s:%d", pod.Status.PodIP, s3Port)
+}
+
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}
+
+// pqcacheContainer runs the pqcache image with args, with the S3 credentials in its environment.
+func pqcacheContainer(name string, args ...string) corev1.Container {
+	_, sec := restricted()
+	secretEnv := func(key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s3Secret}, Key: key}}}
+	}
+	return corev1.Container{
+		Name: name, Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
+		Env: []corev1.EnvVar{
+			secretEnv("AWS_ACCESS_KEY_ID"), secretEnv("AWS_SECRET_ACCESS_KEY"),
+			{Name: "AWS_REGION", Value: "us-east-1"}, {Name: "AWS_EC2_METADATA_DISABLED", Value: "true"},
+		},
+		SecurityContext: sec,
+		VolumeMounts:    []corev1.VolumeMount{{Name: "work", MountPath: "/work"}},
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+			corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceCPU: resource.MustParse("1")}},
+	}
+}
+
+// runJob runs a Job of the given containers in order (all but the last as init containers) on a
+// scratch volume, waits for it to succeed, and returns the last container's termination message.
+func runJob(ns, name string, steps ...corev1.Container) string {
+	podSec, _ := restricted()
+	last := steps[len(steps)-1]
+	job := &batchv1.Job{
+		ObjectMeta: objectMeta(ns, name),
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To(int32(2)),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy:   corev1.RestartPolicyNever,
+				SecurityContext: podSec,
+				InitContainers:  steps[:len(steps)-1],
+				Containers:      []corev1.Container{last},
+				Volumes:         []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			}},
+		},
+	}
+	Expect(c.Create(ctx, job)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+		g.Expect(job.Status.Failed).To(BeZero(), "Job %s failed: %s", name, describePods(ns, name))
+		g.Expect(job.Status.Succeeded).To(Equal(int32(1)))
+	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	return terminationMessage(ns, name, last.Name)
+}
+
+// terminationMessage returns what the named container of the Job's succeeded pod wrote to
+// /dev/termination-log.
+func terminationMessage(ns, job, container string) string {
+	var pods corev1.PodList
+	Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job})).To(Succeed())
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodSucceeded {
+			continue
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == container && s.State.Terminated != nil {
+				return s.State.Terminated.Message
+			}
+		}
+	}
+	Fail(fmt.Sprintf("no succeeded pod of Job %s/%s: %s", ns, job, describePods(ns, job)))
+	return ""
+}
+
+// describePods summarises a Job's pods' container states for failure messages (pod logs are not
+// available on every cluster; termination messages are).
+func describePods(ns, job string) string {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job}); err != nil {
+		return err.Error()
+	}
+	var out []map[string]any
+	for _, p := range pods.Items {
+		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			out = append(out, map[string]any{"pod": p.Name, "container": s.Name, "state": s.State})
+		}
+	}
+	data, _ := json.Marshal(out)
+	return string(data)
+}
+
+// putReport is what `pqcache s3 put --report-file` writes.
+type putReport struct {
+	Files int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+func parsePutReport(msg string) putReport {
+	var r putReport
+	Expect(json.Unmarshal([]byte(msg), &r)).To(Succeed(), "put report %q", msg)
+	return r
+}
+
