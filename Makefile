@@ -13,6 +13,8 @@ CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
+# The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
+CLUSTER_DIR := $(or $(PQCACHE_CLUSTER_DIR),$(LOCALBIN)/cluster)
 
 VERSION ?= dev
 LDFLAGS := -X github.com/pqcache/pqcache/internal/version.Version=$(VERSION)
@@ -71,6 +73,25 @@ run: manifests generate ## Run the manager against the cluster in KUBECONFIG (in
 image-rootfs: ## Assemble bin/rootfs: the file system of the Dockerfile's image (binary, its shared libraries, CA certificates, nonroot user).
 	VERSION=$(VERSION) hack/image-rootfs.sh
 
+.PHONY: demo
+demo: ## The demo: a local one-node Kubernetes, pqcache by Helm, a Dataset synced from in-cluster S3, a BenchRun, report.html.
+	hack/demo.sh
+
+.PHONY: demo-down
+demo-down: cluster-down ## Remove the demo's cluster (everything under bin/cluster).
+
+.PHONY: cluster-up
+cluster-up: ## Start the local one-node cluster, or rebuild and reload the images of a running one.
+	hack/local-cluster up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and remove its state, cgroups and bridge.
+	hack/local-cluster down
+
+.PHONY: cluster-status
+cluster-status: ## What the local cluster runs.
+	hack/local-cluster status
+
 .PHONY: demo-standalone
 demo-standalone: ## pqcache without Kubernetes: local S3 server, TPC-H SF 0.1, sync, incremental re-sync, 22 queries, report.html.
 	hack/demo-standalone.sh
@@ -92,8 +113,13 @@ test: manifests generate vet envtest versitygw helm ## Unit, integration, chart 
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end suite against the cluster in KUBECONFIG (the operator must be running there).
-	go test -tags e2e ./test/e2e/... -count=1 -v -ginkgo.v -timeout 30m
+test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
+	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m
+
+.PHONY: test-e2e-local
+test-e2e-local: helm ## Start (or reuse) the local cluster, load the working tree's image, run the e2e suite on it.
+	hack/local-cluster up
+	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the tree changed (generated files out of date, or unformatted code).

@@ -179,8 +179,13 @@ The command prints its result rows to stdout, one per line.`,
 func newReportCommand() *cobra.Command {
 	var out, format string
 	cmd := &cobra.Command{
-		Use:   "report RESULT.json... [-o report.html]",
+		Use:   "report RESULT.json|BENCHRUN.yaml... [-o report.html]",
 		Short: "Compare bench results: a self-contained HTML page with charts, or Markdown tables",
+		Long: `Compare bench results: a self-contained HTML page with charts, or Markdown tables.
+
+Each file is the JSON of 'pqcache bench --json', or a BenchRun as kubectl prints it
+('kubectl get benchrun NAME -o yaml', or -o json; a List of BenchRuns too): each of its
+results (one per configuration and input) becomes one column.`,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var results []*bench.Result
@@ -189,11 +194,11 @@ func newReportCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				var r bench.Result
-				if err := json.Unmarshal(data, &r); err != nil {
-					return fmt.Errorf("%s is not a bench result: %w", p, err)
+				rs, err := readResults(data)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
 				}
-				results = append(results, &r)
+				results = append(results, rs...)
 			}
 			w := cmd.OutOrStdout()
 			if out != "" && out != "-" {

@@ -260,10 +260,15 @@ spec:
 			}
 		}
 		Expect(owned).NotTo(BeEmpty(), "sync and bench Jobs are owned")
-		var pvc corev1.PersistentVolumeClaim
-		Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tpch-cache"}, &pvc)).To(Succeed())
-		owned = append(owned, &pvc)
-		pvName := pvc.Spec.VolumeName
+		var claims corev1.PersistentVolumeClaimList
+		Expect(c.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
+		var pvNames []string
+		for i := range claims.Items {
+			Expect(claims.Items[i].OwnerReferences).NotTo(BeEmpty(), "claim %s has no owner", claims.Items[i].Name)
+			owned = append(owned, &claims.Items[i])
+			pvNames = append(pvNames, claims.Items[i].Spec.VolumeName)
+		}
+		Expect(pvNames).To(HaveLen(2), "one claim per Dataset")
 
 		var runs datav1alpha1.BenchRunList
 		Expect(c.List(ctx, &runs, client.InNamespace(ns))).To(Succeed())
@@ -282,9 +287,11 @@ spec:
 				err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s still exists", obj, obj.GetName())
 			}
-			var pv corev1.PersistentVolume
-			err := c.Get(ctx, client.ObjectKey{Name: pvName}, &pv)
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "PersistentVolume %s is not reclaimed", pvName)
+			for _, name := range pvNames {
+				var pv corev1.PersistentVolume
+				err := c.Get(ctx, client.ObjectKey{Name: name}, &pv)
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "PersistentVolume %s is not reclaimed", name)
+			}
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 })

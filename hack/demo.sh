@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# demo.sh: pqcache on a real one-node Kubernetes cluster, end to end, on this machine.
+#  1. starts the local cluster (hack/local-cluster up: builds what is missing, loads the images);
+#  2. installs pqcache with Helm;
+#  3. runs versitygw in the cluster and loads TPC-H SF 0.1 (partitioned) into it with a Job;
+#  4. applies a Dataset and waits until its volume holds the data;
+#  5. applies a BenchRun (two resource configurations x the volume and mixed-staged inputs, 22 queries);
+#  6. prints the results table and writes report.html.
+# The cluster stays up for a look around (export KUBECONFIG=bin/cluster/kubeconfig); `make demo-down`
+# removes it. DEMO_SCALE changes the scale factor.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+SCALE=${DEMO_SCALE:-0.1}
+NS=pqcache-demo
+REPORT=${DEMO_REPORT:-$ROOT/report.html}
+OUT=$ROOT/bin/demo
+step() { printf '\n== %s\n' "$*"; }
+started=$(date +%s)
+
+step "starting the local cluster"
+hack/local-cluster up
+export KUBECONFIG=$ROOT/bin/cluster/kubeconfig
+KUBECTL=$ROOT/bin/k8s/1.37.2-linux-amd64/kubectl
+make -s build helm
+mkdir -p "$OUT"
+
+step "installing pqcache with Helm"
+bin/helm upgrade --install pqcache charts/pqcache --namespace pqcache-system --create-namespace \
+  --values bin/cluster/helm-values.yaml --wait --timeout 3m
+$KUBECTL -n pqcache-system get deploy,pods
+
+step "starting versitygw in namespace $NS"
+$KUBECTL apply -f - <<YAML
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $NS
+  labels: {pod-security.kubernetes.io/enforce: restricted}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s3-credentials, namespace: $NS}
+stringData: {AWS_ACCESS_KEY_ID: demo, AWS_SECRET_ACCESS_KEY: demo-secret}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: versitygw, namespace: $NS, labels: {app: versitygw}}
+spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, fsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+    - name: versitygw
+      image: pqcache.local/versitygw:v1.8.0
+      args: [--port, ":7070", posix, /data]
+      env: [{name: ROOT_ACCESS_KEY, value: demo}, {name: ROOT_SECRET_KEY, value: demo-secret}]
+      securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+      volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, emptyDir: {}}]
+YAML
+$KUBECTL -n $NS wait --for=condition=Ready pod/versitygw --timeout=2m
+# No Service: the local cluster's pods reach each other by pod IP only (docs/local-cluster.md).
+ENDPOINT=http://$($KUBECTL -n $NS get pod versitygw -o jsonpath='{.status.podIP}'):7070
+echo "S3 endpoint: $ENDPOINT"
+
+step "generating TPC-H SF $SCALE in the cluster and uploading it to s3://demo/tpch/"
+$KUBECTL -n $NS delete job load-tpch --ignore-not-found >/dev/null
+$KUBECTL apply -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: load-tpch, namespace: $NS}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, fsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+      initContainers:
+        - name: datagen
+          image: pqcache.local/pqcache:dev
+          args: [datagen, --scale, "$SCALE", --layout, partitioned, --out, /work/tpch]
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+          volumeMounts: [{name: work, mountPath: /work}]
+      containers:
+        - name: upload
+          image: pqcache.local/pqcache:dev
+          args: [s3, put, /work/tpch, "s3://demo/tpch/", --endpoint, "$ENDPOINT", --path-style]
+          envFrom: [{secretRef: {name: s3-credentials}}]
+          env: [{name: AWS_REGION, value: us-east-1}]
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+          volumeMounts: [{name: work, mountPath: /work}]
+      volumes: [{name: work, emptyDir: {}}]
+YAML
+$KUBECTL -n $NS wait --for=condition=Complete job/load-tpch --timeout=5m
+
+step "applying the Dataset tpch and waiting for its first sync"
+$KUBECTL apply -f - <<YAML
+apiVersion: data.pqcache.dev/v1alpha1
+kind: Dataset
+metadata: {name: tpch, namespace: $NS}
+spec:
+  source:
+    s3:
+      bucket: demo
+      prefix: tpch/
+      endpoint: $ENDPOINT
+      forcePathStyle: true
+      credentials: {secretRef: {name: s3-credentials}}
+  include: ["**/*.parquet"]
+  volume: {capacity: 2Gi}
+  refresh: {schedule: "@hourly"}
+  fresh: ["lineitem/"]
+YAML
+$KUBECTL -n $NS wait --for=condition=Ready dataset/tpch --timeout=5m
+$KUBECTL -n $NS get dataset tpch -o wide
+
+step "running the BenchRun compare: 22 queries x 2 configurations x 2 inputs"
+$KUBECTL -n $NS delete benchrun compare --ignore-not-found >/dev/null
+$KUBECTL apply -f - <<YAML
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: compare, namespace: $NS}
+spec:
+  datasetRef: {name: tpch}
+  inputs: [{type: volume}, {type: mixed-staged}]
+  configs:
+    - {name: 2cpu-2gi, cpu: "2", memory: 2Gi}
+    - {name: 1cpu-1gi, cpu: "1", memory: 1Gi}
+  iterations: 2
+  warmups: 1
+YAML
+for _ in $(seq 900); do
+  done_at=$($KUBECTL -n $NS get benchrun compare -o jsonpath='{.status.completionTime}')
+  [ -n "$done_at" ] && break
+  printf '\r  %s' "$($KUBECTL -n $NS get benchrun compare -o jsonpath='{.status.progress}')"
+  sleep 2
+done
+echo
+$KUBECTL -n $NS get benchrun compare -o wide
+$KUBECTL -n $NS get benchrun compare -o yaml >"$OUT/benchrun.yaml"
+
+step "results (medians; bin/pqcache report reads the BenchRun's status)"
+bin/pqcache report "$OUT/benchrun.yaml" --format markdown
+bin/pqcache report "$OUT/benchrun.yaml" -o "$REPORT"
+step "done in $(( $(date +%s) - started ))s: $REPORT (the cluster is still up: make demo-down removes it)"

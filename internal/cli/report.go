@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/yaml"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/bench"
+)
+
+// readResults reads one file given to `pqcache report`: a bench result (JSON), or a BenchRun or a List
+// of them (YAML or JSON, as kubectl prints them), whose status results become bench results.
+func readResults(data []byte) ([]*bench.Result, error) {
+	doc, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("neither JSON nor YAML: %w", err)
+	}
+	var head struct {
+		Kind  string            `json:"kind"`
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(doc, &head); err != nil {
+		return nil, fmt.Errorf("not a bench result or a BenchRun: %w", err)
+	}
+	switch head.Kind {
+	case "":
+		var r bench.Result
+		if err := json.Unmarshal(doc, &r); err != nil || r.Queries == nil {
+			return nil, errors.Join(errors.New("not a bench result (pqcache bench --json) or a BenchRun"), err)
+		}
+		return []*bench.Result{&r}, nil
+	case "BenchRun":
+		var br datav1alpha1.BenchRun
+		if err := json.Unmarshal(doc, &br); err != nil {
+			return nil, err
+		}
+		return benchRunResults(&br)
+	case "List", "BenchRunList":
+		var out []*bench.Result
+		for _, item := range head.Items {
+			rs, err := readResults(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("a %s is neither a bench result nor a BenchRun", head.Kind)
+}
+
+// benchRunResults turns each result of a BenchRun's status (one per configuration and input) into a
+// bench result labelled "run: config / input".
+func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
+	if len(br.Status.Results) == 0 {
+		return nil, fmt.Errorf("BenchRun %s has no results yet (progress %q)", br.Name, br.Status.Progress)
+	}
+	engine := string(br.Spec.Engine.Name)
+	if engine == "" {
+		engine = string(datav1alpha1.EngineDuckDB)
+	}
+	iterations := int(br.Spec.Iterations)
+	warmups := 0
+	if br.Spec.Warmups != nil {
+		warmups = int(*br.Spec.Warmups)
+	}
+	var out []*bench.Result
+	for _, r := range br.Status.Results {
+		res := &bench.Result{
+			Label:               fmt.Sprintf("%s: %s / %s", br.Name, r.Config, r.Input),
+			Engine:              engine,
+			Data:                fmt.Sprintf("Dataset %s/%s (%s)", br.Namespace, br.Spec.DatasetRef.Name, r.Input),
+			WallMillis:          r.WallMillis,
+			Iterations:          iterations,
+			Warmups:             warmups,
+			GeometricMeanMillis: r.GeometricMeanMillis,
+		}
+		if br.Status.StartTime != nil {
+			res.Start = br.Status.StartTime.Time
+		}
+		for _, q := range r.FailedQueries {
+			res.FailedQueries = append(res.FailedQueries, int(q))
+		}
+		for _, q := range r.Queries {
+			res.Queries = append(res.Queries, bench.QueryResult{
+				Query: int(q.Query), Status: string(q.Status),
+				MedianMillis: q.MedianMillis, MinMillis: q.MinMillis, MaxMillis: q.MaxMillis,
+				PeakMemoryBytes: q.PeakMemoryBytes, PeakAnonBytes: q.PeakAnonBytes, PeakFileBytes: q.PeakFileBytes,
+				Rows: q.Rows, Digest: q.Digest,
+			})
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A BenchRun as `kubectl get benchrun -o yaml` prints it.
+const benchRunYAML = `apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: compare, namespace: demo}
+spec:
+  datasetRef: {name: tpch}
+  configs: [{name: small, cpu: "1", memory: 1Gi}]
+  iterations: 2
+  warmups: 1
+status:
+  progress: 2/2 jobs
+  results:
+  - config: small
+    input: volume
+    wallMillis: 900
+    geometricMeanMillis: 40
+    queries:
+    - {query: 1, status: Succeeded, medianMillis: 41, peakMemoryBytes: 52428800, digest: abc-4, rows: 4}
+    - {query: 18, status: OOMKilled}
+    failedQueries: [18]
+  - config: small
+    input: mixed-staged
+    wallMillis: 1200
+    queries:
+    - {query: 1, status: Succeeded, medianMillis: 45, peakMemoryBytes: 62914560, digest: abc-4, rows: 4}
+    - {query: 18, status: Succeeded, medianMillis: 80, peakMemoryBytes: 99614720, digest: def-57, rows: 57}
+`
+
+func TestReportReadsABenchRun(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "br.yaml")
+	if err := os.WriteFile(in, []byte(benchRunYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "report", in, "--format", "markdown")
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	for _, want := range []string{"compare: small / volume", "compare: small / mixed-staged", "41 ms", "OOMKilled"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	html := filepath.Join(dir, "report.html")
+	if out, err := run(t, "report", in, "-o", html); err != nil {
+		t.Fatalf("report html: %v\n%s", err, out)
+	}
+	if data, _ := os.ReadFile(html); !strings.Contains(string(data), "<svg") {
+		t.Error("the HTML report has no chart")
+	}
+
+	// Without results, and something else entirely, are clear errors.
+	empty := filepath.Join(dir, "empty.yaml")
+	_ = os.WriteFile(empty, []byte("kind: BenchRun\nmetadata: {name: pending}\nspec: {datasetRef: {name: x}}\n"), 0o644)
+	if _, err := run(t, "report", empty); err == nil || !strings.Contains(err.Error(), "BenchRun pending has no results yet") {
+		t.Errorf("empty BenchRun: %v", err)
+	}
+	cm := filepath.Join(dir, "cm.yaml")
+	_ = os.WriteFile(cm, []byte("kind: ConfigMap\nmetadata: {name: x}\n"), 0o644)
+	if _, err := run(t, "report", cm); err == nil || !strings.Contains(err.Error(), "a ConfigMap is neither") {
+		t.Errorf("ConfigMap: %v", err)
+	}
+}
