@@ -27,7 +27,7 @@ mkdir -p "$OUT"
 
 step "installing pqcache with Helm"
 bin/helm upgrade --install pqcache charts/pqcache --namespace pqcache-system --create-namespace \
-  --values bin/cluster/helm-values.yaml --wait --timeout 3m
+  --values bin/cluster/helm-values.yaml --set worker.maxConcurrentBenchJobs=1 --wait --timeout 3m
 $KUBECTL -n pqcache-system get deploy,pods
 
 step "starting versitygw in namespace $NS"
@@ -123,8 +123,9 @@ spec:
   datasetRef: {name: tpch}
   inputs: [{type: volume}, {type: mixed-staged}]
   configs:
-    - {name: 2cpu-2gi, cpu: "2", memory: 2Gi}
-    - {name: 1cpu-1gi, cpu: "1", memory: 1Gi}
+    # Both fit the local node (2 CPUs; a pod asking for all of them would wait forever).
+    - {name: 1cpu-2gi, cpu: "1", memory: 2Gi}
+    - {name: 500m-1gi, cpu: 500m, memory: 1Gi}
   iterations: 2
   warmups: 1
 YAML

@@ -197,6 +197,9 @@ func TestHostNetwork(t *testing.T) {
 	if !hasArg(args, "--health-probe-bind-address=127.0.0.1:18081") || !hasArg(args, "--metrics-bind-address=127.0.0.1:18080") {
 		t.Errorf("args %v", args)
 	}
+	if strategy, _, _ := unstructured.NestedString(r.one(t, "Deployment").Object, "spec", "strategy", "type"); strategy != "Recreate" {
+		t.Errorf("strategy %q: a rolling update would wait forever for the old pod's host ports", strategy)
+	}
 	spec, _, _ := unstructured.NestedMap(r.one(t, "Deployment").Object, "spec", "template", "spec")
 	if spec["hostNetwork"] != true || spec["dnsPolicy"] != "ClusterFirstWithHostNet" {
 		t.Errorf("pod spec hostNetwork=%v dnsPolicy=%v", spec["hostNetwork"], spec["dnsPolicy"])
