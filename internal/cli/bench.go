@@ -186,7 +186,7 @@ func newReportCommand() *cobra.Command {
 Each file is the JSON of 'pqcache bench --json', or a BenchRun as kubectl prints it
 ('kubectl get benchrun NAME -o yaml', or -o json; a List of BenchRuns too): each of its
 results (one per configuration and input) becomes one column.`,
-		Args:  cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var results []*bench.Result
 			for _, p := range args {

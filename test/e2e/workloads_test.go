@@ -182,4 +182,3 @@ func parsePutReport(msg string) putReport {
 	Expect(json.Unmarshal([]byte(msg), &r)).To(Succeed(), "put report %q", msg)
 	return r
 }
-
