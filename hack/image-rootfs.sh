@@ -9,6 +9,7 @@ OUT=${1:-$ROOT/bin/rootfs}
 VERSION=${VERSION:-dev}
 rm -rf "$OUT"
 mkdir -p "$OUT/usr/local/bin" "$OUT/etc/ssl/certs" "$OUT/tmp"
+chmod 1777 "$OUT/tmp"
 (cd "$ROOT" && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=$VERSION" -o "$OUT/usr/local/bin/pqcache" ./cmd/pqcache)
 (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=$VERSION" -o "$OUT/usr/local/bin/pqcache-runner" ./cmd/pqcache)
 mkdir -p "$OUT/usr/local/lib/pqcache"

@@ -93,7 +93,10 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	// resolver, which the image does not have).
 	done = step("building the versitygw %s image", versitygwVersion)
 	gwRoot := filepath.Join(dir, "versitygw-rootfs")
-	if err := os.MkdirAll(filepath.Join(gwRoot, "tmp"), 0o1777); err != nil {
+	if err := os.MkdirAll(filepath.Join(gwRoot, "tmp"), 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(filepath.Join(gwRoot, "tmp"), os.ModeSticky|0o777); err != nil {
 		return err
 	}
 	install := exec.CommandContext(ctx, "go", "install", "-trimpath", "-ldflags", "-s -w", "github.com/versity/versitygw/cmd/versitygw@"+versitygwVersion)

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"archive/tar"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// TestWriteImageIsReproducibleAndRunnable: the same tree gives the same image digest (so an unchanged
+// build is recognisably unchanged), and the image carries what containerd needs to run it.
+func TestWriteImageIsReproducibleAndRunnable(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "usr/local/bin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "usr/local/bin/tool"), []byte("#!binary"), 0o755))
+	must(t, os.Symlink("usr/local/bin/tool", filepath.Join(root, "tool")))
+	must(t, os.MkdirAll(filepath.Join(root, "tmp"), 0o755))
+	must(t, os.Chmod(filepath.Join(root, "tmp"), os.ModeSticky|0o777))
+
+	spec := imageSpec{ref: "pqcache.local/test:dev", rootfs: root, entrypoint: []string{"/usr/local/bin/tool"}, user: "65532:65532"}
+	first, second := filepath.Join(t.TempDir(), "a.tar"), filepath.Join(t.TempDir(), "b.tar")
+	must(t, writeImage(first, spec))
+	// Touch the files: times must not leak into the image.
+	must(t, os.Chtimes(filepath.Join(root, "usr/local/bin/tool"), time0(), time0()))
+	must(t, writeImage(second, spec))
+
+	tag, err := name.NewTag(spec.ref)
+	must(t, err)
+	imgA, err := tarball.ImageFromPath(first, &tag)
+	must(t, err)
+	imgB, err := tarball.ImageFromPath(second, &tag)
+	must(t, err)
+	digestA, err := imgA.Digest()
+	must(t, err)
+	digestB, err := imgB.Digest()
+	must(t, err)
+	if digestA != digestB {
+		t.Errorf("two builds of the same tree differ: %s vs %s", digestA, digestB)
+	}
+
+	cfg, err := imgA.ConfigFile()
+	must(t, err)
+	if cfg.OS != "linux" || cfg.Architecture != "amd64" || cfg.Config.User != "65532:65532" ||
+		len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/usr/local/bin/tool" {
+		t.Errorf("config %+v", cfg)
+	}
+	layers, err := imgA.Layers()
+	must(t, err)
+	if len(layers) != 1 {
+		t.Fatalf("%d layers", len(layers))
+	}
+	rc, err := layers[0].Uncompressed()
+	must(t, err)
+	defer rc.Close()
+	entries := map[string]*tar.Header{}
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		must(t, err)
+		entries[hdr.Name] = hdr
+	}
+	var names []string
+	for n := range entries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	want := []string{"tmp/", "tool", "usr/", "usr/local/", "usr/local/bin/", "usr/local/bin/tool"}
+	if len(names) != len(want) {
+		t.Fatalf("layer holds %v, want %v", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("layer holds %v, want %v", names, want)
+		}
+	}
+	if h := entries["tool"]; h.Typeflag != tar.TypeSymlink || h.Linkname != "usr/local/bin/tool" {
+		t.Errorf("symlink %+v", h)
+	}
+	if h := entries["usr/local/bin/tool"]; h.Mode&0o111 == 0 || h.Uid != 0 || !h.ModTime.Equal(time0()) {
+		t.Errorf("binary header %+v", h)
+	}
+	if h := entries["tmp/"]; os.FileMode(h.Mode)&os.ModeSticky == 0 && h.Mode&0o1000 == 0 {
+		t.Errorf("/tmp lost its sticky bit: %o", h.Mode)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func time0() time.Time { return time.Unix(0, 0) }
