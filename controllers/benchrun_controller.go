@@ -159,6 +159,10 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	counts := &datav1alpha1.JobCounts{Total: int32(len(planned))}
 	var results []datav1alpha1.BenchResult
 	timedOut := false
+	// unschedulable says which running Jobs' pods fit no node; starting, that some pod is not running
+	// yet (the scheduler's verdict is not a Job event, so the run looks again sooner).
+	var unschedulable []string
+	starting := false
 	for _, pj := range planned {
 		name := benchJobName(run, pj)
 		j, ok := existing[name]
@@ -187,6 +191,16 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		js := jobStateOf(j)
 		if !js.Finished {
 			counts.Active++
+			state, why, err := r.podScheduling(ctx, j)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			switch state {
+			case podUnschedulable:
+				unschedulable = append(unschedulable, fmt.Sprintf("%s/%s: %s", pj.config.Name, pj.input.Type, why))
+			case podNotStarted:
+				starting = true
+			}
 			continue
 		}
 		if js.Failed {
@@ -222,8 +236,18 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		if counts.Queued > 0 {
 			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", counts.Queued)
 		}
-		r.waiting(run, datav1alpha1.ReasonRunning, msg)
-		return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), time.Minute))}, nil
+		reason := datav1alpha1.ReasonRunning
+		if len(unschedulable) > 0 {
+			reason = datav1alpha1.ReasonUnschedulable
+			msg = fmt.Sprintf("%d of %d Jobs cannot be scheduled and wait for a node with room until spec.timeout (%s)",
+				len(unschedulable), counts.Total, strings.Join(limit(unschedulable, 4), "; "))
+		}
+		r.waiting(run, reason, msg)
+		next := time.Minute
+		if starting || len(unschedulable) > 0 {
+			next = 10 * time.Second
+		}
+		return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
 	}
 	limits := map[string]string{}
 	for _, c := range run.Spec.Configs {
@@ -282,4 +306,39 @@ func (r *BenchRunReconciler) runsOfDataset(ctx context.Context, obj client.Objec
 		}
 	}
 	return reqs
+}
+
+// podState is how far a running bench Job's pod has got.
+type podState int
+
+const (
+	podRunning podState = iota
+	podNotStarted
+	podUnschedulable
+)
+
+// podScheduling reads the pods of a running Job (uncached, as for results) and says whether the
+// scheduler has found no node for them, with its message ("0/3 nodes are available: 3 Insufficient
+// cpu."), or they have not started yet.
+func (r *BenchRunReconciler) podScheduling(ctx context.Context, j *batchv1.Job) (podState, string, error) {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
+		return podRunning, "", fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+	}
+	if len(pods.Items) == 0 {
+		return podNotStarted, "", nil
+	}
+	state := podRunning
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return podUnschedulable, c.Message, nil
+			}
+		}
+		state = podNotStarted
+	}
+	return state, "", nil
 }

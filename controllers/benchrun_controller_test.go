@@ -235,6 +235,49 @@ var _ = Describe("BenchRun controller", func() {
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
+	It("says when a query pod fits no node, and goes back to Running once it is scheduled", func() {
+		readyDataset(ns, "data")
+		run := newBenchRun(ns, "too-big", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs = r.Spec.Configs[1:] // large: 4 CPUs
+			r.Spec.Inputs = r.Spec.Inputs[:1]
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(1)) }).WithTimeout(10 * time.Second).Should(Succeed())
+
+		// The pod as the scheduler leaves it when no node has room.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: jobs[0].Name + "-", Labels: map[string]string{jobNameLabel: jobs[0].Name}},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: benchContainerName, Image: testWorkerImage}}},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/1 nodes are available: 1 Insufficient cpu.", LastTransitionTime: metav1.Now(),
+		}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getRun(run)
+			c := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionUnknown))
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonUnschedulable))
+			g.Expect(c.Message).To(Equal("1 of 1 Jobs cannot be scheduled and wait for a node with room until spec.timeout " +
+				"(large/volume: 0/1 nodes are available: 1 Insufficient cpu.)"))
+			g.Expect(kstatusOf(cur)).To(Equal(status.InProgressStatus))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		// Scheduled and running: the reason goes back to Running.
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonRunning))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+	})
+
 	It("refuses what this release cannot run, at once and plainly", func() {
 		expectUnsupported := func(run *datav1alpha1.BenchRun, says string) {
 			GinkgoHelper()

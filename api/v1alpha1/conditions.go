@@ -89,6 +89,9 @@ const (
 	ReasonWaitingForDataset = "WaitingForDataset"
 	// ReasonRunning: a BenchRun's Jobs are running.
 	ReasonRunning = "Running"
+	// ReasonUnschedulable: a BenchRun's query pod fits no node (its configuration's cpu and memory,
+	// or its nodeSelector, affinity and tolerations). It waits for room, until spec.timeout.
+	ReasonUnschedulable = "Unschedulable"
 	// ReasonCompleted: every query of every Job ran and returned.
 	ReasonCompleted = "Completed"
 	// ReasonQueriesFailed: some queries failed or timed out; the others' results are in status.

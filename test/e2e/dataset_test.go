@@ -250,6 +250,32 @@ spec:
 		Expect(cond.Message).To(ContainSubstring(fmt.Sprintf("q%d on starved / volume (memory limit 64Mi)", oom[0])))
 	})
 
+	It("says so when a configuration fits no node", func() {
+		var br datav1alpha1.BenchRun
+		fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: too-big, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  queries: [1]
+  inputs: [{type: volume}]
+  configs: [{name: 64cpu, cpu: "64", memory: 1Gi}]
+  timeout: 10m
+`, ns)
+		Expect(c.Create(ctx, &br)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&br), &br)).To(Succeed())
+			cond := meta.FindStatusCondition(br.Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Status).To(Equal(metav1.ConditionUnknown))
+			g.Expect(cond.Reason).To(Equal(datav1alpha1.ReasonUnschedulable))
+			// The scheduler's own words.
+			g.Expect(cond.Message).To(ContainSubstring("64cpu/volume: 0/"))
+			g.Expect(cond.Message).To(ContainSubstring("Insufficient cpu"))
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
 	It("deletes what the Dataset and BenchRuns own when they are deleted", func() {
 		var owned []client.Object
 		var jobs batchv1.JobList
