@@ -276,6 +276,12 @@ var _ = Describe("BenchRun controller", func() {
 			c := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
 			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonRunning))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		// Finish it: an unfinished Job would hold one of the suite's bench Job slots for good.
+		finishBenchJob(&jobs[0], runnerSummary("large", "answer"), false)
+		Eventually(func(g Gomega) {
+			g.Expect(getRun(run).Status.CompletionTime).NotTo(BeNil())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
 	It("refuses what this release cannot run, at once and plainly", func() {

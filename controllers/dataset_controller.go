@@ -79,6 +79,10 @@ type datasetFacts struct {
 	claimError  string // the claim is missing or unusable
 	claimReason string // ClaimNotFound or ClaimFailed
 	sizing      bool   // a Job is listing the source to size the claim
+	// announce holds what to log, count and send as events about recorded Jobs: done only once the
+	// status that records them is written, so a reconcile from a stale cache, whose write is refused,
+	// never counts a Job twice.
+	announce []func()
 }
 
 // Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed.
@@ -100,9 +104,19 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady))
 
 	if !equality.Semantic.DeepEqual(orig.Status, ds.Status) {
-		if perr := r.Status().Patch(ctx, &ds, client.MergeFrom(orig)); perr != nil {
+		// The patch carries the resourceVersion read: a reconcile that started from a stale cache
+		// (before another recorded the same Job) is refused instead of recording it again.
+		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+		if perr := r.Status().Patch(ctx, &ds, patch); perr != nil {
+			if apierrors.IsConflict(perr) && err == nil {
+				ctrl.LoggerFrom(ctx).V(1).Info("Status changed meanwhile; reconciling again from the newer copy")
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
 			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating status of dataset %s: %w", klog.KObj(&ds), perr))
 		}
+	}
+	for _, announce := range facts.announce {
+		announce()
 	}
 	return result, err
 }
@@ -141,7 +155,7 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		if j.Annotations[AnnotationAfter] != lastRecordedJob(ds) {
 			continue
 		}
-		if err := r.record(ctx, ds, j, js); err != nil {
+		if err := r.record(ctx, ds, j, js, facts); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -370,24 +384,29 @@ func activeJobs(ctx context.Context, c client.Client, component string, limit in
 }
 
 // record reads a finished Job's report from its pod and writes it into status.
-func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState) error {
+func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState, facts *datasetFacts) error {
 	pods, err := r.jobPods(ctx, j)
 	if err != nil {
 		return err
 	}
 	ok, summary := recordSync(ds, j, js, outcomeFromPods(pods))
-	observeSync(ds, ok)
+	// The metrics read the status just recorded; the Dataset object may change after this returns.
+	recorded := ds.DeepCopy()
+	failedAttempts := ds.Status.FailedAttempts
 	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
-	if ok {
-		log.Info("Sync succeeded", "summary", summary)
-		r.event(ds, j, corev1.EventTypeNormal, datav1alpha1.EventSyncSucceeded, "Sync", "%s", summary)
-		return nil
-	}
-	log.Info("Sync failed", "summary", summary, "failedAttempts", ds.Status.FailedAttempts)
-	r.event(ds, j, corev1.EventTypeNormal, datav1alpha1.EventSyncFailed, "Sync", "Attempt %d failed: %s", ds.Status.FailedAttempts, summary)
-	if ds.Status.FailedAttempts == failingWarningAfter {
-		r.event(ds, j, corev1.EventTypeWarning, datav1alpha1.EventSyncFailing, "Sync", "%d syncs in a row failed; last: %s", ds.Status.FailedAttempts, summary)
-	}
+	facts.announce = append(facts.announce, func() {
+		observeSync(recorded, ok)
+		if ok {
+			log.Info("Sync succeeded", "summary", summary)
+			r.event(recorded, j, corev1.EventTypeNormal, datav1alpha1.EventSyncSucceeded, "Sync", "%s", summary)
+			return
+		}
+		log.Info("Sync failed", "summary", summary, "failedAttempts", failedAttempts)
+		r.event(recorded, j, corev1.EventTypeNormal, datav1alpha1.EventSyncFailed, "Sync", "Attempt %d failed: %s", failedAttempts, summary)
+		if failedAttempts == failingWarningAfter {
+			r.event(recorded, j, corev1.EventTypeWarning, datav1alpha1.EventSyncFailing, "Sync", "%d syncs in a row failed; last: %s", failedAttempts, summary)
+		}
+	})
 	return nil
 }
 

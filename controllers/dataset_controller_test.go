@@ -677,6 +677,29 @@ var _ = Describe("Dataset controller", func() {
 		Expect(syncJobsOf(Default, ds)).To(HaveLen(1))
 	})
 
+	It("counts a finished Job once, even when a reconcile starts from a stale copy", func() {
+		ds := newDataset(ns, "stale")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		stale := getDataset(ds) // as a lagging cache would still show it: the Job not yet recorded
+		finishJob(job, finish{report: successReport(5, 500)})
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		l := prometheus.Labels{"namespace": ns, "dataset": "stale"}
+		Expect(testutil.ToFloat64(syncFilesCopied.With(l))).To(Equal(5.0))
+		recorded := getDataset(ds)
+
+		// A second reconciler reads the stale copy: it sees the same finished Job as news.
+		r := &DatasetReconciler{Client: &staleReader{Client: k8sClient, stale: stale}, APIReader: k8sClient, Clock: fakeClock, Worker: DefaultWorkerOptions()}
+		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(testutil.ToFloat64(syncFilesCopied.With(l))).To(Equal(5.0), "the Job was counted twice")
+		after := getDataset(ds)
+		Expect(after.ResourceVersion).To(Equal(recorded.ResourceVersion), "the stale reconcile wrote status")
+		Expect(syncJobsOf(Default, ds)).To(HaveLen(1))
+	})
+
 	It("keeps a retained claim without an owner, and owns a deletable one", func() {
 		kept := newDataset(ns, "kept", func(d *datav1alpha1.Dataset) { d.Spec.Volume.Reclaim = datav1alpha1.ReclaimRetain })
 		Expect(k8sClient.Create(ctx, kept)).To(Succeed())
@@ -704,3 +727,18 @@ var _ = Describe("Dataset controller", func() {
 		Expect(syncJobsOf(Default, ds)).To(BeEmpty())
 	})
 })
+
+// staleReader answers Gets of one Dataset with an old copy, as an informer cache that has not seen the
+// latest write yet would.
+type staleReader struct {
+	client.Client
+	stale *datav1alpha1.Dataset
+}
+
+func (c *staleReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if ds, ok := obj.(*datav1alpha1.Dataset); ok && key == client.ObjectKeyFromObject(c.stale) {
+		c.stale.DeepCopyInto(ds)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
