@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -59,6 +60,9 @@ func (c *cluster) up(ctx context.Context) error {
 		if err := c.down(); err != nil {
 			return err
 		}
+	}
+	if err := portsFree(); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return err
@@ -353,4 +357,17 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o600)
+}
+
+// portsFree checks that nothing listens on the cluster's ports, so that a second cluster (another
+// checkout's) or another program fails up at once with a clear message rather than halfway through.
+func portsFree() error {
+	for _, port := range []int{etcdClientPort, etcdPeerPort, apiserverPort, kubeletPort, kubeletHealthz, controllerHealth, schedulerHealth} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return fmt.Errorf("127.0.0.1:%d is in use (%v): is another local cluster running? Stop it with hack/local-cluster down in its checkout", port, err)
+		}
+		l.Close()
+	}
+	return nil
 }
