@@ -191,10 +191,11 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		js := jobStateOf(j)
 		if !js.Finished {
 			counts.Active++
-			state, why, err := r.podScheduling(ctx, j)
+			pods, err := listJobPods(ctx, r.APIReader, j)
 			if err != nil {
 				return ctrl.Result{}, err
 			}
+			state, why := schedulingOf(pods)
 			switch state {
 			case podUnschedulable:
 				unschedulable = append(unschedulable, fmt.Sprintf("%s/%s: %s", pj.config.Name, pj.input.Type, why))
@@ -306,39 +307,4 @@ func (r *BenchRunReconciler) runsOfDataset(ctx context.Context, obj client.Objec
 		}
 	}
 	return reqs
-}
-
-// podState is how far a running bench Job's pod has got.
-type podState int
-
-const (
-	podRunning podState = iota
-	podNotStarted
-	podUnschedulable
-)
-
-// podScheduling reads the pods of a running Job (uncached, as for results) and says whether the
-// scheduler has found no node for them, with its message ("0/3 nodes are available: 3 Insufficient
-// cpu."), or they have not started yet.
-func (r *BenchRunReconciler) podScheduling(ctx context.Context, j *batchv1.Job) (podState, string, error) {
-	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
-		return podRunning, "", fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
-	}
-	if len(pods.Items) == 0 {
-		return podNotStarted, "", nil
-	}
-	state := podRunning
-	for _, p := range pods.Items {
-		if p.Status.Phase != corev1.PodPending {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				return podUnschedulable, c.Message, nil
-			}
-		}
-		state = podNotStarted
-	}
-	return state, "", nil
 }

@@ -39,7 +39,13 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
 	synced := st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.LastSuccessfulSyncTime != nil
 
+	unschedulable := ""
+	if f.activeJob != nil && f.unschedulable != "" {
+		unschedulable = fmt.Sprintf("Job %s cannot be scheduled and waits for a node with room until sync.timeout: %s", f.activeJob.Name, f.unschedulable)
+	}
 	switch {
+	case unschedulable != "":
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonUnschedulable, unschedulable)
 	case f.activeJob != nil:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Job %s is syncing", f.activeJob.Name))
 	case f.queued:
@@ -72,6 +78,8 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	case synced:
 		ready, readyReason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
 		readyMsg = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)
+	case unschedulable != "":
+		readyReason, readyMsg, reconciling = datav1alpha1.ReasonUnschedulable, unschedulable, true
 	case f.activeJob != nil:
 		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true
 	case failed:

@@ -79,6 +79,8 @@ type datasetFacts struct {
 	claimError  string // the claim is missing or unusable
 	claimReason string // ClaimNotFound or ClaimFailed
 	sizing      bool   // a Job is listing the source to size the claim
+	// unschedulable is the scheduler's message when the active Job's pod fits no node.
+	unschedulable string
 	// announce holds what to log, count and send as events about recorded Jobs: done only once the
 	// status that records them is written, so a reconcile from a stale cache, whose write is refused,
 	// never counts a Job twice.
@@ -161,7 +163,7 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	if facts.activeJob != nil {
 		// The worker's progress lives on its pod, which does not wake us: look again shortly.
-		if err := r.readProgress(ctx, ds, facts.activeJob); err != nil {
+		if err := r.readProgress(ctx, ds, facts.activeJob, facts); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: progressPoll}, nil
@@ -412,21 +414,21 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 
 // jobPods reads a Job's pods uncached (see APIReader).
 func (r *DatasetReconciler) jobPods(ctx context.Context, j *batchv1.Job) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
-		return nil, fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
-	}
-	return pods.Items, nil
+	return listJobPods(ctx, r.APIReader, j)
 }
 
 // progressPoll is how often a running sync's progress is copied into status.
 const progressPoll = 10 * time.Second
 
-// readProgress copies the progress the worker published on its pod into status.
-func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job) error {
+// readProgress copies the progress the worker published on its pod into status, and notes a pod
+// that fits no node.
+func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) error {
 	pods, err := r.jobPods(ctx, j)
 	if err != nil {
 		return err
+	}
+	if state, why := schedulingOf(pods); state == podUnschedulable {
+		facts.unschedulable = why
 	}
 	if p := progressFromPods(pods); p != nil {
 		ds.Status.Progress = p

@@ -677,6 +677,40 @@ var _ = Describe("Dataset controller", func() {
 		Expect(syncJobsOf(Default, ds)).To(HaveLen(1))
 	})
 
+	It("says when its sync pod fits no node", func() {
+		ds := newDataset(ns, "nowhere")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := waitForJobs(ds, 1)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: syncContainerName, Image: testWorkerImage}}},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/1 nodes are available: 1 Insufficient memory.", LastTransitionTime: metav1.Now(),
+		}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		want := "Job " + job.Name + " cannot be scheduled and waits for a node with room until sync.timeout: 0/1 nodes are available: 1 Insufficient memory."
+		Eventually(func(g Gomega) {
+			cur := getDataset(ds)
+			for _, t := range []string{datav1alpha1.ConditionSyncing, datav1alpha1.ConditionReady, datav1alpha1.ConditionReconciling} {
+				c := meta.FindStatusCondition(cur.Status.Conditions, t)
+				g.Expect(c).NotTo(BeNil(), t)
+				g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonUnschedulable), t)
+				g.Expect(c.Message).To(Equal(want), t)
+			}
+			g.Expect(kstatusOf(cur)).To(Equal(status.InProgressStatus))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		// Once the sync finishes, the Dataset is Ready as usual.
+		finishJob(job, finish{report: successReport(1, 10)})
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
 	It("counts a finished Job once, even when a reconcile starts from a stale copy", func() {
 		ds := newDataset(ns, "stale")
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())

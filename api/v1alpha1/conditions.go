@@ -89,8 +89,9 @@ const (
 	ReasonWaitingForDataset = "WaitingForDataset"
 	// ReasonRunning: a BenchRun's Jobs are running.
 	ReasonRunning = "Running"
-	// ReasonUnschedulable: a BenchRun's query pod fits no node (its configuration's cpu and memory,
-	// or its nodeSelector, affinity and tolerations). It waits for room, until spec.timeout.
+	// ReasonUnschedulable: a Job's pod fits no node: a BenchRun's query pod (its configuration's cpu
+	// and memory, or its placement; it waits until spec.timeout) or a Dataset's sync pod (its
+	// resources, or its claim's node; it waits until sync.timeout).
 	ReasonUnschedulable = "Unschedulable"
 	// ReasonCompleted: every query of every Job ran and returned.
 	ReasonCompleted = "Completed"
