@@ -19,6 +19,7 @@ limitations under the License.
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -274,6 +275,23 @@ spec:
 			g.Expect(cond.Message).To(ContainSubstring("64cpu/volume: 0/"))
 			g.Expect(cond.Message).To(ContainSubstring("Insufficient cpu"))
 		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("never puts the S3 secret into status, events or the Jobs it creates", func() {
+		var datasets datav1alpha1.DatasetList
+		var runs datav1alpha1.BenchRunList
+		var events corev1.EventList
+		var jobs batchv1.JobList
+		Expect(c.List(ctx, &datasets, client.InNamespace(ns))).To(Succeed())
+		Expect(c.List(ctx, &runs, client.InNamespace(ns))).To(Succeed())
+		Expect(c.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+		Expect(c.List(ctx, &jobs, client.InNamespace(ns))).To(Succeed())
+		Expect(events.Items).NotTo(BeEmpty(), "the controllers send events")
+		for _, obj := range []any{datasets, runs, events, jobs} {
+			data, err := json.Marshal(obj)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(data)).NotTo(ContainSubstring(s3SecretKey), "%T", obj)
+		}
 	})
 
 	It("deletes what the Dataset and BenchRuns own when they are deleted", func() {
