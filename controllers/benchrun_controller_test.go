@@ -245,18 +245,7 @@ var _ = Describe("BenchRun controller", func() {
 		var jobs []batchv1.Job
 		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(1)) }).WithTimeout(10 * time.Second).Should(Succeed())
 
-		// The pod as the scheduler leaves it when no node has room.
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: jobs[0].Name + "-", Labels: map[string]string{jobNameLabel: jobs[0].Name}},
-			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: benchContainerName, Image: testWorkerImage}}},
-		}
-		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		pod.Status.Phase = corev1.PodPending
-		pod.Status.Conditions = []corev1.PodCondition{{
-			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-			Message: "0/1 nodes are available: 1 Insufficient cpu.", LastTransitionTime: metav1.Now(),
-		}}
-		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		pod := createUnschedulablePod(&jobs[0], benchContainerName, "0/1 nodes are available: 1 Insufficient cpu.")
 		Eventually(func(g Gomega) {
 			cur := getRun(run)
 			c := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionSucceeded)

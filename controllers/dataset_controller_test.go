@@ -145,11 +145,7 @@ func finishJob(job *batchv1.Job, f finish) {
 // term and, if given, its init containers' statuses.
 func createTerminatedPod(job *batchv1.Job, container string, term *corev1.ContainerStateTerminated, initStatuses []corev1.ContainerStatus) {
 	GinkgoHelper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
-		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: container, Image: testWorkerImage}}},
-	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	pod := createJobPod(job, container)
 	term.FinishedAt = metav1.NewTime(fakeClock.Now())
 	pod.Status.Phase = corev1.PodSucceeded
 	if term.ExitCode != 0 {
@@ -158,6 +154,31 @@ func createTerminatedPod(job *batchv1.Job, container string, term *corev1.Contai
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, Image: testWorkerImage, State: corev1.ContainerState{Terminated: term}}}
 	pod.Status.InitContainerStatuses = initStatuses
 	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// createJobPod creates a pod of job, as the Job controller would, with one container.
+func createJobPod(job *batchv1.Job, container string) *corev1.Pod {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: container, Image: testWorkerImage}}},
+	}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	return pod
+}
+
+// createUnschedulablePod creates the pod of job as the scheduler leaves it when no node has room:
+// Pending, PodScheduled False with reason Unschedulable and the scheduler's message.
+func createUnschedulablePod(job *batchv1.Job, container, message string) *corev1.Pod {
+	GinkgoHelper()
+	pod := createJobPod(job, container)
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.Conditions = []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: message, LastTransitionTime: metav1.Now(),
+	}}
+	Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+	return pod
 }
 
 // markJobFinished sets the terminal conditions the Job controller would: Complete, or Failed with
@@ -681,17 +702,7 @@ var _ = Describe("Dataset controller", func() {
 		ds := newDataset(ns, "nowhere")
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
 		job := waitForJobs(ds, 1)
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: job.Name + "-", Labels: map[string]string{jobNameLabel: job.Name}},
-			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: syncContainerName, Image: testWorkerImage}}},
-		}
-		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		pod.Status.Phase = corev1.PodPending
-		pod.Status.Conditions = []corev1.PodCondition{{
-			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-			Message: "0/1 nodes are available: 1 Insufficient memory.", LastTransitionTime: metav1.Now(),
-		}}
-		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		createUnschedulablePod(job, syncContainerName, "0/1 nodes are available: 1 Insufficient memory.")
 		want := "Job " + job.Name + " cannot be scheduled and waits for a node with room until sync.timeout: 0/1 nodes are available: 1 Insufficient memory."
 		Eventually(func(g Gomega) {
 			cur := getDataset(ds)
