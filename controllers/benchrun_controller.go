@@ -25,7 +25,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -210,11 +209,11 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		} else {
 			counts.Succeeded++
 		}
-		var pods corev1.PodList
-		if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{jobNameLabel: j.Name}); err != nil {
-			return ctrl.Result{}, fmt.Errorf("listing pods of %s: %w", describeJob(j), err)
+		pods, err := listJobPods(ctx, r.APIReader, j)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
-		res := benchResultFrom(j, js, pods.Items)
+		res := benchResultFrom(j, js, pods)
 		var readBytes int64
 		if pj.input.Type == datav1alpha1.InputS3 && ds.Status.Manifest != nil {
 			readBytes = ds.Status.Manifest.Bytes

@@ -324,7 +324,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 	if !js.Finished {
 		return resource.Quantity{}, 0, nil
 	}
-	pods, err := r.jobPods(ctx, &job)
+	pods, err := listJobPods(ctx, r.APIReader, &job)
 	if err != nil {
 		return resource.Quantity{}, 0, err
 	}
@@ -387,7 +387,7 @@ func activeJobs(ctx context.Context, c client.Client, component string, limit in
 
 // record reads a finished Job's report from its pod and writes it into status.
 func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState, facts *datasetFacts) error {
-	pods, err := r.jobPods(ctx, j)
+	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
 		return err
 	}
@@ -412,18 +412,13 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	return nil
 }
 
-// jobPods reads a Job's pods uncached (see APIReader).
-func (r *DatasetReconciler) jobPods(ctx context.Context, j *batchv1.Job) ([]corev1.Pod, error) {
-	return listJobPods(ctx, r.APIReader, j)
-}
-
 // progressPoll is how often a running sync's progress is copied into status.
 const progressPoll = 10 * time.Second
 
 // readProgress copies the progress the worker published on its pod into status, and notes a pod
 // that fits no node.
 func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) error {
-	pods, err := r.jobPods(ctx, j)
+	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeerPort)
 
 	done := step("starting etcd on %s", etcdURL)
-	if _, err := c.startProcess("etcd", c.bin("etcd"), []string{
+	if err := c.startProcess("etcd", c.bin("etcd"), []string{
 		"--name=" + nodeName,
 		"--data-dir=" + c.path("etcd"),
 		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
@@ -43,7 +43,7 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		// The cluster is disposable: fsync buys nothing here and costs seconds per test.
 		"--unsafe-no-fsync",
 		"--log-level=warn",
-	}, nil); err != nil {
+	}, nil, 0); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "etcd health", "etcd", 30*time.Second, httpOK(etcdURL+"/health", false)); err != nil {
@@ -52,7 +52,7 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 	done()
 
 	done = step("starting kube-apiserver on %s", c.apiserverURL())
-	if _, err := c.startProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
+	if err := c.startProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiserverPort),
 		// The default reconciler publishes the advertise address as the kubernetes Service's endpoint
@@ -72,7 +72,7 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		"--allow-privileged=true",
 		"--profiling=false",
 		"--cert-dir=" + c.path("apiserver"),
-	}, nil); err != nil {
+	}, nil, 0); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "kube-apiserver /readyz", "kube-apiserver", 90*time.Second, c.apiserverReady); err != nil {
@@ -82,7 +82,7 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 
 	done = step("starting kube-controller-manager and kube-scheduler")
 	kcm := pki("controller-manager.kubeconfig")
-	if _, err := c.startProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
+	if err := c.startProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
 		"--kubeconfig=" + kcm, "--authentication-kubeconfig=" + kcm, "--authorization-kubeconfig=" + kcm,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", controllerHealth),
 		"--leader-elect=false",
@@ -93,16 +93,16 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		"--allocate-node-cidrs=false",
 		"--cluster-signing-cert-file=" + pki("ca.crt"), "--cluster-signing-key-file=" + pki("ca.key"),
 		"--profiling=false",
-	}, nil); err != nil {
+	}, nil, 0); err != nil {
 		return err
 	}
 	sched := pki("scheduler.kubeconfig")
-	if _, err := c.startProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
+	if err := c.startProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
 		"--kubeconfig=" + sched, "--authentication-kubeconfig=" + sched, "--authorization-kubeconfig=" + sched,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", schedulerHealth),
 		"--leader-elect=false",
 		"--profiling=false",
-	}, nil); err != nil {
+	}, nil, 0); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "kube-controller-manager /healthz", "kube-controller-manager", 60*time.Second,

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -215,17 +214,7 @@ func (c *cluster) startNode(ctx context.Context) error {
 	if err := makeCgroupRoot(); err != nil {
 		return err
 	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		return err
-	}
-	pid, err := c.startProcess("node", unshare, []string{"--mount", "--propagation", "private", "--", c.self, "node"}, nil)
-	if err != nil {
-		return err
-	}
-	// unshare execs the supervisor in place, so the PID is the supervisor's; record its real binary.
-	time.Sleep(200 * time.Millisecond)
-	if err := c.recordPID("node", pid, c.self); err != nil {
+	if err := c.startProcess("node", c.self, []string{"node"}, nil, syscall.CLONE_NEWNS); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "node "+nodeName+" Ready", "node", 3*time.Minute, c.nodeReady); err != nil {
@@ -235,8 +224,8 @@ func (c *cluster) startNode(ctx context.Context) error {
 	return nil
 }
 
-// runNode is the node supervisor. It runs in its own mount namespace (private propagation, so nothing
-// it mounts reaches the host), covers the paths in kernelDefaults and shadowedDirs, starts containerd,
+// runNode is the node supervisor. It runs in its own mount namespace (made private by startProcess, so
+// nothing it mounts reaches the host), covers the paths in kernelDefaults and shadowedDirs, starts containerd,
 // imports the images, starts kubelet and the volume provisioner, and waits for SIGTERM.
 func (c *cluster) runNode(ctx context.Context) error {
 	logf("node supervisor %d: preparing the mount namespace", os.Getpid())
@@ -269,7 +258,7 @@ func (c *cluster) runNode(ctx context.Context) error {
 	// Pulls have nowhere to go: the images the cluster needs are imported, and an image that is missing
 	// should fail fast instead of reaching for a registry.
 	noNetwork := []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="}
-	if _, err := c.startProcess("containerd", "/usr/bin/containerd", []string{"--config", c.path("containerd", "config.toml")}, noNetwork); err != nil {
+	if err := c.startProcess("containerd", "/usr/bin/containerd", []string{"--config", c.path("containerd", "config.toml")}, noNetwork, 0); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "containerd socket", "containerd", 30*time.Second, func(context.Context) error {
@@ -284,14 +273,14 @@ func (c *cluster) runNode(ctx context.Context) error {
 	if err := c.importImages(ctx); err != nil {
 		return err
 	}
-	if _, err := c.startProcess("kubelet", c.bin("kubelet"), []string{
+	if err := c.startProcess("kubelet", c.bin("kubelet"), []string{
 		"--config=" + c.path("kubelet", "config.yaml"),
 		"--kubeconfig=" + c.path("pki", "kubelet.kubeconfig"),
 		"--hostname-override=" + nodeName,
 		"--node-ip=127.0.0.1",
 		"--root-dir=" + c.path("kubelet"),
 		"--cert-dir=" + c.path("kubelet", "pki"),
-	}, noNetwork); err != nil {
+	}, noNetwork, 0); err != nil {
 		return err
 	}
 	go c.runProvisioner(ctx)

@@ -34,30 +34,31 @@ import (
 // the PID still runs PATH, so a recycled PID is never signalled.
 
 // startProcess starts bin in its own session (it outlives `up` and the terminal), with its output in
-// logs/<name>.log, and records its PID.
-func (c *cluster) startProcess(name, bin string, args []string, env []string) (int, error) {
+// logs/<name>.log, and records its PID. unshareFlags (CLONE_NEW*) give it new namespaces; with
+// CLONE_NEWNS Go also makes its mounts private, so nothing it mounts reaches the host.
+func (c *cluster) startProcess(name, bin string, args []string, env []string, unshareFlags uintptr) error {
 	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
-		return 0, err
+		return err
 	}
 	if err := os.MkdirAll(c.path("pids"), 0o755); err != nil {
-		return 0, err
+		return err
 	}
 	logFile, err := os.OpenFile(c.path("logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer logFile.Close()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Unshareflags: unshareFlags}
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("starting %s: %w", name, err)
+		return fmt.Errorf("starting %s: %w", name, err)
 	}
 	pid := cmd.Process.Pid
 	// Release, not Wait: the process belongs to the cluster, not to this command.
 	_ = cmd.Process.Release()
-	return pid, c.recordPID(name, pid, bin)
+	return c.recordPID(name, pid, bin)
 }
 
 func (c *cluster) recordPID(name string, pid int, bin string) error {
@@ -85,14 +86,8 @@ func (c *cluster) runningPID(name string) (int, bool) {
 // processRuns reports whether pid is alive (not a zombie) and its executable is bin.
 func processRuns(pid int, bin string) bool {
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	if err != nil {
+	if err != nil || !alive(pid) {
 		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
-			return false
-		}
 	}
 	want, err := filepath.EvalSymlinks(bin)
 	if err != nil {
