@@ -27,16 +27,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.
-type ProbeResult struct {
-	Files          int64 `json:"files"`
-	Bytes          int64 `json:"bytes"`
-	Streams        int   `json:"streams"`
-	Millis         int64 `json:"millis"`
-	BytesPerSecond int64 `json:"bytesPerSecond"`
-}
+type ProbeResult = wire.ProbeResult
 
 // probeBuffer is the read size of one stream: large sequential reads, as a scan does.
 const probeBuffer = 1 << 20

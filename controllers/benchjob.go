@@ -32,8 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 const (
@@ -101,8 +100,8 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	bench.Args = append(bench.Args, "--fresh-data", scratchPath)
 	// For a command engine, which reads its data itself: where the staged prefixes are.
 	bench.Env = append(bench.Env,
-		corev1.EnvVar{Name: "PQCACHE_FRESH_DIR", Value: scratchPath},
-		corev1.EnvVar{Name: "PQCACHE_FRESH_PREFIXES", Value: strings.Join(ds.Spec.Fresh, ",")})
+		corev1.EnvVar{Name: wire.EnvFreshDir, Value: scratchPath},
+		corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
 	bench.VolumeMounts = append(bench.VolumeMounts, corev1.VolumeMount{Name: "scratch", MountPath: scratchPath, ReadOnly: true})
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	stage := corev1.Container{
@@ -242,8 +241,8 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		if j.input.Type == datav1alpha1.InputMixedDirect {
 			// Static tables under --data on the volume; the fresh prefixes straight from the bucket.
 			container.Env = append(container.Env,
-				corev1.EnvVar{Name: "PQCACHE_FRESH_URL", Value: "s3://" + s3.Bucket + "/" + s3.Prefix},
-				corev1.EnvVar{Name: "PQCACHE_FRESH_PREFIXES", Value: strings.Join(ds.Spec.Fresh, ",")})
+				corev1.EnvVar{Name: wire.EnvFreshURL, Value: "s3://" + s3.Bucket + "/" + s3.Prefix},
+				corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
 		}
 	} else {
 		threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
@@ -288,7 +287,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 	for _, p := range pods {
 		for _, cs := range p.Status.InitContainerStatuses {
 			if t := cs.State.Terminated; cs.Name == stageContainerName && t != nil && t.Message != "" {
-				var rep cache.Report
+				var rep wire.SyncReport
 				if json.Unmarshal([]byte(t.Message), &rep) == nil {
 					r.StagedBytes, r.StageMillis = rep.BytesCopied, rep.DurationMillis
 				}
@@ -304,7 +303,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 		}
 	}
 	if term != nil && term.Message != "" {
-		if res, err := bench.DecodeSummary(term.Message); err == nil {
+		if res, err := wire.DecodeBenchSummary(term.Message); err == nil {
 			fillBenchResult(&r, res)
 			return r
 		}
@@ -321,7 +320,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 	return r
 }
 
-func fillBenchResult(r *datav1alpha1.BenchResult, res *bench.Result) {
+func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	r.WallMillis = res.WallMillis
 	r.GeometricMeanMillis = res.GeometricMeanMillis
 	if res.Probe != nil {

@@ -37,6 +37,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // readyDataset creates a Dataset and completes its first sync, so that runs can start.
@@ -97,7 +98,7 @@ func runnerSummary(label, answer string) string {
 		Queries: []int{1, 6}, Iterations: 2, Warmups: 0, QueryTimeout: time.Minute,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	enc, err := bench.EncodeSummary(res, bench.TerminationMessageLimit)
+	enc, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
 	Expect(err).NotTo(HaveOccurred())
 	return string(enc)
 }

@@ -43,7 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // DatasetReconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the
@@ -329,7 +329,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 		return resource.Quantity{}, 0, err
 	}
 	wo := outcomeFromPods(pods)
-	if js.Failed || wo.Report == nil || wo.Report.Result != cache.ResultSucceeded {
+	if js.Failed || wo.Report == nil || wo.Report.Result != wire.ResultSucceeded {
 		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
 		if job.Annotations[AnnotationAfter] == lastRecordedJob(ds) {
 			_, summary := recordSync(ds, &job, js, wo)

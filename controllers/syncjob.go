@@ -30,7 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/podprogress"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Labels and annotations on the objects the Dataset controller creates. Annotations on a sync Job
@@ -253,7 +253,7 @@ func podIdentityEnv() []corev1.EnvVar {
 	field := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
-	return []corev1.EnvVar{field(podprogress.EnvPodName, "metadata.name"), field(podprogress.EnvPodNamespace, "metadata.namespace")}
+	return []corev1.EnvVar{field(wire.EnvPodName, "metadata.name"), field(wire.EnvPodNamespace, "metadata.namespace")}
 }
 
 // buildSyncJob returns the Job that syncs ds into its claim. Retries are the controller's (with
