@@ -17,16 +17,25 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// admission caps the sync Jobs running at once across the cluster, and lets the Datasets that have
-// waited longest go first, so that one huge Dataset, or many small ones, cannot starve the rest. It
-// lives in the manager's memory: after a restart, waiting Datasets queue again in reconcile order.
+// admission caps the Jobs of one kind running at once across the cluster, and lets the keys that have
+// waited longest go first, so that one huge Dataset, or many small ones, cannot starve the rest. A key
+// is a Dataset ("namespace/name"), or one Job of a BenchRun ("namespace/run/job": names cannot hold
+// '/'). It lives in the manager's memory: after a restart, waiting keys queue again in reconcile
+// order. Every exit path of its owner forgets its keys (ForgetOwner), and a periodic Sweep drops those
+// of objects that are gone, so that a missed event cannot hold a place in the queue for good.
 type admission struct {
 	mu      sync.Mutex
 	limit   int
@@ -104,7 +113,75 @@ func (a *admission) Forget(key types.NamespacedName) {
 	delete(a.started, key)
 }
 
-// Waiting returns the Datasets queued for a slot, so that a finished sync can wake them at once.
+// ownerOf is the object a key belongs to: the Dataset itself, or the BenchRun of a "run/job" key.
+func ownerOf(key types.NamespacedName) types.NamespacedName {
+	name, _, _ := strings.Cut(key.Name, "/")
+	return types.NamespacedName{Namespace: key.Namespace, Name: name}
+}
+
+// ForgetOwner drops every key of one object: a Dataset's key, or all of a BenchRun's Job keys. Called
+// when the object finished, is deleted or cannot run.
+func (a *admission) ForgetOwner(owner types.NamespacedName) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started} {
+		for k := range m {
+			if ownerOf(k) == owner {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+// Sweep drops the keys whose owner no longer exists, and returns how many it dropped. exists is called
+// without the lock held (it may read from the API).
+func (a *admission) Sweep(ctx context.Context, exists func(context.Context, types.NamespacedName) bool) int {
+	if a == nil {
+		return 0
+	}
+	owners := map[types.NamespacedName]bool{}
+	a.mu.Lock()
+	for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started} {
+		for k := range m {
+			owners[ownerOf(k)] = true
+		}
+	}
+	a.mu.Unlock()
+	n := 0
+	for o := range owners {
+		if ctx.Err() != nil {
+			break
+		}
+		if !exists(ctx, o) {
+			a.mu.Lock()
+			for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started} {
+				for k := range m {
+					if ownerOf(k) == o {
+						delete(m, k)
+						n++
+					}
+				}
+			}
+			a.mu.Unlock()
+		}
+	}
+	return n
+}
+
+// Len is the number of keys held, waiting or started.
+func (a *admission) Len() int {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.waiting) + len(a.started)
+}
+
+// Waiting returns the keys queued for a slot, so that a finished Job can wake their owners at once.
 func (a *admission) Waiting() []types.NamespacedName {
 	if a == nil {
 		return nil
@@ -116,4 +193,34 @@ func (a *admission) Waiting() []types.NamespacedName {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// defaultSweepInterval is how often the admission queues drop keys of objects that are gone.
+const defaultSweepInterval = 5 * time.Minute
+
+// addAdmissionSweep runs a's Sweep every interval while the manager runs: the keys of objects the
+// cache no longer has are dropped, whatever event was missed.
+func addAdmissionSweep(mgr ctrl.Manager, a *admission, interval time.Duration, newObj func() client.Object) error {
+	if interval <= 0 {
+		interval = defaultSweepInterval
+	}
+	c := mgr.GetClient()
+	log := mgr.GetLogger().WithName("admission-sweep")
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				exists := func(ctx context.Context, key types.NamespacedName) bool {
+					return !apierrors.IsNotFound(c.Get(ctx, key, newObj()))
+				}
+				if n := a.Sweep(ctx, exists); n > 0 {
+					log.Info("Dropped queued keys of objects that are gone", "keys", n)
+				}
+			}
+		}
+	}))
 }
