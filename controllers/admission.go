@@ -23,11 +23,17 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // admission caps the Jobs of one kind running at once across the cluster, and lets the keys that have
@@ -198,29 +204,95 @@ func (a *admission) Waiting() []types.NamespacedName {
 // defaultSweepInterval is how often the admission queues drop keys of objects that are gone.
 const defaultSweepInterval = 5 * time.Minute
 
-// addAdmissionSweep runs a's Sweep every interval while the manager runs: the keys of objects the
-// cache no longer has are dropped, whatever event was missed.
-func addAdmissionSweep(mgr ctrl.Manager, a *admission, interval time.Duration, newObj func() client.Object) error {
+// admissionSweep drops, every interval while the manager runs, the keys of objects the cache no
+// longer has, whatever event was missed, and then wakes the owners still waiting (through Source):
+// the places the dropped keys held are free now.
+type admissionSweep struct {
+	a        *admission
+	interval time.Duration
+	newObj   func() client.Object
+	wake     chan event.GenericEvent
+}
+
+func newAdmissionSweep(a *admission, interval time.Duration, newObj func() client.Object) *admissionSweep {
 	if interval <= 0 {
 		interval = defaultSweepInterval
 	}
+	return &admissionSweep{a: a, interval: interval, newObj: newObj, wake: make(chan event.GenericEvent, 64)}
+}
+
+// Source feeds the controller the wake-ups.
+func (s *admissionSweep) Source() source.Source {
+	return source.Channel(s.wake, &handler.EnqueueRequestForObject{})
+}
+
+// Add runs the sweep with mgr.
+func (s *admissionSweep) Add(mgr ctrl.Manager) error {
 	c := mgr.GetClient()
 	log := mgr.GetLogger().WithName("admission-sweep")
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		t := time.NewTicker(interval)
+		t := time.NewTicker(s.interval)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				exists := func(ctx context.Context, key types.NamespacedName) bool {
-					return !apierrors.IsNotFound(c.Get(ctx, key, newObj()))
+			}
+			exists := func(ctx context.Context, key types.NamespacedName) bool {
+				return !apierrors.IsNotFound(c.Get(ctx, key, s.newObj()))
+			}
+			n := s.a.Sweep(ctx, exists)
+			if n == 0 {
+				continue
+			}
+			log.Info("Dropped queued keys of objects that are gone", "keys", n)
+			seen := map[types.NamespacedName]bool{}
+			for _, k := range s.a.Waiting() {
+				o := ownerOf(k)
+				if seen[o] {
+					continue
 				}
-				if n := a.Sweep(ctx, exists); n > 0 {
-					log.Info("Dropped queued keys of objects that are gone", "keys", n)
+				seen[o] = true
+				obj := s.newObj()
+				obj.SetNamespace(o.Namespace)
+				obj.SetName(o.Name)
+				select {
+				case s.wake <- event.GenericEvent{Object: obj}:
+				case <-ctx.Done():
+					return nil
 				}
 			}
 		}
 	}))
+}
+// slotFreed wakes the owners waiting in a for a slot whenever a Job of component frees one: when it
+// finishes, and when it is deleted unfinished (by a person, or by the garbage collector after its
+// owner went), which no Job condition announces.
+func slotFreed(a *admission, component string) handler.EventHandler {
+	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		seen := map[types.NamespacedName]bool{}
+		for _, k := range a.Waiting() {
+			if o := ownerOf(k); !seen[o] {
+				seen[o] = true
+				q.Add(reconcile.Request{NamespacedName: o})
+			}
+		}
+	}
+	ours := func(o client.Object) (*batchv1.Job, bool) {
+		j, ok := o.(*batchv1.Job)
+		return j, ok && j.Labels[LabelComponent] == component
+	}
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if j, ok := ours(e.ObjectNew); ok && jobStateOf(j).Finished {
+				wake(q)
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if _, ok := ours(e.Object); ok {
+				wake(q)
+			}
+		},
+	}
 }

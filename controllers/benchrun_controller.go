@@ -205,6 +205,9 @@ func startGate(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) gate {
 	if why := unsupportedWith(run, ds); why != "" {
 		return gate{refuse: why}
 	}
+	if !ds.DeletionTimestamp.IsZero() {
+		return gate{wait: fmt.Sprintf("Dataset %q is being deleted", ds.Name)}
+	}
 	if !meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady) {
 		return gate{wait: fmt.Sprintf("Waiting for Dataset %q to be Ready", ds.Name)}
 	}
@@ -480,8 +483,7 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 	switch {
 	case len(s.conflicts) > 0:
 		msg := strings.Join(limit(s.conflicts, 4), "; ")
-		setWaiting(run, datav1alpha1.ReasonJobConflict, msg)
-		setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, datav1alpha1.ReasonJobConflict, msg)
+		setStalled(run, datav1alpha1.ReasonJobConflict, msg)
 		return
 	case counts.Active+counts.Queued > 0:
 		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
@@ -499,13 +501,12 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 			msg = fmt.Sprintf("%d of %d Jobs have a pod whose container cannot start; they wait until spec.timeout (%s)",
 				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
 		}
-		setWaiting(run, reason, msg)
 		if reason == datav1alpha1.ReasonPodNotStarting {
 			// A person must act (an image, a Secret, a ConfigMap): kstatus should say so.
-			setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
-		} else {
-			meta.RemoveStatusCondition(&st.Conditions, datav1alpha1.ConditionStalled)
+			setStalled(run, reason, msg)
+			return
 		}
+		setWaiting(run, reason, msg)
 		return
 	}
 	reason, msg := runOutcome(recorded, s.timedOut, s.memory)
@@ -544,6 +545,15 @@ func finishRun(run *datav1alpha1.BenchRun, reason, msg string, now time.Time) {
 func setWaiting(run *datav1alpha1.BenchRun, reason, msg string) {
 	setCondition(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
 	setCondition(run, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionStalled)
+}
+
+// setStalled marks an unfinished run that cannot go on until a person acts: Succeeded Unknown, Stalled
+// True, and no Reconciling (kstatus reads Reconciling first, and would say InProgress).
+func setStalled(run *datav1alpha1.BenchRun, reason, msg string) {
+	setCondition(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
+	setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionReconciling)
 }
 
 // SetupWithManager registers the reconciler; it watches its Jobs and the Datasets runs wait for, and
@@ -553,33 +563,19 @@ func (r *BenchRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	r.admission = newAdmission(r.MaxConcurrentJobs)
-	if err := addAdmissionSweep(mgr, r.admission, r.SweepInterval, func() client.Object { return &datav1alpha1.BenchRun{} }); err != nil {
+	sweep := newAdmissionSweep(r.admission, r.SweepInterval, func() client.Object { return &datav1alpha1.BenchRun{} })
+	if err := sweep.Add(mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.BenchRun{}).
 		Owns(&batchv1.Job{}).
 		Watches(&datav1alpha1.Dataset{}, handler.EnqueueRequestsFromMapFunc(r.runsOfDataset)).
-		// When any bench Job finishes, a slot frees up: wake the runs with Jobs queued for one.
-		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
+		// When any bench Job finishes or goes, a slot frees up: wake the runs with Jobs queued for one.
+		Watches(&batchv1.Job{}, slotFreed(r.admission, componentBench)).
+		WatchesRawSource(sweep.Source()).
 		Named("benchrun").
 		Complete(r)
-}
-
-func (r *BenchRunReconciler) wakeQueued(_ context.Context, obj client.Object) []reconcile.Request {
-	j, ok := obj.(*batchv1.Job)
-	if !ok || j.Labels[LabelComponent] != componentBench || !jobStateOf(j).Finished {
-		return nil
-	}
-	seen := map[types.NamespacedName]bool{}
-	var reqs []reconcile.Request
-	for _, k := range r.admission.Waiting() {
-		if o := ownerOf(k); !seen[o] {
-			seen[o] = true
-			reqs = append(reqs, reconcile.Request{NamespacedName: o})
-		}
-	}
-	return reqs
 }
 
 // runsOfDataset wakes the unfinished runs that read a Dataset when it changes.

@@ -41,9 +41,9 @@ import (
 )
 
 // readyDataset creates a Dataset and completes its first sync, so that runs can start.
-func readyDataset(ns, name string) *datav1alpha1.Dataset {
+func readyDataset(ns, name string, mutate ...func(*datav1alpha1.Dataset)) *datav1alpha1.Dataset {
 	GinkgoHelper()
-	ds := newDataset(ns, name)
+	ds := newDataset(ns, name, mutate...)
 	Expect(k8sClient.Create(ctx, ds)).To(Succeed())
 	finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
 	Eventually(func(g Gomega) {

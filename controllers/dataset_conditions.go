@@ -87,8 +87,9 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	case stuck != "":
 		// Only a person can fix what keeps a container from starting (an image, a Secret, a
 		// ConfigMap): kstatus says Failed until then. A pod that waits for room may yet get it.
-		readyReason, readyMsg, reconciling = f.podProblem.Reason, stuck, true
+		readyReason, readyMsg = f.podProblem.Reason, stuck
 		stalled = f.podProblem.Reason == datav1alpha1.ReasonPodNotStarting
+		reconciling = !stalled // kstatus reads Reconciling before Stalled
 	case f.activeJob != nil:
 		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true
 	case failed:

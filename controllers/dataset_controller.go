@@ -40,8 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/internal/wire"
@@ -550,29 +548,19 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	r.admission = newAdmission(r.MaxConcurrentSyncs)
-	if err := addAdmissionSweep(mgr, r.admission, r.SweepInterval, func() client.Object { return &datav1alpha1.Dataset{} }); err != nil {
+	sweep := newAdmissionSweep(r.admission, r.SweepInterval, func() client.Object { return &datav1alpha1.Dataset{} })
+	if err := sweep.Add(mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.Dataset{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
-		// When any sync Job finishes, a slot frees up: wake the Datasets queued for one.
-		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
+		// When any sync Job finishes or goes, a slot frees up: wake the Datasets queued for one.
+		Watches(&batchv1.Job{}, slotFreed(r.admission, componentSync)).
+		WatchesRawSource(sweep.Source()).
 		Named("dataset").
 		// Datasets are independent; a few workers keep a burst of applies from queueing behind each other.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
-}
-
-func (r *DatasetReconciler) wakeQueued(_ context.Context, obj client.Object) []reconcile.Request {
-	j, ok := obj.(*batchv1.Job)
-	if !ok || j.Labels[LabelComponent] != componentSync || !jobStateOf(j).Finished {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, k := range r.admission.Waiting() {
-		reqs = append(reqs, reconcile.Request{NamespacedName: k})
-	}
-	return reqs
 }

@@ -148,9 +148,7 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 			ls.Message = js.Message + "; " + wo.Problem
 		}
 	}
-	if len(ls.Message) > 1024 {
-		ls.Message = ls.Message[:1021] + "..."
-	}
+	ls.Message = wire.Truncate(ls.Message, 1024) // the API's limit; the worker's text may be any UTF-8
 	st.LastSync = ls
 	if tok := ann[AnnotationManualToken]; tok != "" {
 		st.LastManualSync = tok
