@@ -266,6 +266,7 @@ func (s *admissionSweep) Add(mgr ctrl.Manager) error {
 		}
 	}))
 }
+
 // slotFreed wakes the owners waiting in a for a slot whenever a Job of component frees one: when it
 // finishes, and when it is deleted unfinished (by a person, or by the garbage collector after its
 // owner went), which no Job condition announces.

@@ -307,7 +307,9 @@ var _ = Describe("Lifecycle edges", func() {
 
 		// The claim pqcache made for one Dataset is not another's existingClaim either.
 		readyDataset(ns, "owner")
-		borrower := newDataset(ns, "borrower", func(d *datav1alpha1.Dataset) { d.Spec.Volume = datav1alpha1.DatasetVolume{ExistingClaim: "owner-cache"} })
+		borrower := newDataset(ns, "borrower", func(d *datav1alpha1.Dataset) {
+			d.Spec.Volume = datav1alpha1.DatasetVolume{ExistingClaim: "owner-cache"}
+		})
 		Expect(k8sClient.Create(ctx, borrower)).To(Succeed())
 		expectInUse(borrower, "Dataset owner")
 
