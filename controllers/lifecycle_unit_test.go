@@ -23,11 +23,19 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -186,5 +194,68 @@ func TestInspectPodsSaysWhatKeepsAContainerFromStarting(t *testing.T) {
 	}
 	if state, _, _ := inspectPods([]corev1.Pod{{Status: corev1.PodStatus{Phase: corev1.PodRunning}}}, now); state != podRunning {
 		t.Error("a running pod is not stuck")
+	}
+}
+
+// TestDatasetReleasesItsQueuePlaceOnEveryExit drives the Dataset reconciler against a fake API (the
+// queue is the manager's memory, out of envtest's reach): a Dataset queued behind the cap whose spec
+// then fails validation or names a missing claim must give its place back.
+func TestDatasetReleasesItsQueuePlaceOnEveryExit(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := datav1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ds := &datav1alpha1.Dataset{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "queued", UID: "uid-q"},
+		Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "analytics"}},
+			Volume: datav1alpha1.DatasetVolume{Capacity: ptr.To(resource.MustParse("1Gi"))},
+		},
+	}
+	busy := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other-sync",
+		Labels: map[string]string{LabelComponent: componentSync, labelManagedBy: "pqcache"}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ds, busy).WithStatusSubresource(&datav1alpha1.Dataset{}).Build()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	r := &DatasetReconciler{Client: c, APIReader: c, Clock: clk, Worker: DefaultWorkerOptions(), MaxConcurrentSyncs: 1, admission: newAdmission(1)}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := func(mutate func(*datav1alpha1.Dataset)) {
+		t.Helper()
+		var cur datav1alpha1.Dataset
+		if err := c.Get(context.Background(), req.NamespacedName, &cur); err != nil {
+			t.Fatal(err)
+		}
+		mutate(&cur)
+		if err := c.Update(context.Background(), &cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		break_ func(*datav1alpha1.Dataset)
+	}{
+		{"a schedule that never fires", func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Schedule = "0 0 30 2 *" }},
+		{"a missing existing claim", func(d *datav1alpha1.Dataset) {
+			d.Spec.Volume = datav1alpha1.DatasetVolume{ExistingClaim: "missing"}
+		}},
+	} {
+		change(func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Schedule, d.Spec.Volume = "", ds.Spec.Volume })
+		reconcile()
+		if r.admission.Len() != 1 {
+			t.Fatalf("%s: the Dataset is not queued behind the busy slot (%d keys)", tc.name, r.admission.Len())
+		}
+		change(tc.break_)
+		reconcile()
+		if r.admission.Len() != 0 {
+			t.Errorf("%s: the Dataset kept its place in the queue", tc.name)
+		}
 	}
 }
