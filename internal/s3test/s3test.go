@@ -74,9 +74,9 @@ type Server struct {
 	logPath string
 	cmd     *exec.Cmd
 	exited  chan struct{}
-	// tlsArgs and health are set for a server with TLS.
-	tlsArgs []string
-	health  *http.Client
+	// args are the flags before the backend (TLS, extra flags); health trusts the TLS CA.
+	args   []string
+	health *http.Client
 }
 
 // Start starts a versitygw on a free 127.0.0.1 port with an empty root and stops it when the test
@@ -84,6 +84,13 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	return start(t, nil)
+}
+
+// StartWithArgs starts a server like Start, with extra versitygw flags before the backend (for
+// example --event-webhook-url URL, which versitygw checks by posting a test event at start-up).
+func StartWithArgs(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return start(t, &setup{extra: args})
 }
 
 // StartTLS starts a server that serves HTTPS with a certificate for 127.0.0.1 signed by a private CA
@@ -105,15 +112,17 @@ func StartTLS(t testing.TB) (*Server, []byte) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	return start(t, &tlsSetup{args: []string{"--cert", certFile, "--key", keyFile}, pool: pool}), ca
+	return start(t, &setup{args: []string{"--cert", certFile, "--key", keyFile}, pool: pool}), ca
 }
 
-type tlsSetup struct {
-	args []string
-	pool *x509.CertPool
+// setup holds the optional parts of a server: TLS (flags and CA pool) and extra flags.
+type setup struct {
+	args  []string
+	pool  *x509.CertPool
+	extra []string
 }
 
-func start(t testing.TB, tlsCfg *tlsSetup) *Server {
+func start(t testing.TB, opt *setup) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -122,10 +131,12 @@ func start(t testing.TB, tlsCfg *tlsSetup) *Server {
 	dir := t.TempDir()
 	s := &Server{Root: filepath.Join(dir, "root"), bin: bin, logPath: filepath.Join(dir, "versitygw.log"), health: &http.Client{Timeout: time.Second}}
 	scheme := "http://"
-	if tlsCfg != nil {
+	if opt != nil && opt.pool != nil {
 		scheme = "https://"
-		s.tlsArgs = tlsCfg.args
-		s.health.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCfg.pool}}
+		s.health.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: opt.pool}}
+	}
+	if opt != nil {
+		s.args = append(append([]string(nil), opt.args...), opt.extra...)
 	}
 	if err := os.Mkdir(s.Root, 0o755); err != nil {
 		t.Fatal(err)
@@ -175,7 +186,7 @@ func (s *Server) start() error {
 		return err
 	}
 	defer logFile.Close()
-	args := append([]string{"--port", s.addr, "--health", "/health"}, s.tlsArgs...)
+	args := append([]string{"--port", s.addr, "--health", "/health"}, s.args...)
 	cmd := exec.Command(s.bin, append(args, "posix", s.Root)...)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+AccessKey, "ROOT_SECRET_KEY="+SecretKey)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
