@@ -28,16 +28,8 @@ package sqstest
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +39,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+
+	"github.com/pqcache/pqcache/internal/testproc"
 )
 
 // Credentials and region the clients sign with. goaws checks no signature.
@@ -63,11 +57,9 @@ type Server struct {
 	// Endpoint is the server's base URL, http://127.0.0.1:PORT.
 	Endpoint string
 
-	addr    string
-	bin     string
-	logPath string
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	addr string
+	bin  string
+	proc testproc.Process
 }
 
 // Start starts goaws on a free 127.0.0.1 port and stops it when the test ends.
@@ -77,114 +69,40 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{bin: bin, logPath: filepath.Join(t.TempDir(), "goaws.log")}
-	for attempt := 1; ; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.addr = "127.0.0.1:" + strconv.Itoa(port)
-		s.Endpoint = "http://" + s.addr
-		if err = s.start(); err == nil {
-			break
-		}
-		if attempt == 3 {
-			t.Fatalf("starting goaws: %v\n%s", err, s.logTail())
-		}
+	s := &Server{bin: bin, proc: testproc.Process{Name: "goaws", LogPath: filepath.Join(t.TempDir(), "goaws.log")}}
+	err = testproc.OnFreePort(func(addr string) error {
+		s.addr, s.Endpoint = addr, "http://"+addr
+		return s.start()
+	})
+	if err != nil {
+		t.Fatalf("starting goaws: %v\n%s", err, s.proc.LogTail())
 	}
 	t.Cleanup(s.Stop)
 	return s
 }
 
 // Binary returns the path of the goaws binary the tests use.
-func Binary() (string, error) {
-	if p := os.Getenv("PQCACHE_GOAWS"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("PQCACHE_GOAWS=%s: %w", p, err)
-		}
-		return p, nil
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(root, "bin", "goaws")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("goaws not found at %s: run `make goaws` to build it, or set PQCACHE_GOAWS", p)
-	}
-	return p, nil
-}
+func Binary() (string, error) { return testproc.Binary("PQCACHE_GOAWS", "goaws") }
 
 func (s *Server) start() error {
-	logFile, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(s.bin, "-listen", s.addr)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running %s: %w", s.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	s.cmd, s.exited = cmd, exited
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(startTimeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("goaws exited during start-up (%v)", cmd.ProcessState)
-		default:
-		}
-		if resp, err := client.Get(s.Endpoint + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.Kill()
-	return fmt.Errorf("goaws on %s not healthy after %s", s.addr, startTimeout)
+	s.proc.Health = s.Endpoint + "/health"
+	return s.proc.Start(s.bin, []string{"-listen", s.addr}, nil, startTimeout)
 }
 
 // Kill stops the server at once with SIGKILL; its queues are gone.
-func (s *Server) Kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.exited
-	s.cmd = nil
-}
+func (s *Server) Kill() { s.proc.Kill() }
 
 // Restart starts a killed server again on the same address, with no queues.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Kill()
 	if err := s.start(); err != nil {
-		t.Fatalf("restarting goaws: %v\n%s", err, s.logTail())
+		t.Fatalf("restarting goaws: %v\n%s", err, s.proc.LogTail())
 	}
 }
 
 // Stop ends the server; Start registers it with t.Cleanup.
-func (s *Server) Stop() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		s.cmd = nil
-	case <-time.After(5 * time.Second):
-		s.Kill()
-	}
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // ClientOptions switches an SQS client to the query protocol goaws speaks.
 func ClientOptions(o *sqs.Options) {
@@ -238,42 +156,4 @@ func (s *Server) Held(t testing.TB, queueURL string) int {
 		t.Fatalf("ApproximateNumberOfMessages of %s: %v", queueURL, err)
 	}
 	return n
-}
-
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return "(no goaws log: " + err.Error() + ")"
-	}
-	const max = 4 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return "goaws log:\n" + strings.TrimSpace(string(b))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
