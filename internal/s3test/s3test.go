@@ -55,9 +55,6 @@ const (
 	Region    = "us-east-1"
 )
 
-// startTimeout bounds how long a server may take to answer its health check (it takes ~0.3 s here).
-const startTimeout = 15 * time.Second
-
 // Server is a running versitygw.
 type Server struct {
 	// Endpoint is the server's base URL, http://127.0.0.1:PORT.
@@ -155,7 +152,7 @@ func Binary() (string, error) { return testproc.Binary("PQCACHE_VERSITYGW", "ver
 func (s *Server) start() error {
 	s.proc.Health = s.Endpoint + "/health"
 	args := append([]string{"--port", s.addr, "--health", "/health"}, s.args...)
-	return s.proc.Start(s.bin, append(args, "posix", s.Root), []string{"ROOT_ACCESS_KEY=" + AccessKey, "ROOT_SECRET_KEY=" + SecretKey}, startTimeout)
+	return s.proc.Start(s.bin, append(args, "posix", s.Root), []string{"ROOT_ACCESS_KEY=" + AccessKey, "ROOT_SECRET_KEY=" + SecretKey})
 }
 
 // Kill stops the server at once with SIGKILL, as a crash would: requests in flight fail mid-transfer.

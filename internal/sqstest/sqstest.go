@@ -50,8 +50,6 @@ const (
 	Region    = "us-east-1"
 )
 
-const startTimeout = 15 * time.Second
-
 // Server is a running goaws. Its queues live in memory: Kill loses them.
 type Server struct {
 	// Endpoint is the server's base URL, http://127.0.0.1:PORT.
@@ -86,7 +84,7 @@ func Binary() (string, error) { return testproc.Binary("PQCACHE_GOAWS", "goaws")
 
 func (s *Server) start() error {
 	s.proc.Health = s.Endpoint + "/health"
-	return s.proc.Start(s.bin, []string{"-listen", s.addr}, nil, startTimeout)
+	return s.proc.Start(s.bin, []string{"-listen", s.addr}, nil)
 }
 
 // Kill stops the server at once with SIGKILL; its queues are gone.

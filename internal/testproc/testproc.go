@@ -47,8 +47,12 @@ type Process struct {
 	exited chan struct{}
 }
 
-// Start runs bin with args, env added to the environment, and waits up to timeout for Health.
-func (p *Process) Start(bin string, args, env []string, timeout time.Duration) error {
+// StartTimeout bounds how long a server may take to answer its health check (versitygw and goaws
+// take well under a second here).
+const StartTimeout = 15 * time.Second
+
+// Start runs bin with args, env added to the environment, and waits up to StartTimeout for Health.
+func (p *Process) Start(bin string, args, env []string) error {
 	logFile, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -71,7 +75,7 @@ func (p *Process) Start(bin string, args, env []string, timeout time.Duration) e
 	if client == nil {
 		client = &http.Client{Timeout: time.Second}
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(StartTimeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
@@ -87,7 +91,7 @@ func (p *Process) Start(bin string, args, env []string, timeout time.Duration) e
 		time.Sleep(50 * time.Millisecond)
 	}
 	p.Kill()
-	return fmt.Errorf("%s not healthy at %s after %s", p.Name, p.Health, timeout)
+	return fmt.Errorf("%s not healthy at %s after %s", p.Name, p.Health, StartTimeout)
 }
 
 // Kill stops the server at once with SIGKILL, as a crash would.
