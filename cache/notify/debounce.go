@@ -317,6 +317,29 @@ func (d *Debouncer) Add(key string, m Message, ack Ack) (int, error) {
 	return taken, nil
 }
 
+// Sink receives what a source reads for one Dataset. A Debouncer's For gives one.
+type Sink interface {
+	// Deliver hands over one message's changes; ack settles the message later.
+	Deliver(m Message, ack Ack) error
+	// Lost reports a message that could not be read; ack settles it with the batch that replaces it.
+	Lost(ack Ack) error
+}
+
+// For returns the Sink of one Dataset key.
+func (d *Debouncer) For(key string) Sink { return keySink{d: d, key: key} }
+
+type keySink struct {
+	d   *Debouncer
+	key string
+}
+
+func (s keySink) Deliver(m Message, ack Ack) error {
+	_, err := s.d.Add(s.key, m, ack)
+	return err
+}
+
+func (s keySink) Lost(ack Ack) error { return s.d.Lost(s.key, ack) }
+
 // Lost records that a source lost events for a Dataset key (a message it could not read, a body it
 // refused): the pending batch becomes an overflow, so the consumer runs a full listing sync. ack,
 // if not nil, is settled with the batch. The source logs why.

@@ -89,29 +89,6 @@ type SQSConfig struct {
 	Log *slog.Logger
 }
 
-// Sink receives what a source reads for one Dataset. A Debouncer's For gives one.
-type Sink interface {
-	// Deliver hands over one message's changes; ack settles the message later.
-	Deliver(m Message, ack Ack) error
-	// Lost reports a message that could not be read; ack settles it with the batch that replaces it.
-	Lost(ack Ack) error
-}
-
-// For returns the Sink of one Dataset key.
-func (d *Debouncer) For(key string) Sink { return keySink{d: d, key: key} }
-
-type keySink struct {
-	d   *Debouncer
-	key string
-}
-
-func (s keySink) Deliver(m Message, ack Ack) error {
-	_, err := s.d.Add(s.key, m, ack)
-	return err
-}
-
-func (s keySink) Lost(ack Ack) error { return s.d.Lost(s.key, ack) }
-
 // Error classes of a source, for the condition a Dataset shows.
 const (
 	ClassQueueNotFound      = "QueueNotFound"
@@ -197,8 +174,8 @@ func NewSQSSource(ctx context.Context, cfg SQSConfig, sink Sink) (*SQSSource, er
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("sqs: queue URL %q is not a URL", cfg.QueueURL)
 	}
-	if cfg.WaitTime <= 0 {
-		cfg.WaitTime = DefaultWaitTime
+	if cfg.WaitTime <= 0 || cfg.WaitTime > DefaultWaitTime {
+		cfg.WaitTime = DefaultWaitTime // SQS refuses longer polls
 	}
 	if cfg.MaxMessages <= 0 || cfg.MaxMessages > maxBatch {
 		cfg.MaxMessages = maxBatch
