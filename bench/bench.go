@@ -160,6 +160,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			spec.Progress(qr)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return res, err // stopped during the last query: its result is not a measurement
+	}
 	res.WallMillis = time.Since(res.Start).Milliseconds()
 	res.GeometricMeanMillis = geometricMean(res.Queries)
 	if v, src, ok := memory.CgroupPeak(); ok {
@@ -182,10 +185,11 @@ type iteration struct {
 // stderrTailBytes is how much of a failed query's stderr is kept.
 const stderrTailBytes = 2048
 
-func runOnce(ctx context.Context, spec Spec, q int) iteration {
+func runOnce(parent context.Context, spec Spec, q int) iteration {
+	ctx := parent
 	if spec.QueryTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, spec.QueryTimeout)
+		ctx, cancel = context.WithTimeout(parent, spec.QueryTimeout)
 		defer cancel()
 	}
 	cmd, err := spec.Engine.Command(ctx, q, spec.Data)
@@ -223,6 +227,10 @@ func runOnce(ctx context.Context, spec Spec, q int) iteration {
 		}
 	}
 	switch {
+	case parent.Err() != nil:
+		// The run itself was stopped (a signal, its deadline): we killed the query, no OOM killer did.
+		it.status = StatusFailed
+		it.stderrTail = fmt.Sprintf("query %d was stopped with the run: %v", q, context.Cause(parent))
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		it.status = StatusTimeout
 		it.stderrTail = fmt.Sprintf("query %d ran past its %s timeout and was stopped", q, spec.QueryTimeout)
