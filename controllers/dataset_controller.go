@@ -171,8 +171,13 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	if facts.activeJob != nil {
 		// The worker's progress lives on its pod, which does not wake us: look again shortly.
-		if err := r.readProgress(ctx, ds, facts.activeJob, facts); err != nil {
+		running, err := r.readProgress(ctx, ds, facts.activeJob, facts)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if running && ds.Status.Progress == nil {
+			// Its pod runs and publishes no progress: only the Job's end is news, and that wakes us.
+			return ctrl.Result{RequeueAfter: quietPoll}, nil
 		}
 		return ctrl.Result{RequeueAfter: progressPoll}, nil
 	}
@@ -509,19 +514,24 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	return nil
 }
 
-// progressPoll is how often a running sync's progress is copied into status.
+// progressPoll is how often a running sync's progress is copied into status, and how soon a pod that
+// has not started is looked at again (what the scheduler and kubelet say is not a Job event).
 const progressPoll = 10 * time.Second
 
-// readProgress copies the progress the worker published on its pod into status, and notes what keeps
-// the pod from running, if anything.
-func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) error {
+// quietPoll is how often the pod of a sync that runs without publishing progress is looked at: a
+// safety net, since a pod list per running sync every 10 s is load on a large cluster's API server.
+const quietPoll = time.Minute
+
+// readProgress copies the progress the worker published on its pod into status, notes what keeps the
+// pod from running, if anything, and reports whether it runs.
+func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) (bool, error) {
 	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
-		return err
+		return false, err
 	}
 	state, problem, err := jobPodProblem(ctx, r.APIReader, pods, r.Clock.Now())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if state == podStuck {
 		facts.podProblem = problem
@@ -529,7 +539,7 @@ func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.D
 	if p := progressFromPods(pods); p != nil {
 		ds.Status.Progress = p
 	}
-	return nil
+	return state == podRunning, nil
 }
 
 // failingWarningAfter is the number of consecutive failures after which a Warning is sent: one failure
