@@ -23,15 +23,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pqcache/pqcache/bench/canon"
 	"github.com/pqcache/pqcache/bench/queries"
 )
 
@@ -183,9 +183,10 @@ func tableFiles(dir, t string) ([]string, error) {
 	return files, err
 }
 
-// RunQuery runs PDS-H query n and writes its rows to w, one per line, columns separated by '|'.
-// Numbers are printed with two decimals (TPC-H's answer precision), so that the same answer computed
-// in another order (other files, other threads) prints the same.
+// RunQuery runs PDS-H query n and writes its rows to w in the canonical row format (bench/canon):
+// one per line, columns separated by '|', decimals and floats rounded to two places (TPC-H's answer
+// precision), so that the same answer computed in another order (other files, other threads) or by
+// another engine (Polars) prints the same.
 func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error) {
 	q, err := queries.SQL(n)
 	if err != nil {
@@ -206,20 +207,15 @@ func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error
 		ptrs[i] = &vals[i]
 	}
 	var count int64
-	var line strings.Builder
+	fields := make([]string, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return count, err
 		}
-		line.Reset()
 		for i, v := range vals {
-			if i > 0 {
-				line.WriteByte('|')
-			}
-			line.WriteString(format(v))
+			fields[i] = format(v)
 		}
-		line.WriteByte('\n')
-		if _, err := io.WriteString(w, line.String()); err != nil {
+		if _, err := io.WriteString(w, canon.Row(fields)+"\n"); err != nil {
 			return count, err
 		}
 		count++
@@ -227,24 +223,12 @@ func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error
 	return count, rows.Err()
 }
 
+// format is canon.Value with DuckDB's DECIMAL, whose exact digits it keeps.
 func format(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "NULL"
-	case float64:
-		return strconv.FormatFloat(math.Round(v*100)/100, 'f', 2, 64)
-	case float32:
-		return strconv.FormatFloat(math.Round(float64(v)*100)/100, 'f', 2, 64)
-	case time.Time:
-		return v.Format("2006-01-02")
-	case *big.Int:
-		return v.String()
-	case interface{ Float64() float64 }: // DECIMAL
-		return strconv.FormatFloat(math.Round(v.Float64()*100)/100, 'f', 2, 64)
-	case []byte:
-		return string(v)
+	if d, ok := v.(duckdb.Decimal); ok {
+		return canon.Decimal(d.Value, int(d.Scale))
 	}
-	return fmt.Sprint(v)
+	return canon.Value(v)
 }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
