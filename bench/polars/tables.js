@@ -128,13 +128,14 @@ class Tables {
     return frames.length === 1 ? frames[0] : pl.concat(frames);
   }
 
-  // s3Table probes for the flat file (reading its schema), else scans the table's directory.
+  // s3Table probes for the flat file (a HEAD and its footer), else scans the table's directory.
   s3Table(t) {
     const flat = this.scan(`${this.data}/${t}.parquet`);
     try {
       void flat.columns;
       return flat;
     } catch (err) {
+      if (!/not found|404/i.test(String(err && err.message))) throw err;
       return this.scan(`${this.data}/${t}/**/*.parquet`);
     }
   }
