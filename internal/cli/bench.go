@@ -42,6 +42,7 @@ func newBenchCommand() *cobra.Command {
 		freshPrefixes, commandArgs                                                                       []string
 		queryTimeout                                                                                     time.Duration
 		pl                                                                                               polarsFlags
+		duckdbMemoryLimit                                                                                string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
@@ -77,7 +78,7 @@ The command prints its result rows to stdout, one per line.`,
 					return err
 				}
 				// Each query in a fresh pqcache process running the embedded DuckDB.
-				args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads)}
+				args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads), "--memory-limit", duckdbMemoryLimit}
 				if freshData != "" {
 					args = append(args, "--fresh-data", freshData)
 					for _, p := range freshPrefixes {
@@ -188,9 +189,12 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&ioType, "io-type", "volume", "The io_type column of the CSV: how the data was read.")
 	f.StringVar(&scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&engineVersion, "engine-version", "", "The version column of the CSV.")
+	f.StringVar(&duckdbMemoryLimit, "memory-limit", "auto", "With --engine duckdb: "+memoryLimitUsage)
 	pl.register(f)
 	return cmd
 }
+
+const memoryLimitUsage = "DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi."
 
 func newReportCommand() *cobra.Command {
 	var out, format string

@@ -27,11 +27,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/bench/memory"
 )
 
 func duckdbVersion() (string, bool) { return duckdb.Version, true }
@@ -44,9 +47,9 @@ func addDuckDBCommands(root *cobra.Command) {
 // print the rows. Hidden: bench starts it.
 func newBenchQueryCommand() *cobra.Command {
 	var (
-		data, freshData string
-		freshPrefixes   []string
-		query, threads  int
+		data, freshData, memoryLimit string
+		freshPrefixes                []string
+		query, threads               int
 	)
 	cmd := &cobra.Command{
 		Use:    "bench-query --query N --data DIR",
@@ -54,10 +57,15 @@ func newBenchQueryCommand() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := duckdb.Open(threads)
+			cfg, err := duckdbConfig(threads, memoryLimit)
 			if err != nil {
 				return err
 			}
+			db, err := duckdb.OpenConfig(cfg)
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(cfg.TempDir)
 			defer db.Close()
 			db.SetMaxOpenConns(1)
 			if err := duckdb.CreateOverlayViews(cmd.Context(), db, data, freshData, freshPrefixes); err != nil {
@@ -72,7 +80,8 @@ func newBenchQueryCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&data, "data", "", "Data directory.")
 	cmd.Flags().IntVar(&query, "query", 0, "Query number, 1-22.")
-	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: default).")
+	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: one per CPU the process may use, cgroup quota included).")
+	cmd.Flags().StringVar(&memoryLimit, "memory-limit", "auto", memoryLimitUsage)
 	cmd.Flags().StringVar(&freshData, "fresh-data", "", "Directory of freshly staged files.")
 	cmd.Flags().StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths read from --fresh-data instead of --data.")
 	return cmd
@@ -123,6 +132,35 @@ func newDatagenCommand() *cobra.Command {
 	f.StringVar(&opts.Extension, "tpch-extension", "", "The tpch extension (make tpch-extension builds it); default: $PQCACHE_TPCH_EXTENSION, or beside the binary.")
 	f.IntVar(&opts.Threads, "threads", 0, "DuckDB threads (0: default).")
 	return cmd
+}
+
+// duckdbConfig is the DuckDB of one query process: threads (0: GOMAXPROCS, which counts the cgroup's
+// CPU quota where DuckDB would count the host's CPUs), the memory limit, and a private spill directory
+// under $TMPDIR (the working directory of a container is often read-only).
+func duckdbConfig(threads int, memoryLimit string) (duckdb.Config, error) {
+	cfg := duckdb.Config{Threads: threads}
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.GOMAXPROCS(0)
+	}
+	switch memoryLimit {
+	case "auto", "":
+		if limit, _, ok := memory.Limit(); ok {
+			cfg.MemoryLimit = duckdb.MemoryLimitFor(limit)
+		}
+	case "none":
+	default:
+		q, err := resource.ParseQuantity(memoryLimit)
+		if err != nil || q.Value() < 1<<20 {
+			return cfg, fmt.Errorf("--memory-limit %q: want auto, none or a size of at least 1Mi", memoryLimit)
+		}
+		cfg.MemoryLimit = q.Value()
+	}
+	dir, err := os.MkdirTemp("", "pqcache-duckdb-")
+	if err != nil {
+		return cfg, fmt.Errorf("creating DuckDB's spill directory: %w", err)
+	}
+	cfg.TempDir = dir
+	return cfg, nil
 }
 
 // tpchExtension finds the loadable tpch extension: the flag, $PQCACHE_TPCH_EXTENSION, or the places
