@@ -44,6 +44,9 @@ const (
 	// LayoutPartitioned writes DIR/<table>/batch=<n>/part.parquet, the layout in which refreshing a
 	// cache re-fetches one partition rather than a table.
 	LayoutPartitioned Layout = "partitioned"
+	// LayoutSized writes DIR/<table>/data_<n>.parquet, files of about GenOptions.FileSize bytes each:
+	// many small files, or a few large ones, whatever the table's size.
+	LayoutSized Layout = "sized"
 )
 
 // GenOptions configure data generation.
@@ -51,8 +54,9 @@ type GenOptions struct {
 	Scale         float64
 	Out           string
 	Layout        Layout
-	RowsPerGroup  int // Parquet row group size; 0 means DuckDB's default (122,880)
-	FilesPerTable int // batches per table in the partitioned layout (small tables get one)
+	RowsPerGroup  int   // Parquet row group size; 0 means DuckDB's default (122,880)
+	FilesPerTable int   // batches per table in the partitioned layout (small tables get one)
+	FileSize      int64 // target bytes per file in the sized layout (DuckDB may exceed it slightly)
 	Extension     string
 	Threads       int
 }
@@ -64,6 +68,9 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 	}
 	if opts.FilesPerTable < 1 {
 		opts.FilesPerTable = 1
+	}
+	if opts.Layout == LayoutSized && opts.FileSize <= 0 {
+		return nil, fmt.Errorf("the sized layout needs a file size")
 	}
 	db, err := Open(opts.Threads)
 	if err != nil {
@@ -91,6 +98,14 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 			return nil, err
 		}
 		counts[t] = n
+		if opts.Layout == LayoutSized {
+			// DuckDB starts a new file in the directory when one passes FILE_SIZE_BYTES.
+			sized := fmt.Sprintf("%s, FILE_SIZE_BYTES %d", copyOpts, opts.FileSize)
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM %s) TO %s (%s)", t, quote(filepath.Join(opts.Out, t)), sized)); err != nil {
+				return nil, fmt.Errorf("writing %s: %w", t, err)
+			}
+			continue
+		}
 		if opts.Layout != LayoutPartitioned {
 			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM %s) TO %s (%s)", t, quote(filepath.Join(opts.Out, t+".parquet")), copyOpts)); err != nil {
 				return nil, fmt.Errorf("writing %s: %w", t, err)

@@ -89,8 +89,8 @@ func newBenchQueryCommand() *cobra.Command {
 
 func newDatagenCommand() *cobra.Command {
 	var (
-		opts   duckdb.GenOptions
-		layout string
+		opts             duckdb.GenOptions
+		layout, fileSize string
 	)
 	cmd := &cobra.Command{
 		Use:   "datagen --scale 1 --out DIR",
@@ -101,10 +101,20 @@ func newDatagenCommand() *cobra.Command {
 				return errors.New("--out is required")
 			}
 			switch duckdb.Layout(layout) {
-			case duckdb.LayoutFlat, duckdb.LayoutPartitioned:
+			case duckdb.LayoutFlat, duckdb.LayoutPartitioned, duckdb.LayoutSized:
 				opts.Layout = duckdb.Layout(layout)
 			default:
-				return fmt.Errorf("--layout %q: want flat or partitioned", layout)
+				return fmt.Errorf("--layout %q: want flat, partitioned or sized", layout)
+			}
+			if (fileSize != "") != (opts.Layout == duckdb.LayoutSized) {
+				return errors.New("--file-size goes with --layout sized, and --layout sized needs it")
+			}
+			if fileSize != "" {
+				q, err := resource.ParseQuantity(fileSize)
+				if err != nil || q.Value() < 64<<10 {
+					return fmt.Errorf("--file-size %q: want a size of at least 64Ki, e.g. 16Mi", fileSize)
+				}
+				opts.FileSize = q.Value()
 			}
 			ext, err := tpchExtension(opts.Extension)
 			if err != nil {
@@ -126,9 +136,10 @@ func newDatagenCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.Float64Var(&opts.Scale, "scale", 1, "TPC-H scale factor (1 is about 1 GB in memory, ~300 MB of Parquet).")
 	f.StringVar(&opts.Out, "out", "", "Directory to write the Parquet files into.")
-	f.StringVar(&layout, "layout", "flat", "flat (<table>.parquet) or partitioned (<table>/batch=N/part.parquet).")
+	f.StringVar(&layout, "layout", "flat", "flat (one file per table: <table>.parquet), partitioned (<table>/batch=N/part.parquet) or sized (<table>/data_N.parquet, files of --file-size).")
 	f.IntVar(&opts.RowsPerGroup, "rows-per-group", 0, "Parquet row group size (DuckDB rounds it up to a multiple of 2048); 0 keeps DuckDB's default.")
 	f.IntVar(&opts.FilesPerTable, "files-per-table", 8, "Partitions per table in the partitioned layout (tables under 10,000 rows get one).")
+	f.StringVar(&fileSize, "file-size", "", "Target size of each file in the sized layout, e.g. 4Mi for many small files or 1Gi for few large ones.")
 	f.StringVar(&opts.Extension, "tpch-extension", "", "The tpch extension (make tpch-extension builds it); default: $PQCACHE_TPCH_EXTENSION, or beside the binary.")
 	f.IntVar(&opts.Threads, "threads", 0, "DuckDB threads (0: default).")
 	return cmd
