@@ -261,6 +261,46 @@ func TestReadsFromS3(t *testing.T) {
 	}
 }
 
+// TestReadsFromS3WithAPrivateCA: an HTTPS endpoint whose certificate a private CA signed, trusted
+// through AWS_CA_BUNDLE as a BenchRun with a CA bundle sets it (the system's roots do not know it).
+func TestReadsFromS3WithAPrivateCA(t *testing.T) {
+	e := engine(t)
+	srv, ca := s3test.StartTLS(t)
+	srv.CreateBucket(t, "tpch")
+	files, err := filepath.Glob(filepath.Join(tpch(t, duckdb.LayoutFlat), "*.parquet"))
+	if err != nil || len(files) != 8 {
+		t.Fatalf("SF 0.01 files: %v %v", files, err)
+	}
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.PutObject(t, "tpch", "sf0.01/"+filepath.Base(f), body)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, ca, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	t.Setenv("SSL_CERT_FILE", "")
+	e.S3 = S3{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
+	qs := []int{6, 14}
+	t.Setenv("AWS_CA_BUNDLE", caFile)
+	assertSameAnswers(t, "polars s3 over TLS", run(t, e, "s3://tpch/sf0.01", qs), qs)
+
+	// Without the bundle the server's certificate is not trusted: the query fails.
+	t.Setenv("AWS_CA_BUNDLE", "")
+	res, err := bench.Run(context.Background(), bench.Spec{Engine: e, Data: "s3://tpch/sf0.01", Queries: []int{6}, Iterations: 1, QueryTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := res.Queries[0]; q.Status != bench.StatusFailed {
+		t.Errorf("q6 over TLS without the CA bundle: %s, want Failed", q.Status)
+	}
+}
+
 // TestMixedStagedOverlay moves a partition from the volume into a staging directory, and puts a
 // stale copy of another in the volume: the overlay reads the staged files and ignores the stale one.
 func TestMixedStagedOverlay(t *testing.T) {

@@ -17,8 +17,13 @@
 //                            mixed-staged (the staged directory) and mixed-direct (the bucket)
 //   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
 //   PQCACHE_S3_PATH_STYLE    how s3:// data is reached (tables.js)
+//   AWS_CA_BUNDLE            the CA bundle of the S3 endpoint (a private CA): Polars' HTTP client
+//                            reads SSL_CERT_FILE, so it is passed on as that
 // Exit status 0 with the rows on stdout, 2 for a usage error, 1 for a failed query (message on stderr).
 "use strict";
+
+// Before Polars starts its HTTP client: it trusts SSL_CERT_FILE, the AWS tools AWS_CA_BUNDLE.
+if (process.env.AWS_CA_BUNDLE) process.env.SSL_CERT_FILE = process.env.AWS_CA_BUNDLE;
 
 const { Tables } = require("./tables");
 const { queries } = require("./queries");
