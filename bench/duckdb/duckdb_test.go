@@ -28,12 +28,19 @@ import (
 	"testing"
 )
 
-func TestTPCHExtensionLoads(t *testing.T) {
-	ctx := context.Background()
+// testExtension builds the tpch extension into the test's temporary directory.
+func testExtension(t *testing.T) string {
+	t.Helper()
 	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
+	if err := BuildTPCHExtension(context.Background(), ext); err != nil {
 		t.Fatal(err)
 	}
+	return ext
+}
+
+func TestTPCHExtensionLoads(t *testing.T) {
+	ctx := context.Background()
+	ext := testExtension(t)
 	db, err := Open(2)
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +68,7 @@ var tpchRowCounts = map[string]int64{
 
 func TestGenerateAndQueryBothLayouts(t *testing.T) {
 	ctx := context.Background()
-	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
-		t.Fatal(err)
-	}
+	ext := testExtension(t)
 	answers := map[Layout][]string{}
 	for _, layout := range []Layout{LayoutFlat, LayoutPartitioned} {
 		dir := filepath.Join(t.TempDir(), string(layout))
@@ -154,10 +158,7 @@ func BenchmarkQueriesInOneConnection(b *testing.B) {
 // without it, they are not.
 func TestOverlayReadsFreshPartitionsFromTheStagingDirectory(t *testing.T) {
 	ctx := context.Background()
-	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
-		t.Fatal(err)
-	}
+	ext := testExtension(t)
 	volume := filepath.Join(t.TempDir(), "volume")
 	if _, err := Generate(ctx, GenOptions{Scale: 0.01, Out: volume, Layout: LayoutPartitioned, FilesPerTable: 3, Extension: ext, Threads: 2}); err != nil {
 		t.Fatal(err)
@@ -199,10 +200,7 @@ func TestOverlayReadsFreshPartitionsFromTheStagingDirectory(t *testing.T) {
 // groups, and as one file with DuckDB's default groups, and reads the Parquet footers back.
 func TestFileSizeAndRowGroupKnobs(t *testing.T) {
 	ctx := context.Background()
-	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
-		t.Fatal(err)
-	}
+	ext := testExtension(t)
 	db, err := Open(2)
 	if err != nil {
 		t.Fatal(err)
