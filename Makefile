@@ -4,6 +4,8 @@
 # Tool and control-plane versions.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 VERSITYGW_VERSION ?= v1.8.0
+# goaws is built from the wrapper module hack/goaws (it binds 127.0.0.1); its go.mod must pin the same.
+GOAWS_VERSION ?= v0.4.5
 HELM_VERSION ?= v3.22.0
 ENVTEST_K8S_VERSION ?= 1.37.2
 ENVTEST_ETCD_VERSION ?= 3.7.3
@@ -11,6 +13,7 @@ ENVTEST_ETCD_VERSION ?= 3.7.3
 LOCALBIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
+GOAWS := $(LOCALBIN)/goaws-$(GOAWS_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
 # The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
@@ -108,8 +111,8 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw helm polars-modules ## Unit, integration, chart and envtest suites (no e2e).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_HELM=$(HELM) \
+test: manifests generate vet envtest versitygw goaws helm polars-modules ## Unit, integration, chart and envtest suites (no e2e).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e
@@ -157,6 +160,11 @@ $(CONTROLLER_GEN):
 versitygw: $(VERSITYGW) ## Build the versitygw S3 server used by the tests into bin/.
 $(VERSITYGW):
 	hack/install-tool.sh versitygw github.com/versity/versitygw/cmd/versitygw $(VERSITYGW_VERSION)
+
+.PHONY: goaws
+goaws: $(GOAWS) ## Build the goaws SQS emulator used by the event-notification tests into bin/.
+$(GOAWS):
+	hack/install-tool.sh goaws ./hack/goaws $(GOAWS_VERSION)
 
 .PHONY: helm
 helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.

@@ -55,6 +55,7 @@ import (
 	"github.com/pqcache/pqcache/cache/parquetmeta"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Store is what the engine needs from an object store; s3store.Store implements it.
@@ -837,7 +838,7 @@ func (s *syncer) finishReport(err error) error {
 		return nil
 	}
 	r.Result = ResultFailed
-	r.Message = truncate(err.Error(), 1024)
+	r.Message = wire.Truncate(err.Error(), 1024)
 	r.Reason = s.reason(err)
 	return err
 }
@@ -906,13 +907,6 @@ func syncFS(dir string) error {
 		return fmt.Errorf("flushing %s to disk: %w", dir, err)
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 type countingWriter struct {

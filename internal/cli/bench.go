@@ -38,6 +38,7 @@ func newBenchCommand() *cobra.Command {
 	var (
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label, reportFile string
 		iterations, warmups, threads, probeStreams                                                       int
+		probeBytes                                                                                       int64
 		freshData                                                                                        string
 		freshPrefixes, commandArgs                                                                       []string
 		queryTimeout                                                                                     time.Duration
@@ -131,7 +132,7 @@ The command prints its result rows to stdout, one per line.`,
 			}
 			if probeStreams > 0 {
 				// After the queries, so that they start from the same page cache as without a probe.
-				if res.Probe, err = bench.Probe(ctx, data, probeStreams); err != nil {
+				if res.Probe, err = bench.Probe(ctx, data, probeStreams, probeBytes); err != nil {
 					return fmt.Errorf("probing %s: %w", data, err)
 				}
 			}
@@ -182,6 +183,7 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&freshData, "fresh-data", "", "With a built-in engine: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data (Polars: or an s3:// URL).")
 	f.StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths relative to --data (e.g. lineitem/batch=7/) read from --fresh-data instead (repeatable).")
 	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams (0: no probe).")
+	f.Int64Var(&probeBytes, "probe-bytes", bench.DefaultProbeBytes, "Stop the throughput probe after this many bytes (-1: read everything).")
 	f.StringVar(&reportFile, "report-file", "", "Also write a compact summary (gzip+base64, at most 4 KiB) to this file, e.g. /dev/termination-log.")
 	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
@@ -245,9 +247,10 @@ results (one per configuration and input) becomes one column.`,
 
 func newProbeCommand() *cobra.Command {
 	var (
-		data    string
-		streams int
-		jsonOut bool
+		data     string
+		streams  int
+		maxBytes int64
+		jsonOut  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "probe --data DIR [--streams 8]",
@@ -257,7 +260,7 @@ func newProbeCommand() *cobra.Command {
 			if data == "" {
 				return errors.New("--data is required")
 			}
-			r, err := bench.Probe(cmd.Context(), data, streams)
+			r, err := bench.Probe(cmd.Context(), data, streams, maxBytes)
 			if err != nil {
 				return err
 			}
@@ -273,6 +276,7 @@ func newProbeCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&data, "data", "", "Directory to read (the input path: a cache volume, a bucket mount, ...).")
 	cmd.Flags().IntVar(&streams, "streams", 8, "Files read at once.")
+	cmd.Flags().Int64Var(&maxBytes, "max-bytes", -1, "Stop after this many bytes (-1: read every file once).")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "Print the result as JSON.")
 	return cmd
 }
