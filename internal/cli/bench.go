@@ -192,7 +192,7 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&engineVersion, "engine-version", "", "The version column of the CSV.")
 	f.StringVar(&duckdbMemoryLimit, "memory-limit", "auto", "With --engine duckdb: "+memoryLimitUsage)
-	pl.register(f)
+	pl.register(cmd)
 	return cmd
 }
 

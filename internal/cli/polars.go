@@ -17,7 +17,7 @@ limitations under the License.
 package cli
 
 import (
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench/polars"
 )
@@ -29,7 +29,8 @@ type polarsFlags struct {
 	s3                    polars.S3
 }
 
-func (p *polarsFlags) register(f *pflag.FlagSet) {
+func (p *polarsFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
 	f.StringVar(&p.dir, "polars-dir", "", "With --engine polars: the directory of run.js and its node_modules (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, or the checkout's bench/polars).")
 	f.BoolVar(&p.streaming, "polars-streaming", false, "With --engine polars: run on Polars' streaming engine instead of the in-memory one.")
 	f.BoolVar(&p.forceAsync, "polars-force-async", false, "With --engine polars: POLARS_FORCE_ASYNC=1, the object-store reader for local files too.")
