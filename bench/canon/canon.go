@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -63,26 +64,6 @@ func Value(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return Null
-	case int:
-		return strconv.FormatInt(int64(v), 10)
-	case int8:
-		return strconv.FormatInt(int64(v), 10)
-	case int16:
-		return strconv.FormatInt(int64(v), 10)
-	case int32:
-		return strconv.FormatInt(int64(v), 10)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint8:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint16:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
 	case *big.Int:
 		if v == nil {
 			return Null
@@ -100,6 +81,12 @@ func Value(v any) string {
 		return Date(v)
 	case bool:
 		return strconv.FormatBool(v)
+	}
+	switch rv := reflect.ValueOf(v); {
+	case rv.CanInt():
+		return strconv.FormatInt(rv.Int(), 10)
+	case rv.CanUint():
+		return strconv.FormatUint(rv.Uint(), 10)
 	}
 	return String(fmt.Sprint(v))
 }
