@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,18 +41,31 @@ const (
 	// value may be; AnnotationBenchRun has it whole).
 	LabelBenchRun      = "data.pqcache.dev/benchrun"
 	AnnotationBenchRun = "data.pqcache.dev/benchrun-name"
+	annotationEngine   = "data.pqcache.dev/engine"
 	annotationConfig   = "data.pqcache.dev/config"
 	annotationInput    = "data.pqcache.dev/input"
 	benchContainerName = "bench"
 )
 
-// benchJob is one configuration × input of a run.
+// benchJob is one engine × configuration × input of a run.
 type benchJob struct {
+	engine datav1alpha1.BenchEngine
 	config datav1alpha1.ResourceConfig
 	input  datav1alpha1.BenchInput
 	index  int // of the input, for the Job name
 	// name is the Job's name, unique to the run (see benchJobName).
 	name string
+}
+
+// engineLabel names an engine in status, reports and Job names: its label, else its name.
+func engineLabel(e datav1alpha1.BenchEngine) string {
+	if e.Label != "" {
+		return e.Label
+	}
+	if e.Name == "" {
+		return string(datav1alpha1.EngineDuckDB)
+	}
+	return string(e.Name)
 }
 
 // inputLabel names an input in status and reports: its type, and the claim for a claim input.
@@ -62,17 +76,41 @@ func inputLabel(in datav1alpha1.BenchInput) string {
 	return string(in.Type)
 }
 
-// plannedJobs lists a run's Jobs: every configuration × every input.
-func plannedJobs(run *datav1alpha1.BenchRun) []benchJob {
-	var out []benchJob
-	for _, c := range run.Spec.Configs {
-		for i, in := range run.Spec.Inputs {
-			j := benchJob{config: c, input: in, index: i}
-			j.name = benchJobName(run, j)
-			out = append(out, j)
+// readsS3 says whether an input reads (some of) its data straight from the bucket.
+func readsS3(in datav1alpha1.BenchInput) bool {
+	return in.Type == datav1alpha1.InputS3 || in.Type == datav1alpha1.InputMixedDirect
+}
+
+// canRead says whether an engine can read an input: the built-in DuckDB has no httpfs.
+func canRead(e datav1alpha1.BenchEngine, in datav1alpha1.BenchInput) bool {
+	return e.Name != datav1alpha1.EngineDuckDB && e.Name != "" || !readsS3(in)
+}
+
+// runEngines is the run's engines; none means the built-in DuckDB.
+func runEngines(run *datav1alpha1.BenchRun) []datav1alpha1.BenchEngine {
+	if len(run.Spec.Engines) == 0 {
+		return []datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB}}
+	}
+	return run.Spec.Engines
+}
+
+// plannedJobs lists a run's Jobs: every engine × configuration × input the engine can read, and how
+// many combinations it skips.
+func plannedJobs(run *datav1alpha1.BenchRun) (jobs []benchJob, skipped int) {
+	for _, e := range runEngines(run) {
+		for _, c := range run.Spec.Configs {
+			for i, in := range run.Spec.Inputs {
+				if !canRead(e, in) {
+					skipped++
+					continue
+				}
+				j := benchJob{engine: e, config: c, input: in, index: i}
+				j.name = benchJobName(run, j)
+				jobs = append(jobs, j)
+			}
 		}
 	}
-	return out
+	return jobs, skipped
 }
 
 // unsupportedWith says why the Dataset cannot serve the run's inputs, or "".
@@ -126,12 +164,17 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	}
 }
 
-// benchJobName names one Job of a run: the run's and configuration's names for people, and a hash of
-// the run's UID, the configuration and the input, so that no two runs (nor two inputs of one run)
-// share a name, whatever their names: "x-a" with config "b" and "x" with config "a-b" differ.
+// benchJobName names one Job of a run: the run's, engine's and configuration's names for people, and
+// a hash of the run's UID, the engine, the configuration and the input, so that no two runs (nor two
+// inputs of one run) share a name, whatever their names: "x-a" with config "b" and "x" with config
+// "a-b" differ. The default engine, duckdb, is left out of the readable part.
 func benchJobName(run *datav1alpha1.BenchRun, j benchJob) string {
-	suffix := "-" + hashOf(8, string(run.UID), j.config.Name, strconv.Itoa(j.index), inputLabel(j.input))
-	return fitName(run.Name+"-"+j.config.Name, suffix, maxJobName)
+	suffix := "-" + hashOf(8, string(run.UID), engineLabel(j.engine), j.config.Name, strconv.Itoa(j.index), inputLabel(j.input))
+	base := run.Name + "-" + j.config.Name
+	if l := engineLabel(j.engine); l != string(datav1alpha1.EngineDuckDB) {
+		base = run.Name + "-" + l + "-" + j.config.Name
+	}
+	return fitName(base, suffix, maxJobName)
 }
 
 // queryList renders spec.queries for the runner; empty means all 22.
@@ -146,10 +189,12 @@ func queryList(qs []int32) string {
 	return strings.Join(parts, ",")
 }
 
-// buildBenchJob returns the Job that measures one configuration × input: `pqcache bench` with
+// buildBenchJob returns the Job that measures one engine × configuration × input: `pqcache bench` with
 // requests equal to limits, the data mounted read-only, the run's placement, and a deadline at the end
-// of the run's timeout. The built-in engine runs in the operator's image; a command engine runs in its
-// own image, with pqcache's static runner copied in by an init container.
+// of the run's timeout. The built-in DuckDB runs in the operator's image; Polars in the operator's
+// Polars image and a command engine in its own, each with pqcache's static runner copied in by an
+// init container. Inputs that read S3 get the Dataset's endpoint, region, addressing, credentials and
+// CA bundle.
 func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, opts WorkerOptions, deadline time.Duration) *batchv1.Job {
 	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: labelValue(run.Name)}
 	res := corev1.ResourceList{corev1.ResourceCPU: j.config.CPU, corev1.ResourceMemory: j.config.Memory}
@@ -158,15 +203,17 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		warmups = *run.Spec.Warmups
 	}
 	s3 := ds.Spec.Source.S3
+	bucketURL := "s3://" + s3.Bucket + "/" + s3.Prefix
 	readsVolume := j.input.Type != datav1alpha1.InputS3
 	data := dataMountPath
 	if !readsVolume {
-		data = "s3://" + s3.Bucket + "/" + s3.Prefix
+		data = bucketURL
 	}
+	threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
 	common := []string{"--data", data, "--queries", queryList(run.Spec.Queries),
 		"--iterations", strconv.Itoa(int(max(run.Spec.Iterations, 1))), "--warmups", strconv.Itoa(int(warmups)),
 		"--query-timeout", parseDuration(run.Spec.QueryTimeout, 30*time.Minute).String(),
-		"--label", j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
+		"--label", engineLabel(j.engine) + " / " + j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
 		"--report-file", corev1.TerminationMessagePathDefault,
 	}
 	if readsVolume {
@@ -209,17 +256,11 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}}}, pod.Volumes...)
 	}
 
-	if run.Spec.Engine.Name == datav1alpha1.EngineCommand {
-		// The engine's image, with the static runner injected: an init container in pqcache's image
-		// copies it into a shared volume, and the runner starts the engine's command per query.
-		container.Image, container.ImagePullPolicy = run.Spec.Engine.Image, corev1.PullIfNotPresent
+	injectRunner := func(image string) {
+		// Another image, with the static runner injected: an init container in pqcache's image copies
+		// it into a shared volume, and the runner starts the engine per query.
+		container.Image, container.ImagePullPolicy = image, corev1.PullIfNotPresent
 		container.Command = []string{runnerDir + "/" + "pqcache-runner"}
-		container.Args = []string{"bench", "--engine", "command"}
-		for _, a := range run.Spec.Engine.Command {
-			container.Args = append(container.Args, "--command-arg", a)
-		}
-		container.Args = append(container.Args, common...)
-		container.Env = append(container.Env, run.Spec.Engine.Env...)
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "pqcache-runner", MountPath: runnerDir, ReadOnly: true})
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "pqcache-runner", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 		pod.InitContainers = append(pod.InitContainers, corev1.Container{
@@ -229,36 +270,64 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 			Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
 			VolumeMounts:    []corev1.VolumeMount{{Name: "pqcache-runner", MountPath: runnerDir}},
 		})
-		// Engines that read the bucket (s3, mixed-direct) get the Dataset's credentials and endpoint,
-		// as the standard AWS environment variables.
-		if j.input.Type == datav1alpha1.InputS3 || j.input.Type == datav1alpha1.InputMixedDirect {
-			container.Env = append(container.Env, syncEnv(ds)...)
-			if s3.Endpoint != "" {
-				container.Env = append(container.Env, corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: s3.Endpoint})
-			}
-			if s3.Region != "" {
-				container.Env = append(container.Env, corev1.EnvVar{Name: "AWS_REGION", Value: s3.Region})
-			}
-			if c := s3.Credentials; c != nil && c.ServiceAccountName != "" {
-				pod.ServiceAccountName = c.ServiceAccountName
-			}
+	}
+	switch j.engine.Name {
+	case datav1alpha1.EngineCommand:
+		injectRunner(j.engine.Image)
+		container.Args = []string{"bench", "--engine", "command"}
+		for _, a := range j.engine.Command {
+			container.Args = append(container.Args, "--command-arg", a)
+		}
+		container.Args = append(container.Args, common...)
+	case datav1alpha1.EnginePolars:
+		injectRunner(opts.PolarsImage)
+		container.Args = append([]string{"bench", "--engine", "polars", "--threads", strconv.Itoa(threads)}, common...)
+		if ptr.Deref(j.engine.Streaming, false) {
+			container.Args = append(container.Args, "--polars-streaming")
+		}
+		if readsS3(j.input) {
+			container.Args = append(container.Args, s3Flags(ds)...)
 		}
 		if j.input.Type == datav1alpha1.InputMixedDirect {
-			// Static tables under --data on the volume; the fresh prefixes straight from the bucket.
-			container.Env = append(container.Env,
-				corev1.EnvVar{Name: wire.EnvFreshURL, Value: "s3://" + s3.Bucket + "/" + s3.Prefix},
-				corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
+			// Static tables from the volume; the fresh prefixes straight from the bucket.
+			container.Args = append(container.Args, "--fresh-data", bucketURL)
+			for _, p := range ds.Spec.Fresh {
+				container.Args = append(container.Args, "--fresh-prefix", p)
+			}
 		}
-	} else {
-		threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
+	default:
 		container.Args = append([]string{"bench", "--engine", "duckdb", "--threads", strconv.Itoa(threads)}, common...)
 	}
+	container.Env = append(container.Env, j.engine.Env...)
+	if readsS3(j.input) {
+		// The Dataset's credentials and endpoint, as the standard AWS environment variables (which a
+		// command engine reads too).
+		container.Env = append(container.Env, syncEnv(ds)...)
+		if s3.Endpoint != "" {
+			container.Env = append(container.Env, corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: s3.Endpoint})
+		}
+		if s3.Region != "" {
+			container.Env = append(container.Env, corev1.EnvVar{Name: "AWS_REGION", Value: s3.Region})
+		}
+		if c := s3.Credentials; c != nil && c.ServiceAccountName != "" {
+			pod.ServiceAccountName = c.ServiceAccountName // IRSA and Pod Identity mount their own tokens
+		}
+		if j.input.Type == datav1alpha1.InputMixedDirect {
+			container.Env = append(container.Env,
+				corev1.EnvVar{Name: wire.EnvFreshURL, Value: bucketURL},
+				corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
+		}
+	}
 	pod.Containers = []corev1.Container{container}
+	if readsS3(j.input) {
+		withCABundle(&pod, opts.CABundle)
+	}
 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: j.name, Namespace: run.Namespace, Labels: labels,
-			Annotations: map[string]string{annotationConfig: j.config.Name, annotationInput: inputLabel(j.input), AnnotationBenchRun: run.Name},
+			Annotations: map[string]string{annotationEngine: engineLabel(j.engine), annotationConfig: j.config.Name,
+				annotationInput: inputLabel(j.input), AnnotationBenchRun: run.Name},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
@@ -271,6 +340,22 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		withStageStep(&job.Spec.Template.Spec, ds, opts)
 	}
 	return job
+}
+
+// s3Flags are the bench runner's flags to reach the Dataset's bucket: endpoint, region, addressing.
+func s3Flags(ds *datav1alpha1.Dataset) []string {
+	s3 := ds.Spec.Source.S3
+	var args []string
+	if s3.Endpoint != "" {
+		args = append(args, "--endpoint", s3.Endpoint)
+	}
+	if s3.Region != "" {
+		args = append(args, "--region", s3.Region)
+	}
+	if s3.ForcePathStyle {
+		args = append(args, "--path-style")
+	}
+	return args
 }
 
 // runnerDir is where the injected runner lives in an engine's container.
@@ -287,7 +372,7 @@ func parseDuration(s string, def time.Duration) time.Duration {
 // benchResultFrom turns a finished bench Job into its status entry: the runner's summary from the
 // termination message, or, when the runner itself died, why.
 func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha1.BenchResult {
-	r := datav1alpha1.BenchResult{Config: j.Annotations[annotationConfig], Input: j.Annotations[annotationInput], JobName: j.Name}
+	r := datav1alpha1.BenchResult{Engine: j.Annotations[annotationEngine], Config: j.Annotations[annotationConfig], Input: j.Annotations[annotationInput], JobName: j.Name}
 	// The stage step's own report: what it copied, and how long that took.
 	for _, p := range pods {
 		for _, cs := range p.Status.InitContainerStatuses {
@@ -328,6 +413,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	r.WallMillis = res.WallMillis
 	r.GeometricMeanMillis = res.GeometricMeanMillis
+	r.NetworkReadBytes = res.NetworkReadBytes
 	if res.Probe != nil {
 		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
 	}
@@ -339,7 +425,7 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 			Query: int32(q.Query), Status: datav1alpha1.QueryStatus(q.Status),
 			MedianMillis: q.MedianMillis, MinMillis: q.MinMillis, MaxMillis: q.MaxMillis,
 			PeakMemoryBytes: q.PeakMemoryBytes, PeakAnonBytes: q.PeakAnonBytes, PeakFileBytes: q.PeakFileBytes,
-			Rows: q.Rows, Digest: q.Digest,
+			NetworkReadBytes: q.NetworkReadBytes, Rows: q.Rows, Digest: q.Digest,
 		})
 	}
 }
@@ -354,7 +440,10 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[st
 	digests := map[int32]map[string][]string{}
 	for _, r := range results {
 		for _, q := range r.Queries {
-			where := fmt.Sprintf("%s / %s", r.Config, r.Input)
+			where := r.Config + " / " + r.Input
+			if r.Engine != "" {
+				where = r.Engine + " / " + where
+			}
 			switch q.Status {
 			case datav1alpha1.QueryOOMKilled:
 				what := fmt.Sprintf("q%d", q.Query)
@@ -375,15 +464,26 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[st
 	if len(oom) > 0 {
 		return datav1alpha1.ReasonOOMKilled, "out of memory: " + strings.Join(limit(oom, 8), ", ")
 	}
-	var mismatched []string
+	var qs []int32
 	for q, byDigest := range digests {
 		if len(byDigest) > 1 {
-			mismatched = append(mismatched, fmt.Sprintf("q%d", q))
+			qs = append(qs, q)
 		}
 	}
-	sort.Strings(mismatched)
-	if len(mismatched) > 0 {
-		return datav1alpha1.ReasonResultMismatch, "different answers on different inputs or configurations for " + strings.Join(limit(mismatched, 22), ", ")
+	slices.Sort(qs)
+	if len(qs) > 0 {
+		// Name, per query, one place of each of two answers: which engines (or inputs) disagree.
+		var mismatched []string
+		for _, q := range qs {
+			var sides []string
+			for _, where := range digests[q] {
+				slices.Sort(where)
+				sides = append(sides, where[0])
+			}
+			slices.Sort(sides)
+			mismatched = append(mismatched, fmt.Sprintf("q%d (%s vs %s)", q, sides[0], sides[1]))
+		}
+		return datav1alpha1.ReasonResultMismatch, "different answers for the same query: " + strings.Join(limit(mismatched, 8), ", ")
 	}
 	if len(failed) > 0 {
 		return datav1alpha1.ReasonQueriesFailed, strings.Join(limit(failed, 8), "; ")
@@ -398,10 +498,10 @@ func limit(s []string, n int) []string {
 	return s
 }
 
-// costMicros estimates what one configuration × input cost, in millionths of the pricing currency:
-// (cores × coreSecond + GiB × gibSecond) × wall seconds × placementMultiplier, plus transferGB for every
-// GB read from the bucket: the staged bytes, and for an s3 input readBytes (at least the data set once;
-// the cache volume itself costs no transfer). Prices are decimal strings (validated by the API),
+// costMicros estimates what one engine × configuration × input cost, in millionths of the pricing
+// currency: (cores × coreSecond + GiB × gibSecond) × wall seconds × placementMultiplier, plus
+// transferGB for every GB read from the bucket: the staged bytes and readBytes, what the queries read
+// from S3 (the cache volume itself costs no transfer). Prices are decimal strings (validated by the API),
 // computed exactly with rationals. nil without pricing.
 func costMicros(p *datav1alpha1.Pricing, cfg datav1alpha1.ResourceConfig, r datav1alpha1.BenchResult, readBytes int64) *int64 {
 	if p == nil {
@@ -445,7 +545,7 @@ func roundMicros(v *big.Rat) *int64 {
 // breakEvenRuns is how many runs it takes for the cache to pay for itself: filling it costs the data
 // set's transfer once (syncBytes × transferGB), after which each run on the volume saves the difference
 // between its cost on S3 and on the volume. It compares the volume and s3 results of the first
-// configuration that has both; nil when none has, or when the volume run is not cheaper.
+// engine × configuration that has both; nil when none has, or when the volume run is not cheaper.
 func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syncBytes int64) *int64 {
 	if p == nil {
 		return nil
@@ -456,11 +556,12 @@ func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, 
 		if r.CostMicros == nil {
 			continue
 		}
-		if byConfig[r.Config] == nil {
-			byConfig[r.Config] = map[string]*int64{}
-			configs = append(configs, r.Config)
+		key := r.Engine + "/" + r.Config
+		if byConfig[key] == nil {
+			byConfig[key] = map[string]*int64{}
+			configs = append(configs, key)
 		}
-		byConfig[r.Config][r.Input] = r.CostMicros
+		byConfig[key][r.Input] = r.CostMicros
 	}
 	sort.Strings(configs)
 	for _, c := range configs {

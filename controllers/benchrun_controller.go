@@ -143,7 +143,8 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		return ctrl.Result{}, err
 	}
 	deadline := run.Status.StartTime.Add(parseDuration(run.Spec.Timeout, 6*time.Hour))
-	views := observeJobs(plannedJobs(run), run.Status.Results, jobs)
+	planned, skipped := plannedJobs(run)
+	views := observeJobs(planned, run.Status.Results, jobs)
 	for i := range views {
 		if err := r.advance(ctx, run, ds, &views[i], deadline, now); err != nil {
 			return ctrl.Result{}, err
@@ -153,7 +154,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	if ds != nil && ds.Status.Manifest != nil {
 		dataBytes = ds.Status.Manifest.Bytes
 	}
-	sum := summarizeRun(run, views, dataBytes, !now.Before(deadline))
+	sum := summarizeRun(run, views, skipped, dataBytes, !now.Before(deadline))
 	applyRunSummary(run, sum, now)
 	if finished(run) {
 		r.admission.ForgetOwner(owner)
@@ -357,7 +358,7 @@ func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.Bench
 		return fmt.Errorf("creating bench %s: %w", describeJob(job), err)
 	}
 	v.phase, v.job = jobRunning, job
-	v.result = &datav1alpha1.BenchResult{Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: job.Name, StartTime: &metav1.Time{Time: now}}
+	v.result = &datav1alpha1.BenchResult{Engine: engineLabel(v.plan.engine), Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: job.Name, StartTime: &metav1.Time{Time: now}}
 	return nil
 }
 
@@ -388,13 +389,13 @@ type runSummary struct {
 }
 
 // summarizeRun adds the Jobs up: the results to keep in status (sorted), counts and what is in the way.
-func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, pastDeadline bool) runSummary {
-	s := runSummary{counts: datav1alpha1.JobCounts{Total: int32(len(views))}, memory: map[string]string{}, dataBytes: dataBytes}
+func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, skipped int, dataBytes int64, pastDeadline bool) runSummary {
+	s := runSummary{counts: datav1alpha1.JobCounts{Total: int32(len(views)), Skipped: int32(skipped)}, memory: map[string]string{}, dataBytes: dataBytes}
 	for _, c := range run.Spec.Configs {
 		s.memory[c.Name] = c.Memory.String()
 	}
 	for _, v := range views {
-		where := v.plan.config.Name + "/" + inputLabel(v.plan.input)
+		where := engineLabel(v.plan.engine) + "/" + v.plan.config.Name + "/" + inputLabel(v.plan.input)
 		switch v.phase {
 		case jobQueued:
 			s.counts.Queued++
@@ -420,7 +421,7 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 		}
 		if v.phase == jobRunning && res == nil && v.job != nil {
 			// Started by an earlier reconcile whose status write did not land: record the start now.
-			res = &datav1alpha1.BenchResult{Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: v.job.Name, StartTime: &v.job.CreationTimestamp}
+			res = &datav1alpha1.BenchResult{Engine: engineLabel(v.plan.engine), Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: v.job.Name, StartTime: &v.job.CreationTimestamp}
 		}
 		if res == nil {
 			continue
@@ -439,8 +440,10 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 			}
 		}
 		out := *res
-		var readBytes int64
-		if v.plan.input.Type == datav1alpha1.InputS3 {
+		// What the input read from the bucket: measured by the runner (its pod's network counters), or
+		// for an s3 input measured without it, the data set once.
+		readBytes := res.NetworkReadBytes
+		if readBytes == 0 && v.plan.input.Type == datav1alpha1.InputS3 {
 			readBytes = dataBytes
 		}
 		if out.CompletionTime != nil {
@@ -448,11 +451,12 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 		}
 		s.results = append(s.results, out)
 	}
-	sort.Slice(s.results, func(i, k int) bool {
-		return s.results[i].Config+"/"+s.results[i].Input < s.results[k].Config+"/"+s.results[k].Input
-	})
+	sort.Slice(s.results, func(i, k int) bool { return resultKey(s.results[i]) < resultKey(s.results[k]) })
 	return s
 }
+
+// resultKey orders results: by engine, configuration, input.
+func resultKey(r datav1alpha1.BenchResult) string { return r.Engine + "/" + r.Config + "/" + r.Input }
 
 // runnerDied reports whether a recorded Job left no summary (the runner was killed, timed out, or the
 // Job was lost): its one query entry, numbered 0, says why. Such a Job counts as failed; a Job whose

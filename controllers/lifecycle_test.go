@@ -206,7 +206,7 @@ var _ = Describe("Lifecycle edges", func() {
 		syncJob := waitForJobs(ds, 1) // not Ready yet: the run waits, and the test places its trap
 		run := newBenchRun(ns, "squatted", "later", oneConfigOneInput)
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
-		name := plannedJobs(getRun(run))[0].name
+		name := planned(getRun(run))[0].name
 		squatter := &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "someone-else"}},
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,

@@ -54,6 +54,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.Image == "" {
 		o.Image = d.Image
 	}
+	if o.PolarsImage == "" {
+		o.PolarsImage = d.PolarsImage
+	}
 	if o.ImagePullPolicy == "" {
 		o.ImagePullPolicy = d.ImagePullPolicy
 	}

@@ -67,6 +67,9 @@ const (
 type WorkerOptions struct {
 	// Image runs `pqcache sync`; by default the operator's own image.
 	Image string
+	// PolarsImage runs BenchRuns' polars engine: Node.js and pqcache's Polars program (the runner is
+	// injected from Image).
+	PolarsImage string
 	// ImagePullPolicy of the worker container.
 	ImagePullPolicy corev1.PullPolicy
 	// Resources of a worker container whose Dataset does not set spec.sync.resources.
@@ -113,6 +116,7 @@ func withCABundle(spec *corev1.PodSpec, ca *ConfigMapKey, into ...*corev1.Contai
 func DefaultWorkerOptions() WorkerOptions {
 	return WorkerOptions{
 		Image:           "pqcache:dev",
+		PolarsImage:     "pqcache-polars:dev",
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},

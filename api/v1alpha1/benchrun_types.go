@@ -22,9 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// BenchRunSpec says which queries to run over which Dataset, with which engine, on which resource
-// configurations and input paths. A BenchRun records one run: its spec cannot change after creation.
-// +kubebuilder:validation:XValidation:rule="self.engine.name != 'duckdb' || self.inputs.all(i, !(i.type in ['s3', 'mixed-direct']))",message="inputs s3 and mixed-direct read straight from S3, which the built-in duckdb engine cannot do (it has no httpfs extension): use engine.name command with an engine that reads S3, or the volume and mixed-staged inputs"
+// BenchRunSpec says which queries to run over which Dataset, with which engines, on which resource
+// configurations and input paths: one Job per engine × configuration × input. A BenchRun records one
+// run: its spec cannot change after creation.
+// +kubebuilder:validation:XValidation:rule="self.inputs.all(i, !(i.type in ['s3', 'mixed-direct']) || self.engines.exists(e, e.name != 'duckdb'))",message="inputs s3 and mixed-direct read straight from S3, which the built-in duckdb engine cannot do (it has no httpfs extension): add engine polars (or a command engine that reads S3), and duckdb runs the other inputs"
+// +kubebuilder:validation:XValidation:rule="size(self.engines) * size(self.configs) * size(self.inputs) <= 96",message="a run has at most 96 Jobs (engines × configs × inputs), so that its status fits in one object: split it into several BenchRuns"
 type BenchRunSpec struct {
 	// datasetRef names the Dataset, in the same namespace, whose data the queries read. The run
 	// waits until it is Ready.
@@ -39,10 +41,16 @@ type BenchRunSpec struct {
 	// +kubebuilder:validation:items:Maximum=22
 	Queries []int32 `json:"queries,omitempty"`
 
-	// engine runs the queries: duckdb (built into the pqcache image) or command (any image).
+	// engines run the queries, each on every configuration × input, so that one run compares them
+	// on the same data: duckdb (built into the pqcache image), polars (pqcache's Polars image) and any
+	// command engine (any image). Engines that cannot read an input (duckdb and the s3 inputs) skip it.
 	// +optional
-	// +kubebuilder:default={name: duckdb}
-	Engine BenchEngine `json:"engine,omitzero"`
+	// +listType=atomic
+	// +kubebuilder:default={{name: duckdb}}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:XValidation:rule="self.all(e, self.exists_one(f, (has(f.label) ? f.label : f.name) == (has(e.label) ? e.label : e.name)))",message="engines must be told apart: give each command engine (and any repeated engine) a distinct label"
+	Engines []BenchEngine `json:"engines,omitempty"`
 
 	// inputs lists the paths the queries read their data from; each is measured separately.
 	// +optional
@@ -124,24 +132,40 @@ type DatasetReference struct {
 }
 
 // EngineName names a query engine.
-// +kubebuilder:validation:Enum=duckdb;command
+// +kubebuilder:validation:Enum=duckdb;polars;command
 type EngineName string
 
 const (
 	// EngineDuckDB is the DuckDB engine built into the pqcache binary.
 	EngineDuckDB EngineName = "duckdb"
+	// EnginePolars is Polars (its Node.js bindings, the same Rust engine) in pqcache's Polars image,
+	// running the 22 PDS-H queries written in its lazy API; it reads the volume and S3.
+	EnginePolars EngineName = "polars"
 	// EngineCommand runs a command from any image once per query.
 	EngineCommand EngineName = "command"
 )
 
-// BenchEngine is the query engine.
+// BenchEngine is one query engine of a run.
 // +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query} and {data} replaced by the query number and the data directory"
-// +kubebuilder:validation:XValidation:rule="self.name != 'duckdb' || (!has(self.image) && !has(self.command))",message="engine duckdb is built into the pqcache image: remove image and command, or set name: command to run another engine"
+// +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb and polars are built in (the operator's images): remove image and command, or set name: command to run another engine"
+// +kubebuilder:validation:XValidation:rule="self.name == 'polars' || !has(self.streaming)",message="streaming applies to engine polars only"
 type BenchEngine struct {
-	// name is duckdb (default) or command.
+	// name is duckdb (default), polars or command.
 	// +optional
 	// +kubebuilder:default=duckdb
 	Name EngineName `json:"name,omitempty"`
+
+	// label names the engine in status, reports and Job names; by default its name. Two command engines
+	// (or one engine twice, e.g. polars with and without streaming) need labels to be told apart.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Label().validate(self).hasValue()",message="engine label must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	Label string `json:"label,omitempty"`
+
+	// streaming runs Polars' streaming engine instead of its in-memory one (polars only).
+	// +optional
+	Streaming *bool `json:"streaming,omitempty"`
 
 	// image is the container image of a command engine. pqcache injects its own binary into the pod
 	// to time and measure the command, so the image needs nothing from pqcache.
@@ -158,7 +182,7 @@ type BenchEngine struct {
 	// +kubebuilder:validation:MaxItems=64
 	Command []string `json:"command,omitempty"`
 
-	// env adds environment variables to the engine's container.
+	// env adds environment variables to the engine's container (for Polars, e.g. POLARS_FORCE_ASYNC).
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -293,11 +317,11 @@ type BenchRunStatus struct {
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
-	// results holds one entry per configuration × input whose Job was started: with startTime while
+	// results holds one entry per engine × configuration × input whose Job was started: with startTime while
 	// the Job runs, and its measurements and completionTime once they are recorded.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:MaxItems=96
 	Results []BenchResult `json:"results,omitempty"`
 
 	// breakEvenRuns is, with pricing set and both volume and s3 inputs measured, the number of runs
@@ -308,7 +332,8 @@ type BenchRunStatus struct {
 
 // JobCounts counts a BenchRun's Jobs.
 type JobCounts struct {
-	// total is configs × inputs.
+	// total is the Jobs the run plans: engines × configs × inputs, less the engine × input pairs an
+	// engine cannot read (duckdb and the s3 inputs).
 	Total int32 `json:"total"`
 	// active Jobs are running.
 	// +optional
@@ -322,10 +347,17 @@ type JobCounts struct {
 	// queued Jobs wait for a slot under the operator's cap on concurrent bench Jobs.
 	// +optional
 	Queued int32 `json:"queued,omitempty"`
+	// skipped counts the engine × configuration × input combinations not run because the engine cannot
+	// read the input (duckdb and the s3 inputs).
+	// +optional
+	Skipped int32 `json:"skipped,omitempty"`
 }
 
-// BenchResult summarises one configuration × input.
+// BenchResult summarises one engine × configuration × input.
 type BenchResult struct {
+	// engine is the engine's label (its name unless the spec gives a label).
+	// +optional
+	Engine string `json:"engine,omitempty"`
 	// config is the ResourceConfig name.
 	Config string `json:"config"`
 	// input is the input type, with the claim name for a claim input ("claim/mountpoint-s3").
@@ -355,6 +387,11 @@ type BenchResult struct {
 	// stageMillis is how long that copy took.
 	// +optional
 	StageMillis int64 `json:"stageMillis,omitempty"`
+	// networkReadBytes is what the Job's pod received over the network while the queries ran, warm-ups
+	// and every iteration included (its network namespace's counters): for the s3 and mixed-direct
+	// inputs, the bytes read from the bucket, which the cost estimate charges.
+	// +optional
+	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
 	// geometricMeanMillis is the geometric mean of the successful queries' medians.
 	// +optional
 	GeometricMeanMillis int64 `json:"geometricMeanMillis,omitempty"`
@@ -408,6 +445,10 @@ type QueryResult struct {
 	// peakFileBytes is the file-backed (mmap, page cache) part of the peak.
 	// +optional
 	PeakFileBytes int64 `json:"peakFileBytes,omitempty"`
+	// networkReadBytes is what one iteration of the query received over the network (the largest of
+	// the measured iterations): what it read from S3, when its input reads S3.
+	// +optional
+	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
 	// rows is the number of rows the query returned.
 	// +optional
 	Rows int64 `json:"rows,omitempty"`

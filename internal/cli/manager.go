@@ -46,6 +46,7 @@ type managerOptions struct {
 	leaderElectionID       string
 	leaderElectionNS       string
 	workerImage            string
+	polarsImage            string
 	maxConcurrentSyncs     int
 	syncJobTTL             time.Duration
 	workerServiceAccount   string
@@ -73,6 +74,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectionID, "leader-election-id", "pqcache.data.pqcache.dev", "Name of the Lease used for leader election.")
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
+	f.StringVar(&opts.polarsImage, "polars-image", "pqcache-polars:"+version.Version, "Image of BenchRuns' polars engine: Node.js and pqcache's Polars program (the runner is injected from --worker-image).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished worker Jobs (and their pods, whose termination messages carry the reports) are kept; at least 1m.")
@@ -117,7 +119,7 @@ func runManager(opts managerOptions) error {
 		return fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
 	}
 	worker := controllers.DefaultWorkerOptions()
-	worker.Image, worker.TTLAfterFinished = opts.workerImage, opts.syncJobTTL
+	worker.Image, worker.PolarsImage, worker.TTLAfterFinished = opts.workerImage, opts.polarsImage, opts.syncJobTTL
 	worker.ServiceAccount = opts.workerServiceAccount
 	if opts.workerCABundle != "" {
 		name, key, ok := strings.Cut(opts.workerCABundle, "/")

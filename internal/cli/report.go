@@ -68,16 +68,10 @@ func readResults(data []byte) ([]*bench.Result, error) {
 	return nil, fmt.Errorf("a %s is neither a bench result nor a BenchRun", head.Kind)
 }
 
-// benchRunResults turns each result of a BenchRun's status (one per configuration and input) into a
-// bench result labelled "run: config / input".
+// benchRunResults turns each recorded result of a BenchRun's status (one per engine, configuration
+// and input) into a bench result labelled "run: engine / config / input". Results of Jobs still running
+// are left out.
 func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
-	if len(br.Status.Results) == 0 {
-		return nil, fmt.Errorf("BenchRun %s has no results yet (progress %q)", br.Name, br.Status.Progress)
-	}
-	engine := string(br.Spec.Engine.Name)
-	if engine == "" {
-		engine = string(datav1alpha1.EngineDuckDB)
-	}
 	iterations := int(br.Spec.Iterations)
 	warmups := 0
 	if br.Spec.Warmups != nil {
@@ -85,17 +79,25 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
 	}
 	var out []*bench.Result
 	for _, r := range br.Status.Results {
+		if r.CompletionTime == nil {
+			continue
+		}
+		engine := r.Engine
+		if engine == "" {
+			engine = string(datav1alpha1.EngineDuckDB)
+		}
 		res := &bench.Result{
-			Label:               fmt.Sprintf("%s: %s / %s", br.Name, r.Config, r.Input),
+			Label:               fmt.Sprintf("%s: %s / %s / %s", br.Name, engine, r.Config, r.Input),
 			Engine:              engine,
 			Data:                fmt.Sprintf("Dataset %s/%s (%s)", br.Namespace, br.Spec.DatasetRef.Name, r.Input),
 			WallMillis:          r.WallMillis,
 			Iterations:          iterations,
 			Warmups:             warmups,
 			GeometricMeanMillis: r.GeometricMeanMillis,
+			NetworkReadBytes:    r.NetworkReadBytes,
 		}
-		if br.Status.StartTime != nil {
-			res.Start = br.Status.StartTime.Time
+		if r.StartTime != nil {
+			res.Start = r.StartTime.Time
 		}
 		for _, q := range r.FailedQueries {
 			res.FailedQueries = append(res.FailedQueries, int(q))
@@ -105,10 +107,13 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
 				Query: int(q.Query), Status: string(q.Status),
 				MedianMillis: q.MedianMillis, MinMillis: q.MinMillis, MaxMillis: q.MaxMillis,
 				PeakMemoryBytes: q.PeakMemoryBytes, PeakAnonBytes: q.PeakAnonBytes, PeakFileBytes: q.PeakFileBytes,
-				Rows: q.Rows, Digest: q.Digest,
+				NetworkReadBytes: q.NetworkReadBytes, Rows: q.Rows, Digest: q.Digest,
 			})
 		}
 		out = append(out, res)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("BenchRun %s has no results yet (progress %q)", br.Name, br.Status.Progress)
 	}
 	return out, nil
 }

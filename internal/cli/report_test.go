@@ -35,20 +35,28 @@ spec:
 status:
   progress: 2/2 jobs
   results:
-  - config: small
+  - engine: duckdb
+    config: small
     input: volume
+    completionTime: "2026-12-02T10:00:00Z"
     wallMillis: 900
     geometricMeanMillis: 40
     queries:
     - {query: 1, status: Succeeded, medianMillis: 41, peakMemoryBytes: 52428800, digest: abc-4, rows: 4}
     - {query: 18, status: OOMKilled}
     failedQueries: [18]
-  - config: small
+  - engine: polars
+    config: small
     input: mixed-staged
+    completionTime: "2026-12-02T10:00:01Z"
     wallMillis: 1200
     queries:
     - {query: 1, status: Succeeded, medianMillis: 45, peakMemoryBytes: 62914560, digest: abc-4, rows: 4}
     - {query: 18, status: Succeeded, medianMillis: 80, peakMemoryBytes: 99614720, digest: def-57, rows: 57}
+  - engine: polars
+    config: small
+    input: volume
+    startTime: "2026-12-02T10:00:02Z"
 `
 
 func TestReportReadsABenchRun(t *testing.T) {
@@ -61,10 +69,13 @@ func TestReportReadsABenchRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	for _, want := range []string{"compare: small / volume", "compare: small / mixed-staged", "41 ms", "OOMKilled"} {
+	for _, want := range []string{"compare: duckdb / small / volume", "compare: polars / small / mixed-staged", "41 ms", "OOMKilled"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "compare: polars / small / volume") {
+		t.Error("a Job still running is in the report")
 	}
 	html := filepath.Join(dir, "report.html")
 	if out, err := run(t, "report", in, "-o", html); err != nil {

@@ -52,7 +52,10 @@ type QueryResult struct {
 	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
 	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
 	MemorySource string `json:"memorySource,omitempty"`
-	Rows         int64  `json:"rows,omitempty"`
+	// NetworkReadBytes is what the process's network namespace received during one measured iteration
+	// (the largest): for a query that reads S3, the bytes it read. Zero when not measured.
+	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
+	Rows             int64 `json:"rows,omitempty"`
 	// Digest is an order-insensitive hash of the result rows.
 	Digest string `json:"digest,omitempty"`
 	// ExitCode and StderrTail describe a failed run.
@@ -85,6 +88,9 @@ type BenchResult struct {
 	FailedQueries       []int         `json:"failedQueries,omitempty"`
 	// Probe is the input path's read throughput, measured when asked for.
 	Probe *ProbeResult `json:"probe,omitempty"`
+	// NetworkReadBytes is what the network namespace received while the queries ran (warm-ups and
+	// every iteration, not the probe): the run's transfer from S3, when it reads S3.
+	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
 	// CgroupPeakBytes is the peak of the runner's own cgroup over the whole run (in a container: the
 	// runner and all queries, page cache included), and CgroupPeakSource where it was read; absent
 	// when the runner has no cgroup of its own.

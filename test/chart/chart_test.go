@@ -68,7 +68,7 @@ func TestDefaults(t *testing.T) {
 	args := r.managerArgs(t)
 	for _, want := range []string{
 		"manager", "--leader-elect=true", "--leader-election-namespace=pqcache-system", "--metrics-bind-address=:8080",
-		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--sync-job-ttl=1h",
+		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--polars-image=ghcr.io/pqcache/pqcache-polars:" + appVersion(t), "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--sync-job-ttl=1h",
 		"--zap-log-level=info", "--zap-encoder=json",
 	} {
 		if !hasArg(args, want) {
@@ -229,10 +229,11 @@ func TestHostNetwork(t *testing.T) {
 
 func TestCustomImagesAndWorkerResources(t *testing.T) {
 	r := render(t, "image.repository=registry.example/pq", "image.tag=1.2.3", "image.pullSecrets={regcred}",
-		"worker.image.repository=registry.example/pq-worker", "worker.resources.limits.memory=2Gi", "worker.caBundle.configMap=corp-ca")
+		"worker.image.repository=registry.example/pq-worker", "worker.resources.limits.memory=2Gi", "worker.caBundle.configMap=corp-ca",
+		"polars.image.repository=registry.example/pq-polars", "polars.image.tag=0.25")
 	args := r.managerArgs(t)
 	if !hasArg(args, "--worker-image=registry.example/pq-worker:1.2.3") || !hasArg(args, `--worker-resources={"limits":{"memory":"2Gi"}}`) ||
-		!hasArg(args, "--worker-ca-bundle=corp-ca/ca.crt") {
+		!hasArg(args, "--worker-ca-bundle=corp-ca/ca.crt") || !hasArg(args, "--polars-image=registry.example/pq-polars:0.25") {
 		t.Errorf("args %v", args)
 	}
 	dep := r.one(t, "Deployment").Object

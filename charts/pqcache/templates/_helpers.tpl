@@ -40,3 +40,7 @@ app.kubernetes.io/component: manager
 {{- define "pqcache.workerImage" -}}
 {{- printf "%s:%s" (default .Values.image.repository .Values.worker.image.repository) (default (default .Chart.AppVersion .Values.image.tag) .Values.worker.image.tag) }}
 {{- end }}
+
+{{- define "pqcache.polarsImage" -}}
+{{- printf "%s:%s" .Values.polars.image.repository (default .Chart.AppVersion .Values.polars.image.tag) }}
+{{- end }}
