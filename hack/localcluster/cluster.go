@@ -143,7 +143,12 @@ extraEnv:
 metrics:
   port: 18080
 healthPort: 18081
-`, strings.Split(pqcacheImage, ":")[0], strings.Split(pqcacheImage, ":")[1], apiserverPort)
+polars:
+  image:
+    repository: %s
+    tag: %s
+`, strings.Split(pqcacheImage, ":")[0], strings.Split(pqcacheImage, ":")[1], apiserverPort,
+		strings.Split(polarsImage, ":")[0], strings.Split(polarsImage, ":")[1])
 	_ = os.WriteFile(path, []byte(values), 0o644)
 	return path
 }

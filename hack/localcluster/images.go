@@ -42,6 +42,7 @@ const (
 	pauseImage     = "pqcache.local/pause:3.10"
 	versitygwImage = "pqcache.local/versitygw:" + versitygwVersion
 	pqcacheImage   = "pqcache.local/pqcache:dev"
+	polarsImage    = "pqcache.local/pqcache-polars:dev"
 	// versitygwVersion matches VERSITYGW_VERSION in the Makefile.
 	versitygwVersion = "v1.8.0"
 )
@@ -57,7 +58,7 @@ type imageSpec struct {
 	user       string
 }
 
-// buildImages builds the three images from the working tree and the module proxy into imagesDir as
+// buildImages builds the four images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
 	dir := c.imagesDir()
@@ -121,6 +122,21 @@ func (c *cluster) buildImages(ctx context.Context) error {
 		return fmt.Errorf("hack/image-rootfs.sh: %w", err)
 	}
 	if err := writeImage(filepath.Join(dir, "pqcache.tar"), imageSpec{ref: pqcacheImage, rootfs: pqRoot, entrypoint: []string{"/usr/local/bin/pqcache"}, user: "65532:65532"}); err != nil {
+		return err
+	}
+	done()
+
+	// The Polars engine image: Node.js and bench/polars with its modules (Dockerfile.polars's file
+	// system, assembled by hack/image-rootfs-polars.sh). BenchRun Jobs inject the runner into it.
+	done = step("building the Polars engine image from the working tree")
+	plRoot := filepath.Join(dir, "polars-rootfs")
+	cmd = exec.CommandContext(ctx, filepath.Join(c.root, "hack", "image-rootfs-polars.sh"), plRoot)
+	cmd.Dir = c.root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/image-rootfs-polars.sh: %w", err)
+	}
+	if err := writeImage(filepath.Join(dir, "polars.tar"), imageSpec{ref: polarsImage, rootfs: plRoot, entrypoint: []string{"/usr/bin/node", "/usr/local/lib/pqcache/polars/run.js"}, user: "65532:65532"}); err != nil {
 		return err
 	}
 	done()

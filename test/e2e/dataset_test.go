@@ -190,6 +190,55 @@ spec:
 		}
 	})
 
+	It("compares DuckDB and Polars on every input path with equal answers, reading S3 only where it should", func() {
+		var br datav1alpha1.BenchRun
+		fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: engines, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  engines: [{name: duckdb}, {name: polars}]
+  inputs: [{type: volume}, {type: s3}, {type: mixed-staged}, {type: mixed-direct}]
+  configs: [{name: 1cpu-1gi, cpu: "1", memory: 1Gi}]
+  iterations: 1
+  warmups: 0
+`, ns)
+		Expect(c.Create(ctx, &br)).To(Succeed())
+		waitBenchRun(&br, 20*time.Minute)
+		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
+			"BenchRun conditions: %s", conditionsString(br.Status.Conditions))
+		Expect(br.Status.Jobs.Total).To(Equal(int32(6)), "duckdb: volume and mixed-staged; polars: all four")
+		Expect(br.Status.Jobs.Skipped).To(Equal(int32(2)), "duckdb cannot read s3 or mixed-direct")
+		Expect(br.Status.Results).To(HaveLen(6))
+		digests := map[int32]string{}
+		engines := map[string]int{}
+		for _, r := range br.Status.Results {
+			where := r.Engine + "/" + r.Input
+			engines[r.Engine]++
+			Expect(r.FailedQueries).To(BeEmpty(), where)
+			Expect(r.Queries).To(HaveLen(22), where)
+			readsS3 := r.Input == "s3" || r.Input == "mixed-direct"
+			if readsS3 {
+				Expect(r.NetworkReadBytes).To(BeNumerically(">", 0), where+": the queries read the bucket")
+			} else {
+				// Only the pod's own small traffic (none to S3: the stage step's copy is not the queries').
+				Expect(r.NetworkReadBytes).To(BeNumerically("<", 64<<10), where+": the queries read only the volume")
+			}
+			for _, q := range r.Queries {
+				qw := fmt.Sprintf("%s q%d", where, q.Query)
+				Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), qw)
+				Expect(q.PeakMemoryBytes).To(BeNumerically(">", 1<<20), qw+": peak memory")
+				if want, ok := digests[q.Query]; ok {
+					Expect(q.Digest).To(Equal(want), qw+": the same answer on every engine and input")
+				} else {
+					digests[q.Query] = q.Digest
+				}
+			}
+		}
+		Expect(engines).To(Equal(map[string]int{"duckdb": 2, "polars": 4}))
+	})
+
 	It("reports OOMKilled for a query that outgrows a too-small memory limit", func() {
 		// SF 0.01 fits in any memory limit the API accepts (64Mi and up), so this run reads SF 0.5,
 		// where q18's aggregation outgrows 64Mi (DuckDB may fail q9 and q21 with its own out-of-memory

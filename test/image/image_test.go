@@ -21,9 +21,11 @@ limitations under the License.
 package image
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -108,4 +110,57 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	if err != nil || strings.Count(out, `"status": "Succeeded"`) != 2 {
 		t.Fatalf("pqcache bench in the image: %v\n%s", err, out)
 	}
+	duckdbDigests := digests(t, out)
+
+	// The Polars engine image (Dockerfile.polars), as a BenchRun Job runs it: the runner injected at
+	// /pqcache, node and the program found where the image keeps them, the same answers as DuckDB's.
+	polarsRoot := filepath.Join(t.TempDir(), "polars-rootfs")
+	if out, err := exec.Command("../../hack/image-rootfs-polars.sh", polarsRoot).CombinedOutput(); err != nil {
+		t.Fatalf("image-rootfs-polars: %v\n%s", err, out)
+	}
+	for _, d := range []string{"proc", "dev", "pqcache", "data"} {
+		if err := os.MkdirAll(filepath.Join(polarsRoot, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mknod(filepath.Join(polarsRoot, "dev", "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", runner, filepath.Join(polarsRoot, "pqcache", "pqcache-runner")).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(data, "tpch"), filepath.Join(polarsRoot, "data")).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--mount-proc="+filepath.Join(polarsRoot, "proc"),
+		chroot, "--userspec=65532:65532", polarsRoot, "/pqcache/pqcache-runner",
+		"bench", "--engine", "polars", "--data", "/data/tpch", "--queries", "1,6", "--iterations", "1", "--warmups", "0", "--json", "-")
+	cmd.Env = []string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/usr/bin"}
+	polarsOut, err := cmd.CombinedOutput()
+	if err != nil || strings.Count(string(polarsOut), `"status": "Succeeded"`) != 2 {
+		t.Fatalf("pqcache-runner bench --engine polars in the Polars image: %v\n%s", err, polarsOut)
+	}
+	if got := digests(t, string(polarsOut)); !reflect.DeepEqual(got, duckdbDigests) {
+		t.Fatalf("Polars in its image answered %v, DuckDB %v", got, duckdbDigests)
+	}
+}
+
+// digests reads the per-query digests of `pqcache bench --json -` output.
+func digests(t *testing.T, out string) map[int]string {
+	t.Helper()
+	var res struct {
+		Queries []struct {
+			Query  int    `json:"query"`
+			Digest string `json:"digest"`
+		} `json:"queries"`
+	}
+	start := strings.Index(out, "{")
+	if start < 0 || json.Unmarshal([]byte(out[start:]), &res) != nil {
+		t.Fatalf("no bench JSON in:\n%s", out)
+	}
+	m := map[int]string{}
+	for _, q := range res.Queries {
+		m[q.Query] = q.Digest
+	}
+	return m
 }
