@@ -5,6 +5,8 @@
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 VERSITYGW_VERSION ?= v1.8.0
 HELM_VERSION ?= v3.22.0
+# rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
+RCLONE_VERSION ?= v1.76.0
 ENVTEST_K8S_VERSION ?= 1.37.2
 ENVTEST_ETCD_VERSION ?= 3.7.3
 
@@ -12,6 +14,7 @@ LOCALBIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
+RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
 # The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
 CLUSTER_DIR := $(or $(PQCACHE_CLUSTER_DIR),$(LOCALBIN)/cluster)
@@ -153,6 +156,11 @@ $(VERSITYGW):
 helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.
 $(HELM):
 	hack/install-tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)
+
+.PHONY: rclone
+rclone: $(RCLONE) ## Build rclone $(RCLONE_VERSION) for the sync benchmark into bin/ (cold: tens of minutes).
+$(RCLONE):
+	hack/install-tool.sh rclone github.com/rclone/rclone $(RCLONE_VERSION)
 
 .PHONY: s3-server
 s3-server: versitygw ## Run versitygw on 127.0.0.1:$(S3_PORT) over $(S3_DIR) (keys: pqcache / pqcache-secret) until interrupted.

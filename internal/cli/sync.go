@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,7 @@ type syncFlags struct {
 	progress         string
 	reportFile       string
 	logLevel         string
+	cpuProfile       string
 }
 
 func (f *syncFlags) register(cmd *cobra.Command) {
@@ -72,6 +74,8 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.progress, "progress", "auto", "Progress on stderr: auto (a bar on a terminal), json (JSON lines), none.")
 	fl.StringVar(&f.reportFile, "report-file", "", "Also write the report to this file as compact JSON of at most 4 KiB (fits a termination message: /dev/termination-log).")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "Log level on stderr: debug, info, warn, error.")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "Write a CPU profile of the sync to this file (go tool pprof).")
+	_ = fl.MarkHidden("cpuprofile")
 }
 
 func newSyncCommand() *cobra.Command {
@@ -208,6 +212,13 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		return fmt.Errorf("--progress %q: must be auto, json or none", f.progress)
 	}
 
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	rep, syncErr := cache.Sync(ctx, store, opts)
 	if opts.Progress != nil && f.progress == "auto" {
 		fmt.Fprintln(stderr)
@@ -325,6 +336,19 @@ func shortHash(h string) string {
 		return fmt.Sprintf("%-12s", h)
 	}
 	return h[:12]
+}
+
+// startCPUProfile profiles the process into path until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {
