@@ -161,9 +161,8 @@ func TestSIGKILLAtRandomMomentsNeverTearsTheCache(t *testing.T) {
 	}
 	e.expectFile("flip.bin", flip)
 	e.expectVerified()
-	staged, _ := os.ReadDir(filepath.Join(e.dir, manifest.StagingDir))
-	if len(staged) != 0 {
-		t.Fatalf("%d staging files left after a clean run", len(staged))
+	if staged := e.stagedFiles(); len(staged) != 0 {
+		t.Fatalf("staging files left after a clean run: %v", staged)
 	}
 	t.Logf("final run: %d copied, %d unchanged", rep.FilesCopied, rep.FilesUnchanged)
 }

@@ -17,6 +17,9 @@ limitations under the License.
 package manifest
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,6 +80,7 @@ func TestRecoverResolvesEachCrashPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, StagingDir, "leftover.part"), "junk")
+	writeFile(t, filepath.Join(root, ResumeDir, "big.part"), "half a download")
 
 	want := map[string]string{"not-renamed": `"old"`, "renamed": `"new"`, "brand/new": `"new"`, "deleting": `"old"`}
 	for k, etag := range want {
@@ -105,8 +109,11 @@ func TestRecoverResolvesEachCrashPoint(t *testing.T) {
 	if _, err := os.Stat(LocalPath(root, "deleting")); !os.IsNotExist(err) {
 		t.Errorf("deleting still exists: %v", err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(root, StagingDir)); len(entries) != 0 {
-		t.Errorf("staging not emptied: %v", entries)
+	if entries, _ := os.ReadDir(filepath.Join(root, StagingDir)); len(entries) != 1 || entries[0].Name() != "resume" {
+		t.Errorf("staging not emptied, or the resumable downloads not kept: %v", entries)
+	}
+	if got := read(t, filepath.Join(root, ResumeDir, "big.part")); got != "half a download" {
+		t.Errorf("resumable download lost: %q", got)
 	}
 	var keys []string
 	if err := m.Scan("", func(e Entry) error { keys = append(keys, e.Key); return nil }); err != nil {
@@ -145,8 +152,76 @@ func TestIteratorCrossesBatchesAndStopsAtPrefix(t *testing.T) {
 	if n != 2*scanBatch+7 {
 		t.Fatalf("scanned %d entries under a/, want %d", n, 2*scanBatch+7)
 	}
-	s, err := m.Commit("src", nil)
+	s, err := m.Commit("src", nil, nil)
 	if err != nil || s.Files != int64(len(entries)) || s.Generation != 1 {
 		t.Fatalf("commit: %+v %v", s, err)
+	}
+}
+
+// TestCachedSummaryIsDroppedWhenAnEntryChanges: an unchanged sync reuses the last commit's summary,
+// but never after entries changed without a commit (a run killed after publishing).
+func TestCachedSummaryIsDroppedWhenAnEntryChanges(t *testing.T) {
+	m, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, _, ok, err := m.Cached(); ok || err != nil {
+		t.Fatalf("a new manifest has a cached summary: %v %v", ok, err)
+	}
+	if err := m.Resolve([]Entry{{Key: "a", Size: 1}, {Key: "b", Size: 2}}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Commit("src", nil, func() []byte { return []byte("layout") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, extra, ok, err := m.Cached()
+	if err != nil || !ok || got != s || string(extra) != "layout" {
+		t.Fatalf("cached after commit: %+v %q %v %v, want %+v", got, extra, ok, err, s)
+	}
+	if err := m.Resolve(nil, nil, []string{"nothing"}); err != nil { // no entry changes
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := m.Cached(); !ok {
+		t.Fatal("a Resolve that changed no entry dropped the cached summary")
+	}
+	if err := m.Resolve(nil, []string{"a"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := m.Cached(); ok {
+		t.Fatal("the cached summary survived a deleted entry")
+	}
+	s2, err := m.Commit("src", nil, nil)
+	if err != nil || s2.Files != 1 || s2.Generation != 2 {
+		t.Fatalf("second commit: %+v %v", s2, err)
+	}
+	if got, _, ok, _ := m.Cached(); !ok || got != s2 {
+		t.Fatalf("cached after the second commit: %+v %v", got, ok)
+	}
+}
+
+func TestHashFileInPieces(t *testing.T) {
+	data := []byte("0123456789abcdefghij") // 20 bytes
+	sum := func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }
+	whole := hex.EncodeToString(sum(data))
+	r := bytes.NewReader(data)
+	buf := make([]byte, 7)
+	cases := []struct {
+		e    Entry
+		want string
+	}{
+		{Entry{Size: 20}, whole},
+		{Entry{Size: 20, PieceSize: 8}, PieceDigest([][]byte{sum(data[:8]), sum(data[8:16]), sum(data[16:])})},
+		{Entry{Size: 20, PieceSize: 5, PieceSizes: []int64{5, 12, 3}}, PieceDigest([][]byte{sum(data[:5]), sum(data[5:17]), sum(data[17:])})},
+	}
+	for _, tc := range cases {
+		got, err := HashFile(r, tc.e, buf)
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: %s %v, want %s", tc.e, got, err, tc.want)
+		}
+	}
+	if _, err := HashFile(r, Entry{Size: 20, PieceSize: 5, PieceSizes: []int64{5, 5}}, buf); err == nil {
+		t.Error("piece sizes that do not cover the file were accepted")
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +57,8 @@ type syncFlags struct {
 	reportFile       string
 	logLevel         string
 	cpuProfile       string
+	trace            string
+	ephemeral        bool
 }
 
 func (f *syncFlags) register(cmd *cobra.Command) {
@@ -75,7 +78,9 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.reportFile, "report-file", "", "Also write the report to this file as compact JSON of at most 4 KiB (fits a termination message: /dev/termination-log).")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "Log level on stderr: debug, info, warn, error.")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "Write a CPU profile of the sync to this file (go tool pprof).")
+	fl.StringVar(&f.trace, "trace", "", "Write an execution trace of the sync to this file (go tool trace).")
 	_ = fl.MarkHidden("cpuprofile")
+	_ = fl.MarkHidden("trace")
 }
 
 func newSyncCommand() *cobra.Command {
@@ -119,6 +124,7 @@ It shares DIR's manifest with sync, so files already staged and unchanged cost n
 	}
 	f.register(cmd)
 	cmd.Flags().StringArrayVar(&subs, "prefix", nil, "Sub-prefix to stage, relative to PREFIX (repeatable), e.g. lineitem/batch=42/.")
+	cmd.Flags().BoolVar(&f.ephemeral, "ephemeral", false, "DIR is scratch space that dies with the pod (an emptyDir): skip making the files and the manifest durable (no syncfs, no fsync). Files are still published atomically.")
 	return cmd
 }
 
@@ -182,7 +188,7 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 	opts := cache.Options{
 		Dir: dir, Source: sourceID(f.endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
 		Include: f.include, Exclude: f.exclude, Parallelism: f.parallel, PartSize: q.Value(),
-		Verify: verify, Prune: !f.noDelete, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
+		Verify: verify, Prune: !f.noDelete, Ephemeral: f.ephemeral, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
 	}
 	stderr := cmd.ErrOrStderr()
 	if f.dryRun {
@@ -218,6 +224,16 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 			return err
 		}
 		defer stopProfile()
+	}
+	if f.trace != "" {
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		if err := trace.Start(tf); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer func() { trace.Stop(); tf.Close() }()
 	}
 	rep, syncErr := cache.Sync(ctx, store, opts)
 	if opts.Progress != nil && f.progress == "auto" {
