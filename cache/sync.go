@@ -227,12 +227,16 @@ func (s *syncer) run(ctx context.Context) error {
 		cancel(planErr)
 	}
 	s.progress.listed.Store(true)
+	s.log.Debug("Listed", "elapsed", time.Since(s.rep.Start), "listed", s.rep.FilesListed)
 	close(copies)
 	workers.Wait()
+	s.log.Debug("Downloaded", "elapsed", time.Since(s.rep.Start))
 	close(events)
 	if err := <-pubErr; err != nil {
 		return err
 	}
+	s.log.Debug("Published", "elapsed", time.Since(s.rep.Start))
+	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()
 	if planErr != nil {
 		return planErr
 	}
