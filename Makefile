@@ -4,6 +4,8 @@
 # Tool and control-plane versions.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 VERSITYGW_VERSION ?= v1.8.0
+# goaws is built from the wrapper module hack/goaws (it binds 127.0.0.1); its go.mod must pin the same.
+GOAWS_VERSION ?= v0.4.5
 HELM_VERSION ?= v3.22.0
 # rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
 RCLONE_VERSION ?= v1.76.0
@@ -13,6 +15,7 @@ ENVTEST_ETCD_VERSION ?= 3.7.3
 LOCALBIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
+GOAWS := $(LOCALBIN)/goaws-$(GOAWS_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
@@ -111,8 +114,8 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw helm ## Unit, integration, chart and envtest suites (no e2e).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_HELM=$(HELM) \
+test: manifests generate vet envtest versitygw goaws helm polars-modules ## Unit, integration, chart and envtest suites (no e2e).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e
@@ -142,6 +145,15 @@ envtest: ## Build kube-apiserver and etcd for envtest into bin/k8s (cold: severa
 node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet and kubectl (for the local cluster; cold: ~10 min).
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh --with-node
 
+# The Polars engine's Node.js modules (nodejs-polars, pinned in bench/polars/package-lock.json). npm ci
+# writes node_modules/.package-lock.json; it is newer than the lockfile until the lockfile changes.
+POLARS_DIR := bench/polars
+.PHONY: polars-modules
+polars-modules: $(POLARS_DIR)/node_modules/.package-lock.json ## Install the Polars engine's node_modules from its lockfile (npm ci; skipped while they match it).
+$(POLARS_DIR)/node_modules/.package-lock.json: $(POLARS_DIR)/package-lock.json $(POLARS_DIR)/package.json
+	npm ci --prefix $(POLARS_DIR) --no-audit --no-fund
+	touch $@
+
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)
 $(CONTROLLER_GEN):
@@ -151,6 +163,11 @@ $(CONTROLLER_GEN):
 versitygw: $(VERSITYGW) ## Build the versitygw S3 server used by the tests into bin/.
 $(VERSITYGW):
 	hack/install-tool.sh versitygw github.com/versity/versitygw/cmd/versitygw $(VERSITYGW_VERSION)
+
+.PHONY: goaws
+goaws: $(GOAWS) ## Build the goaws SQS emulator used by the event-notification tests into bin/.
+$(GOAWS):
+	hack/install-tool.sh goaws ./hack/goaws $(GOAWS_VERSION)
 
 .PHONY: helm
 helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.

@@ -40,14 +40,15 @@ import (
 	"time"
 
 	"github.com/pqcache/pqcache/bench/memory"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Query outcomes; they match the BenchRun API.
 const (
-	StatusSucceeded = "Succeeded"
-	StatusFailed    = "Failed"
-	StatusTimeout   = "Timeout"
-	StatusOOMKilled = "OOMKilled"
+	StatusSucceeded = wire.StatusSucceeded
+	StatusFailed    = wire.StatusFailed
+	StatusTimeout   = wire.StatusTimeout
+	StatusOOMKilled = wire.StatusOOMKilled
 )
 
 // Engine starts the process that runs one query.
@@ -107,52 +108,11 @@ type Spec struct {
 	Label string
 }
 
-// QueryResult summarises one query's measured iterations. Times are milliseconds, memory bytes.
-type QueryResult struct {
-	Query  int    `json:"query"`
-	Status string `json:"status"`
-	// Millis are the measured iterations' wall times, in order.
-	Millis       []int64 `json:"millis,omitempty"`
-	MedianMillis int64   `json:"medianMillis,omitempty"`
-	MinMillis    int64   `json:"minMillis,omitempty"`
-	MaxMillis    int64   `json:"maxMillis,omitempty"`
-	// PeakMemoryBytes, PeakAnonBytes and PeakFileBytes are the largest peaks of an iteration above the
-	// process's baseline right after start.
-	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
-	PeakAnonBytes   int64 `json:"peakAnonBytes,omitempty"`
-	PeakFileBytes   int64 `json:"peakFileBytes,omitempty"`
-	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
-	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
-	MemorySource string `json:"memorySource,omitempty"`
-	Rows         int64  `json:"rows,omitempty"`
-	// Digest is an order-insensitive hash of the result rows.
-	Digest string `json:"digest,omitempty"`
-	// ExitCode and StderrTail describe a failed run.
-	ExitCode   int    `json:"exitCode,omitempty"`
-	StderrTail string `json:"stderrTail,omitempty"`
-}
+// QueryResult summarises one query's measured iterations (see wire.QueryResult).
+type QueryResult = wire.QueryResult
 
-// Result is a whole run.
-type Result struct {
-	// Label names the run in reports, e.g. "2cpu-4gi / volume"; empty uses the engine and data.
-	Label               string        `json:"label,omitempty"`
-	Engine              string        `json:"engine"`
-	Data                string        `json:"data"`
-	Start               time.Time     `json:"start"`
-	WallMillis          int64         `json:"wallMillis"`
-	Iterations          int           `json:"iterations"`
-	Warmups             int           `json:"warmups"`
-	Queries             []QueryResult `json:"queries"`
-	GeometricMeanMillis int64         `json:"geometricMeanMillis,omitempty"`
-	FailedQueries       []int         `json:"failedQueries,omitempty"`
-	// Probe is the input path's read throughput, measured when asked for.
-	Probe *ProbeResult `json:"probe,omitempty"`
-	// CgroupPeakBytes is the peak of the runner's own cgroup over the whole run (in a container: the
-	// runner and all queries, page cache included), and CgroupPeakSource where it was read; absent
-	// when the runner has no cgroup of its own.
-	CgroupPeakBytes  int64  `json:"cgroupPeakBytes,omitempty"`
-	CgroupPeakSource string `json:"cgroupPeakSource,omitempty"`
-}
+// Result is a whole run; a BenchRun's Job reports it to the controller (see wire.BenchResult).
+type Result = wire.BenchResult
 
 // Run runs every query Warmups + Iterations times, each in a fresh process, and returns the results.
 // It returns an error only when ctx ends; failing queries are results.
@@ -200,6 +160,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			spec.Progress(qr)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return res, err // stopped during the last query: its result is not a measurement
+	}
 	res.WallMillis = time.Since(res.Start).Milliseconds()
 	res.GeometricMeanMillis = geometricMean(res.Queries)
 	if v, src, ok := memory.CgroupPeak(); ok {
@@ -222,10 +185,11 @@ type iteration struct {
 // stderrTailBytes is how much of a failed query's stderr is kept.
 const stderrTailBytes = 2048
 
-func runOnce(ctx context.Context, spec Spec, q int) iteration {
+func runOnce(parent context.Context, spec Spec, q int) iteration {
+	ctx := parent
 	if spec.QueryTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, spec.QueryTimeout)
+		ctx, cancel = context.WithTimeout(parent, spec.QueryTimeout)
 		defer cancel()
 	}
 	cmd, err := spec.Engine.Command(ctx, q, spec.Data)
@@ -263,6 +227,10 @@ func runOnce(ctx context.Context, spec Spec, q int) iteration {
 		}
 	}
 	switch {
+	case parent.Err() != nil:
+		// The run itself was stopped (a signal, its deadline): we killed the query, no OOM killer did.
+		it.status = StatusFailed
+		it.stderrTail = fmt.Sprintf("query %d was stopped with the run: %v", q, context.Cause(parent))
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		it.status = StatusTimeout
 		it.stderrTail = fmt.Sprintf("query %d ran past its %s timeout and was stopped", q, spec.QueryTimeout)

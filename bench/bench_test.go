@@ -172,11 +172,38 @@ func TestProbeReadsEveryFileOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".pqcache", "manifest.db"), make([]byte, 4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Probe(context.Background(), dir, 3)
+	r, err := Probe(context.Background(), dir, 3, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Files != 4 || r.Bytes != want || r.Streams != 3 || r.BytesPerSecond <= 0 {
 		t.Fatalf("probe: %+v, want 4 files, %d bytes", r, want)
+	}
+	// Bounded: it stops after about maxBytes (each stream finishes the read it is in), not after the data set.
+	r, err = Probe(context.Background(), dir, 1, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Files >= 4 || r.Bytes < 1<<20 || r.Bytes > 1<<20+probeBuffer {
+		t.Fatalf("probe bounded at 1 MiB: %+v, want about 1 MiB of the %d bytes, not every file", r, want)
+	}
+}
+
+func TestAStoppedRunIsNotAnOOMKill(t *testing.T) {
+	t.Setenv(fakeEngineEnv, "1")
+	// Query 3 sleeps for 10 s; the run is stopped (SIGTERM to the runner, its deadline) after 300 ms.
+	// The runner kills the query's process group with SIGKILL, which must not read as the OOM killer.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	spec := fakeSpec(3)
+	spec.QueryTimeout, spec.Warmups, spec.Iterations = time.Minute, 0, 1
+	var got []QueryResult
+	spec.Progress = func(q QueryResult) { got = append(got, q) }
+	_, err := Run(ctx, spec)
+	if err == nil {
+		t.Fatal("a stopped run reported no error")
+	}
+	if len(got) != 1 || got[0].Status == StatusOOMKilled || got[0].Status == StatusTimeout || !strings.Contains(got[0].StderrTail, "stopped with the run") {
+		t.Fatalf("query of a stopped run: %+v", got)
 	}
 }

@@ -75,33 +75,3 @@ func TestParseQueries(t *testing.T) {
 		}
 	}
 }
-
-func TestSummaryFitsATerminationMessage(t *testing.T) {
-	res := &Result{Label: "12cpu-48gi / mixed-staged", Engine: "duckdb", Iterations: 100, Warmups: 10}
-	for q := 1; q <= 22; q++ {
-		res.Queries = append(res.Queries, QueryResult{
-			Query: q, Status: StatusFailed, Millis: make([]int64, 100), MedianMillis: 123456, MinMillis: 100000, MaxMillis: 999999,
-			PeakMemoryBytes: 12345678901, PeakAnonBytes: 1234567890, PeakFileBytes: 1234567890, MemorySource: "rusage",
-			Rows: 1000000, Digest: "0123456789abcdef-1000000", ExitCode: 1, StderrTail: strings.Repeat("Binder Error: x ", 200),
-		})
-	}
-	res.Probe = &ProbeResult{Files: 1000, Bytes: 1 << 40, Streams: 8, Millis: 100000, BytesPerSecond: 1 << 30}
-	enc, err := EncodeSummary(res, TerminationMessageLimit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(enc) > TerminationMessageLimit {
-		t.Fatalf("summary is %d bytes", len(enc))
-	}
-	back, err := DecodeSummary(string(enc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(back.Queries) != 22 || back.Queries[21].Digest != res.Queries[21].Digest || back.Queries[0].MedianMillis != 123456 || back.Probe.BytesPerSecond != 1<<30 {
-		t.Fatalf("round trip lost data: %+v", back.Queries[0])
-	}
-	t.Logf("22 worst-case queries: %d bytes", len(enc))
-	if _, err := DecodeSummary("hello"); err == nil {
-		t.Fatal("plain text decoded as a summary")
-	}
-}

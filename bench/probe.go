@@ -27,26 +27,30 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.
-type ProbeResult struct {
-	Files          int64 `json:"files"`
-	Bytes          int64 `json:"bytes"`
-	Streams        int   `json:"streams"`
-	Millis         int64 `json:"millis"`
-	BytesPerSecond int64 `json:"bytesPerSecond"`
-}
+type ProbeResult = wire.ProbeResult
 
 // probeBuffer is the read size of one stream: large sequential reads, as a scan does.
 const probeBuffer = 1 << 20
 
-// Probe reads every file under dir once, sequentially, with streams files in flight at a time, and
-// reports the throughput: the input path's speed (volume, mount, ...) without an engine in the way.
-// Files under a .pqcache directory (the cache's own bookkeeping) are skipped.
-func Probe(ctx context.Context, dir string, streams int) (*ProbeResult, error) {
+// DefaultProbeBytes bounds what a probe reads by default: enough for a steady rate on any volume, and
+// far less than reading a whole large data set again after every run.
+const DefaultProbeBytes = 1 << 30
+
+// Probe reads the files under dir sequentially, with streams files in flight at a time, until it has
+// read maxBytes (0: DefaultProbeBytes; negative: everything), and reports the throughput: the input
+// path's speed (volume, mount, ...) without an engine in the way. Files under a .pqcache directory
+// (the cache's own bookkeeping) are skipped.
+func Probe(ctx context.Context, dir string, streams int, maxBytes int64) (*ProbeResult, error) {
 	if streams < 1 {
 		streams = 1
+	}
+	if maxBytes == 0 {
+		maxBytes = DefaultProbeBytes
 	}
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -65,19 +69,23 @@ func Probe(ctx context.Context, dir string, streams int) (*ProbeResult, error) {
 		return nil, fmt.Errorf("listing %s: %w", dir, err)
 	}
 	var (
-		total atomic.Int64
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		errs  []error
+		total, read atomic.Int64
+		wg          sync.WaitGroup
+		mu          sync.Mutex
+		errs        []error
 	)
+	enough := func() bool { return maxBytes > 0 && total.Load() >= maxBytes }
 	next := make(chan string)
 	start := time.Now()
 	for range streams {
 		wg.Go(func() {
 			buf := make([]byte, probeBuffer)
 			for p := range next {
-				n, err := readAll(ctx, p, buf)
-				total.Add(n)
+				if enough() {
+					continue // drain: the probe has its fill
+				}
+				read.Add(1)
+				err := readAll(ctx, p, buf, &total, enough)
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
@@ -86,16 +94,21 @@ func Probe(ctx context.Context, dir string, streams int) (*ProbeResult, error) {
 			}
 		})
 	}
+feed:
 	for _, f := range files {
+		if enough() {
+			break
+		}
 		select {
 		case next <- f:
 		case <-ctx.Done():
+			break feed
 		}
 	}
 	close(next)
 	wg.Wait()
 	elapsed := time.Since(start)
-	r := &ProbeResult{Files: int64(len(files)), Bytes: total.Load(), Streams: streams, Millis: elapsed.Milliseconds()}
+	r := &ProbeResult{Files: read.Load(), Bytes: total.Load(), Streams: streams, Millis: elapsed.Milliseconds()}
 	if elapsed > 0 {
 		r.BytesPerSecond = int64(float64(r.Bytes) / elapsed.Seconds())
 	}
@@ -105,22 +118,22 @@ func Probe(ctx context.Context, dir string, streams int) (*ProbeResult, error) {
 	return r, errors.Join(errs...)
 }
 
-func readAll(ctx context.Context, path string, buf []byte) (int64, error) {
+// readAll reads path to its end, or until enough says the probe has read its fill, counting into total.
+func readAll(ctx context.Context, path string, buf []byte, total *atomic.Int64, enough func() bool) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer f.Close()
-	var n int64
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !enough() {
 		k, err := f.Read(buf)
-		n += int64(k)
+		total.Add(int64(k))
 		if errors.Is(err, io.EOF) {
-			return n, nil
+			return nil
 		}
 		if err != nil {
-			return n, fmt.Errorf("reading %s: %w", path, err)
+			return fmt.Errorf("reading %s: %w", path, err)
 		}
 	}
-	return n, ctx.Err()
+	return ctx.Err()
 }

@@ -16,85 +16,15 @@ limitations under the License.
 
 package bench
 
-import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
-)
+import "github.com/pqcache/pqcache/internal/wire"
 
 // TerminationMessageLimit is the size Kubernetes keeps of a container's termination message.
-const TerminationMessageLimit = 4096
+const TerminationMessageLimit = wire.TerminationMessageLimit
 
-// summaryPrefix marks an encoded summary, so a reader can tell it from plain text.
-const summaryPrefix = "pqcache-bench-v1:"
-
-// EncodeSummary packs a result for a termination message: per-iteration times and stderr tails are
-// dropped (the per-query summary is kept), the JSON is gzipped and base64-encoded, and must fit in
-// limit bytes; 22 queries take about 1.5 KB.
+// EncodeSummary packs a result for a termination message (wire.EncodeBenchSummary).
 func EncodeSummary(res *Result, limit int) ([]byte, error) {
-	c := *res
-	c.Queries = make([]QueryResult, len(res.Queries))
-	for i, q := range res.Queries {
-		q.Millis = nil
-		if len(q.StderrTail) > 160 {
-			q.StderrTail = q.StderrTail[len(q.StderrTail)-160:]
-		}
-		c.Queries[i] = q
-	}
-	for {
-		data, err := json.Marshal(&c)
-		if err != nil {
-			return nil, err
-		}
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		if _, err := zw.Write(data); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		out := []byte(summaryPrefix + base64.StdEncoding.EncodeToString(buf.Bytes()))
-		if len(out) <= limit {
-			return out, nil
-		}
-		trimmed := false
-		for i := range c.Queries {
-			if c.Queries[i].StderrTail != "" {
-				c.Queries[i].StderrTail, trimmed = "", true
-			}
-		}
-		if !trimmed {
-			return nil, fmt.Errorf("the summary of %d queries takes %d bytes, more than %d", len(c.Queries), len(out), limit)
-		}
-	}
+	return wire.EncodeBenchSummary(res, limit)
 }
 
-// DecodeSummary reads what EncodeSummary wrote.
-func DecodeSummary(s string) (*Result, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(s), summaryPrefix)
-	if !ok {
-		return nil, fmt.Errorf("not a pqcache bench summary")
-	}
-	raw, err := base64.StdEncoding.DecodeString(rest)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the bench summary: %w", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("decoding the bench summary: %w", err)
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("decoding the bench summary: %w", err)
-	}
-	var res Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("decoding the bench summary: %w", err)
-	}
-	return &res, nil
-}
+// DecodeSummary reads what EncodeSummary wrote (wire.DecodeBenchSummary).
+func DecodeSummary(s string) (*Result, error) { return wire.DecodeBenchSummary(s) }

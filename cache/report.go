@@ -18,116 +18,43 @@ package cache
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/pqcache/pqcache/cache/manifest"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Result of a sync.
 const (
-	ResultSucceeded = "Succeeded"
-	ResultFailed    = "Failed"
+	ResultSucceeded = wire.ResultSucceeded
+	ResultFailed    = wire.ResultFailed
 )
 
 // Reasons a failed sync reports; they match the Dataset condition reasons.
 const (
-	ReasonAccessDenied         = "AccessDenied"
-	ReasonNoSuchBucket         = "NoSuchBucket"
-	ReasonInvalidCredentials   = "InvalidCredentials"
-	ReasonInsufficientCapacity = "InsufficientCapacity"
-	ReasonHostileKeys          = "HostileKeys"
-	ReasonSyncFailed           = "SyncFailed"
-	// The cache volume refused writes: read-only (EROFS), not writable by pqcache (EACCES, EPERM),
-	// or failing (EIO). A full volume (ENOSPC, EDQUOT) is InsufficientCapacity.
-	ReasonVolumeReadOnly         = "VolumeReadOnly"
-	ReasonVolumePermissionDenied = "VolumePermissionDenied"
-	ReasonVolumeIOError          = "VolumeIOError"
+	ReasonAccessDenied         = wire.ReasonAccessDenied
+	ReasonNoSuchBucket         = wire.ReasonNoSuchBucket
+	ReasonInvalidCredentials   = wire.ReasonInvalidCredentials
+	ReasonInsufficientCapacity = wire.ReasonInsufficientCapacity
+	ReasonHostileKeys          = wire.ReasonHostileKeys
+	ReasonSyncFailed           = wire.ReasonSyncFailed
+	// The cache volume refused writes (by errno); a full volume is InsufficientCapacity.
+	ReasonVolumeReadOnly         = wire.ReasonVolumeReadOnly
+	ReasonVolumePermissionDenied = wire.ReasonVolumePermissionDenied
+	ReasonVolumeIOError          = wire.ReasonVolumeIOError
 )
 
-// Report is the machine-readable summary of a sync: `pqcache sync --json` prints it, and the operator
-// turns it into Dataset status. Measurements are integers (bytes, milliseconds).
-type Report struct {
-	Result         string    `json:"result"`
-	Reason         string    `json:"reason,omitempty"`
-	Message        string    `json:"message,omitempty"`
-	Source         string    `json:"source"`
-	DryRun         bool      `json:"dryRun,omitempty"`
-	Start          time.Time `json:"start"`
-	End            time.Time `json:"end"`
-	DurationMillis int64     `json:"durationMillis"`
-	FilesListed    int64     `json:"filesListed"`
-	FilesCopied    int64     `json:"filesCopied"`
-	FilesDeleted   int64     `json:"filesDeleted"`
-	FilesUnchanged int64     `json:"filesUnchanged"`
-	FilesFailed    int64     `json:"filesFailed"`
-	Replanned      int64     `json:"replanned,omitempty"`
-	BytesCopied    int64     `json:"bytesCopied"`
-	// BytesResumed are bytes of large files that an interrupted earlier run had fetched and verified,
-	// and this one did not fetch again.
-	BytesResumed   int64            `json:"bytesResumed,omitempty"`
-	BytesPerSecond int64            `json:"bytesPerSecond"`
-	Requests       RequestCounts    `json:"requests"`
-	Manifest       manifest.Summary `json:"manifest"`
-	Layout         Layout           `json:"layout"`
-	// Failed lists the first files that could not be copied, with why.
-	Failed []FileError `json:"failed,omitempty"`
-	// Plan is filled by a dry run.
-	Plan PlanSummary `json:"plan,omitzero"`
-	// Space is set when the sync was refused for lack of room: what it needed and what the volume had.
-	Space *Space `json:"space,omitempty"`
-}
-
-// Space is the room a refused sync needed.
-type Space struct {
-	NeedBytes  int64 `json:"needBytes"`
-	FreeBytes  int64 `json:"freeBytes"`
-	TotalBytes int64 `json:"totalBytes"`
-}
-
-// RequestCounts are the HTTP requests a sync sent, retries included.
-type RequestCounts struct {
-	List int64 `json:"list"`
-	Get  int64 `json:"get"`
-	Head int64 `json:"head"`
-}
-
-// Layout summarises the Parquet row groups of the cache.
-type Layout struct {
-	ParquetFiles    int64    `json:"parquetFiles"`
-	RowGroups       int64    `json:"rowGroups"`
-	MinRowsPerGroup int64    `json:"minRowsPerGroup"`
-	MaxRowsPerGroup int64    `json:"maxRowsPerGroup"`
-	Advice          []string `json:"advice,omitempty"`
-}
-
-// FileError is one file that could not be copied.
-type FileError struct {
-	Key   string `json:"key"`
-	Error string `json:"error"`
-}
-
-// PlanSummary is what a dry run would do.
-type PlanSummary struct {
-	Copies    int64 `json:"copies"`
-	CopyBytes int64 `json:"copyBytes"`
-	Deletes   int64 `json:"deletes"`
-}
-
-// Progress is a snapshot of a running sync.
-type Progress struct {
-	// Listing is true until the whole prefix has been listed; totals grow until then.
-	Listing         bool      `json:"listing"`
-	FilesDone       int64     `json:"filesDone"`
-	FilesTotal      int64     `json:"filesTotal"`
-	BytesDone       int64     `json:"bytesDone"`
-	BytesTotal      int64     `json:"bytesTotal"`
-	BytesPerSecond  int64     `json:"bytesPerSecond"`
-	RemainingMillis int64     `json:"remainingMillis,omitempty"`
-	Time            time.Time `json:"time"`
-}
+// The report types are the worker's wire contract with the operator (package wire); these names keep
+// the engine's code readable.
+type (
+	Report        = wire.SyncReport
+	Space         = wire.Space
+	RequestCounts = wire.RequestCounts
+	Layout        = wire.Layout
+	FileError     = wire.FileError
+	PlanSummary   = wire.PlanSummary
+	Progress      = wire.SyncProgress
+)
 
 type progressCounters struct {
 	filesDone, filesTotal, bytesDone, bytesTotal atomic.Int64
@@ -175,29 +102,4 @@ func (s *syncer) startProgress(ctx context.Context) (stop func()) {
 }
 
 // TerminationMessageLimit is the size Kubernetes keeps of a container's termination message.
-const TerminationMessageLimit = 4096
-
-// Compact returns the report as single-line JSON of at most limit bytes, for a channel with a size
-// limit such as a termination message: it drops listed failures, then layout advice, then shortens
-// the message, and keeps every count.
-func (r *Report) Compact(limit int) ([]byte, error) {
-	c := *r
-	c.Failed = append([]FileError(nil), r.Failed...)
-	c.Layout.Advice = append([]string(nil), r.Layout.Advice...)
-	for {
-		data, err := json.Marshal(&c)
-		if err != nil || len(data) <= limit {
-			return data, err
-		}
-		switch {
-		case len(c.Failed) > 0:
-			c.Failed = c.Failed[:len(c.Failed)-1]
-		case len(c.Layout.Advice) > 0:
-			c.Layout.Advice = c.Layout.Advice[:len(c.Layout.Advice)-1]
-		case len(c.Message) > 64:
-			c.Message = truncate(c.Message, len(c.Message)/2)
-		default:
-			return nil, fmt.Errorf("report does not fit in %d bytes even without details (%d bytes)", limit, len(data))
-		}
-	}
-}
+const TerminationMessageLimit = wire.TerminationMessageLimit

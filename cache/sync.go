@@ -47,6 +47,7 @@ import (
 	"github.com/pqcache/pqcache/cache/parquetmeta"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Store is what the engine needs from an object store; s3store.Store implements it.
@@ -470,14 +471,7 @@ func (s *syncer) finishReport(err error) error {
 		return nil
 	}
 	r.Result = ResultFailed
-	r.Message = truncate(err.Error(), 1024)
+	r.Message = wire.Truncate(err.Error(), 1024)
 	r.Reason = s.reason(err)
 	return err
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -19,7 +19,6 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
 	"sort"
 	"strconv"
@@ -32,13 +31,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 const (
-	componentBench     = "bench"
+	componentBench = "bench"
+	// LabelBenchRun holds the BenchRun's name on its Jobs (shortened with a hash when longer than a label
+	// value may be; AnnotationBenchRun has it whole).
 	LabelBenchRun      = "data.pqcache.dev/benchrun"
+	AnnotationBenchRun = "data.pqcache.dev/benchrun-name"
 	annotationConfig   = "data.pqcache.dev/config"
 	annotationInput    = "data.pqcache.dev/input"
 	benchContainerName = "bench"
@@ -49,6 +50,8 @@ type benchJob struct {
 	config datav1alpha1.ResourceConfig
 	input  datav1alpha1.BenchInput
 	index  int // of the input, for the Job name
+	// name is the Job's name, unique to the run (see benchJobName).
+	name string
 }
 
 // inputLabel names an input in status and reports: its type, and the claim for a claim input.
@@ -64,7 +67,9 @@ func plannedJobs(run *datav1alpha1.BenchRun) []benchJob {
 	var out []benchJob
 	for _, c := range run.Spec.Configs {
 		for i, in := range run.Spec.Inputs {
-			out = append(out, benchJob{config: c, input: in, index: i})
+			j := benchJob{config: c, input: in, index: i}
+			j.name = benchJobName(run, j)
+			out = append(out, j)
 		}
 	}
 	return out
@@ -101,8 +106,8 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	bench.Args = append(bench.Args, "--fresh-data", scratchPath)
 	// For a command engine, which reads its data itself: where the staged prefixes are.
 	bench.Env = append(bench.Env,
-		corev1.EnvVar{Name: "PQCACHE_FRESH_DIR", Value: scratchPath},
-		corev1.EnvVar{Name: "PQCACHE_FRESH_PREFIXES", Value: strings.Join(ds.Spec.Fresh, ",")})
+		corev1.EnvVar{Name: wire.EnvFreshDir, Value: scratchPath},
+		corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
 	bench.VolumeMounts = append(bench.VolumeMounts, corev1.VolumeMount{Name: "scratch", MountPath: scratchPath, ReadOnly: true})
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	stage := corev1.Container{
@@ -121,13 +126,12 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	}
 }
 
+// benchJobName names one Job of a run: the run's and configuration's names for people, and a hash of
+// the run's UID, the configuration and the input, so that no two runs (nor two inputs of one run)
+// share a name, whatever their names: "x-a" with config "b" and "x" with config "a-b" differ.
 func benchJobName(run *datav1alpha1.BenchRun, j benchJob) string {
-	suffix := fmt.Sprintf("-%s-%d", j.config.Name, j.index)
-	name := run.Name
-	if len(name)+len(suffix) > 63 {
-		name = name[:63-len(suffix)]
-	}
-	return name + suffix
+	suffix := "-" + hashOf(8, string(run.UID), j.config.Name, strconv.Itoa(j.index), inputLabel(j.input))
+	return fitName(run.Name+"-"+j.config.Name, suffix, maxJobName)
 }
 
 // queryList renders spec.queries for the runner; empty means all 22.
@@ -147,7 +151,7 @@ func queryList(qs []int32) string {
 // of the run's timeout. The built-in engine runs in the operator's image; a command engine runs in its
 // own image, with pqcache's static runner copied in by an init container.
 func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, opts WorkerOptions, deadline time.Duration) *batchv1.Job {
-	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: run.Name}
+	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: labelValue(run.Name)}
 	res := corev1.ResourceList{corev1.ResourceCPU: j.config.CPU, corev1.ResourceMemory: j.config.Memory}
 	warmups := int32(1)
 	if run.Spec.Warmups != nil {
@@ -242,8 +246,8 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		if j.input.Type == datav1alpha1.InputMixedDirect {
 			// Static tables under --data on the volume; the fresh prefixes straight from the bucket.
 			container.Env = append(container.Env,
-				corev1.EnvVar{Name: "PQCACHE_FRESH_URL", Value: "s3://" + s3.Bucket + "/" + s3.Prefix},
-				corev1.EnvVar{Name: "PQCACHE_FRESH_PREFIXES", Value: strings.Join(ds.Spec.Fresh, ",")})
+				corev1.EnvVar{Name: wire.EnvFreshURL, Value: "s3://" + s3.Bucket + "/" + s3.Prefix},
+				corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
 		}
 	} else {
 		threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
@@ -253,8 +257,8 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: benchJobName(run, j), Namespace: run.Namespace, Labels: labels,
-			Annotations: map[string]string{annotationConfig: j.config.Name, annotationInput: inputLabel(j.input)},
+			Name: j.name, Namespace: run.Namespace, Labels: labels,
+			Annotations: map[string]string{annotationConfig: j.config.Name, annotationInput: inputLabel(j.input), AnnotationBenchRun: run.Name},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
@@ -288,7 +292,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 	for _, p := range pods {
 		for _, cs := range p.Status.InitContainerStatuses {
 			if t := cs.State.Terminated; cs.Name == stageContainerName && t != nil && t.Message != "" {
-				var rep cache.Report
+				var rep wire.SyncReport
 				if json.Unmarshal([]byte(t.Message), &rep) == nil {
 					r.StagedBytes, r.StageMillis = rep.BytesCopied, rep.DurationMillis
 				}
@@ -304,7 +308,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 		}
 	}
 	if term != nil && term.Message != "" {
-		if res, err := bench.DecodeSummary(term.Message); err == nil {
+		if res, err := wire.DecodeBenchSummary(term.Message); err == nil {
 			fillBenchResult(&r, res)
 			return r
 		}
@@ -321,7 +325,7 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 	return r
 }
 
-func fillBenchResult(r *datav1alpha1.BenchResult, res *bench.Result) {
+func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	r.WallMillis = res.WallMillis
 	r.GeometricMeanMillis = res.GeometricMeanMillis
 	if res.Probe != nil {
@@ -421,10 +425,21 @@ func costMicros(p *datav1alpha1.Pricing, cfg datav1alpha1.ResourceConfig, r data
 	compute.Mul(compute, rat(p.PlacementMultiplier, "1"))
 	transfer := new(big.Rat).Mul(new(big.Rat).SetFrac64(r.StagedBytes+readBytes, 1_000_000_000), rat(p.TransferGB, "0"))
 	total := new(big.Rat).Add(compute, transfer)
-	total.Mul(total, big.NewRat(1_000_000, 1))
-	f, _ := total.Float64()
-	micros := int64(math.Round(f))
-	return &micros
+	return roundMicros(total.Mul(total, big.NewRat(1_000_000, 1)))
+}
+
+// roundMicros rounds a non-negative amount to the nearest integer, exactly; nil when it does not fit
+// in an int64 (no estimate is better than a wrapped one).
+func roundMicros(v *big.Rat) *int64 {
+	q, rem := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
+	if rem.Lsh(rem, 1).CmpAbs(v.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return nil
+	}
+	n := q.Int64()
+	return &n
 }
 
 // breakEvenRuns is how many runs it takes for the cache to pay for itself: filling it costs the data
@@ -453,19 +468,24 @@ func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, 
 		if vol == nil || s3 == nil {
 			continue
 		}
-		saving := *s3 - *vol
-		if saving <= 0 {
+		if *s3 <= *vol {
 			return nil
 		}
+		saving := new(big.Int).Sub(big.NewInt(*s3), big.NewInt(*vol))
 		price, ok := new(big.Rat).SetString(p.TransferGB)
 		if !ok {
 			price = new(big.Rat)
 		}
-		fill := new(big.Rat).Mul(new(big.Rat).SetFrac64(syncBytes, 1_000_000_000), price)
-		fill.Mul(fill, big.NewRat(1_000_000, 1))
-		f, _ := fill.Float64()
-		n := max(int64(1), int64(math.Ceil(f/float64(saving))))
-		return &n
+		// runs = ceil(fill / saving), in exact arithmetic: fill (in micros) = bytes / 1e9 × price × 1e6.
+		fill := new(big.Rat).Mul(new(big.Rat).SetFrac64(syncBytes, 1_000), price)
+		n, rem := new(big.Int).QuoRem(fill.Num(), new(big.Int).Mul(fill.Denom(), saving), new(big.Int))
+		if rem.Sign() > 0 {
+			n.Add(n, big.NewInt(1))
+		}
+		if !n.IsInt64() {
+			return nil
+		}
+		return ptr.To(max(1, n.Int64()))
 	}
 	return nil
 }

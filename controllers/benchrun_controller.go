@@ -43,10 +43,14 @@ import (
 )
 
 // BenchRunReconciler runs a BenchRun: when its Dataset is Ready, one Job per configuration × input runs
-// `pqcache bench`; their summaries (termination messages) become status, and a Succeeded condition
-// ends the run. A BenchRun is one-shot: its spec cannot change, and a finished run is left as it is.
+// `pqcache bench`. Each Job's summary (its termination message) is recorded in status once, when the
+// Job finishes; from then on the record is the truth, and the Job may be garbage-collected. A
+// Succeeded condition ends the run. A BenchRun is one-shot: its spec cannot change, and a finished run
+// is left as it is.
 type BenchRunReconciler struct {
 	client.Client
+	// APIReader reads pods, events and Jobs uncached: pods only for a run's own Jobs, and Jobs to tell
+	// a Job that is gone from one the cache has not seen yet.
 	APIReader client.Reader
 	Clock     clock.PassiveClock
 	Worker    WorkerOptions
@@ -54,45 +58,480 @@ type BenchRunReconciler struct {
 	// waiting longest start first, so one big run cannot starve the others, and measurements do not
 	// fight over nodes more than the cap allows.
 	MaxConcurrentJobs int
+	// SweepInterval is how often the admission queue drops keys of runs that are gone (default 5m).
+	SweepInterval time.Duration
 
 	admission *admission
 }
 
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=benchruns,verbs=get;list;watch
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=benchruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
 
 // Reconcile advances one BenchRun and writes its status once, if it changed.
 func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var run datav1alpha1.BenchRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.admission.ForgetOwner(req.NamespacedName) // deleted, maybe while its Jobs waited for a slot
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := run.DeepCopy()
 	result, err := r.reconcileRun(ctx, &run)
 	run.Status.ObservedGeneration = run.Generation
 	if !equality.Semantic.DeepEqual(orig.Status, run.Status) {
-		if perr := r.Status().Patch(ctx, &run, client.MergeFrom(orig)); perr != nil {
+		// The patch carries the resourceVersion read: a reconcile that started from a stale copy
+		// (before another recorded the same Job) is refused instead of writing over that record.
+		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+		if perr := r.Status().Patch(ctx, &run, patch); perr != nil {
+			if apierrors.IsConflict(perr) && err == nil {
+				ctrl.LoggerFrom(ctx).V(1).Info("Status changed meanwhile; reconciling again from the newer copy")
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
 			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating status of benchrun %s: %w", klog.KObj(&run), perr))
 		}
+	}
+	if finished(&run) {
+		ctrl.LoggerFrom(ctx).Info("Bench run finished", "benchrun", klog.KObj(&run), "reason", meta.FindStatusCondition(run.Status.Conditions, datav1alpha1.ConditionSucceeded).Reason)
 	}
 	return result, err
 }
 
-func (r *BenchRunReconciler) set(run *datav1alpha1.BenchRun, t string, s metav1.ConditionStatus, reason, msg string) {
+// finished reports whether the run has ended (Succeeded is True or False).
+func finished(run *datav1alpha1.BenchRun) bool {
+	c := meta.FindStatusCondition(run.Status.Conditions, datav1alpha1.ConditionSucceeded)
+	return c != nil && c.Status != metav1.ConditionUnknown
+}
+
+// reconcileRun observes the run's Dataset and Jobs, records finished Jobs, starts the Jobs that may
+// start, and sets the conditions. Each step is a function of what the previous ones found.
+func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1.BenchRun) (ctrl.Result, error) {
+	owner := client.ObjectKeyFromObject(run)
+	if finished(run) || !run.DeletionTimestamp.IsZero() {
+		r.admission.ForgetOwner(owner)
+		return ctrl.Result{}, nil
+	}
+	now := r.Clock.Now()
+	run.Status.Queries = int32(len(run.Spec.Queries))
+	if run.Status.Queries == 0 {
+		run.Status.Queries = queries.Count
+	}
+	ds, err := r.dataset(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if run.Status.StartTime == nil {
+		g := startGate(run, ds)
+		switch {
+		case g.refuse != "":
+			finishRun(run, datav1alpha1.ReasonUnsupported, g.refuse, now)
+			r.admission.ForgetOwner(owner)
+			return ctrl.Result{}, nil
+		case g.wait != "":
+			setWaiting(run, datav1alpha1.ReasonWaitingForDataset, g.wait)
+			return ctrl.Result{}, nil // the Dataset's creation and status changes wake us
+		}
+		run.Status.StartTime = &metav1.Time{Time: now}
+		if ds.Status.Manifest != nil {
+			run.Status.DatasetDigest = ds.Status.Manifest.Digest
+		}
+	}
+
+	jobs, err := r.ownedJobs(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	deadline := run.Status.StartTime.Add(parseDuration(run.Spec.Timeout, 6*time.Hour))
+	views := observeJobs(plannedJobs(run), run.Status.Results, jobs)
+	for i := range views {
+		if err := r.advance(ctx, run, ds, &views[i], deadline, now); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var dataBytes int64
+	if ds != nil && ds.Status.Manifest != nil {
+		dataBytes = ds.Status.Manifest.Bytes
+	}
+	sum := summarizeRun(run, views, dataBytes, !now.Before(deadline))
+	applyRunSummary(run, sum, now)
+	if finished(run) {
+		r.admission.ForgetOwner(owner)
+		return ctrl.Result{}, nil
+	}
+	next := time.Minute
+	if sum.starting || len(sum.stuck) > 0 || len(sum.conflicts) > 0 {
+		next = 10 * time.Second // what the scheduler and kubelet say is not a Job event: look again sooner
+	}
+	return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
+}
+
+// dataset is the run's Dataset, or nil when it does not exist.
+func (r *BenchRunReconciler) dataset(ctx context.Context, run *datav1alpha1.BenchRun) (*datav1alpha1.Dataset, error) {
+	var ds datav1alpha1.Dataset
+	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.DatasetRef.Name}, &ds); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading dataset %s: %w", run.Spec.DatasetRef.Name, err)
+	}
+	return &ds, nil
+}
+
+// ownedJobs lists the Jobs the run controls, by name.
+func (r *BenchRunReconciler) ownedJobs(ctx context.Context, run *datav1alpha1.BenchRun) (map[string]*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: labelValue(run.Name), LabelComponent: componentBench}); err != nil {
+		return nil, fmt.Errorf("listing bench jobs: %w", err)
+	}
+	out := map[string]*batchv1.Job{}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], run) {
+			out[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return out, nil
+}
+
+// gate says whether a run that has not started may: refuse is why it never can, wait why not yet.
+type gate struct{ refuse, wait string }
+
+// startGate decides, before the first Job, whether the run can start: its Dataset must exist, serve
+// its inputs, and be Ready.
+func startGate(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) gate {
+	if ds == nil {
+		return gate{wait: fmt.Sprintf("Dataset %q does not exist", run.Spec.DatasetRef.Name)}
+	}
+	if why := unsupportedWith(run, ds); why != "" {
+		return gate{refuse: why}
+	}
+	if !ds.DeletionTimestamp.IsZero() {
+		return gate{wait: fmt.Sprintf("Dataset %q is being deleted", ds.Name)}
+	}
+	if !meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady) {
+		return gate{wait: fmt.Sprintf("Waiting for Dataset %q to be Ready", ds.Name)}
+	}
+	return gate{}
+}
+
+// jobPhase is where one planned Job stands. It is derived each time from status and the Jobs seen,
+// never stored.
+type jobPhase int
+
+const (
+	// jobNotCreated: no record and no Job; it starts when admitted.
+	jobNotCreated jobPhase = iota
+	// jobRunning: the Job exists and has not finished.
+	jobRunning
+	// jobFinished: the Job finished and its result is not recorded yet.
+	jobFinished
+	// jobRecorded: its result is in status; the Job may be gone.
+	jobRecorded
+	// jobUnseen: status says it was created, but the cache has no such Job: not seen yet, or gone.
+	jobUnseen
+	// jobQueued: not created, waiting for a slot under the cap.
+	jobQueued
+	// jobNeverRan: not created, and the run's deadline has passed.
+	jobNeverRan
+	// jobConflict: a Job of that name exists and belongs to something else.
+	jobConflict
+)
+
+// jobView is one planned Job with what is known of it.
+type jobView struct {
+	plan   benchJob
+	phase  jobPhase
+	job    *batchv1.Job
+	record *datav1alpha1.BenchResult // its entry in status.results, if any
+	// result is the entry to keep in status for this Job (recorded, or recorded now).
+	result *datav1alpha1.BenchResult
+	// pods, for a running Job: whether some pod has not started, and what keeps it from running.
+	podState   podState
+	podProblem podProblem
+	conflict   string
+}
+
+// observeJobs matches the planned Jobs with their records in status and the Jobs that exist.
+func observeJobs(planned []benchJob, results []datav1alpha1.BenchResult, jobs map[string]*batchv1.Job) []jobView {
+	records := map[string]*datav1alpha1.BenchResult{}
+	for i := range results {
+		records[results[i].JobName] = &results[i]
+	}
+	views := make([]jobView, len(planned))
+	for i, p := range planned {
+		v := jobView{plan: p, record: records[p.name], job: jobs[p.name]}
+		switch {
+		case v.record != nil && v.record.CompletionTime != nil:
+			v.phase, v.result = jobRecorded, v.record
+		case v.job != nil && jobStateOf(v.job).Finished:
+			v.phase = jobFinished
+		case v.job != nil:
+			v.phase = jobRunning
+		case v.record != nil:
+			v.phase = jobUnseen
+		default:
+			v.phase = jobNotCreated
+		}
+		views[i] = v
+	}
+	return views
+}
+
+// advance does what one Job's phase asks: record a finished Job, look at a running Job's pods, tell a
+// vanished Job from one the cache has not seen yet, or start one.
+func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, deadline, now time.Time) error {
+	key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + v.plan.name}
+	switch v.phase {
+	case jobFinished:
+		r.admission.Running(key)
+		pods, err := listJobPods(ctx, r.APIReader, v.job)
+		if err != nil {
+			return err
+		}
+		res := benchResultFrom(v.job, jobStateOf(v.job), pods)
+		res.StartTime, res.CompletionTime = &v.job.CreationTimestamp, &metav1.Time{Time: now}
+		v.result = &res
+	case jobRunning:
+		r.admission.Running(key)
+		pods, err := listJobPods(ctx, r.APIReader, v.job)
+		if err != nil {
+			return err
+		}
+		if v.podState, v.podProblem, err = jobPodProblem(ctx, r.APIReader, pods, now); err != nil {
+			return err
+		}
+	case jobUnseen:
+		var j batchv1.Job
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: v.plan.name}, &j)
+		switch {
+		case err == nil && metav1.IsControlledBy(&j, run):
+			v.phase, v.job = jobRunning, &j // the cache has not caught up yet; the next Job event wakes us
+		case err == nil || apierrors.IsNotFound(err):
+			v.phase = jobRecorded
+			v.result = lostResult(v.record, now)
+		default:
+			return fmt.Errorf("reading job %s: %w", v.plan.name, err)
+		}
+	case jobNotCreated:
+		if !now.Before(deadline) {
+			v.phase = jobNeverRan
+			return nil
+		}
+		if ds == nil {
+			// Deleted after the run started: the Jobs that have not started never will.
+			v.phase = jobNeverRan
+			return nil
+		}
+		if r.MaxConcurrentJobs > 0 && !r.admission.Admit(key, activeJobs(ctx, r.Client, componentBench, r.MaxConcurrentJobs), now) {
+			v.phase = jobQueued
+			return nil
+		}
+		return r.create(ctx, run, ds, v, deadline.Sub(now), now)
+	}
+	return nil
+}
+
+// create starts one Job. A Job of the same name that the run controls (created by an earlier
+// reconcile the cache has not caught up with) is taken as started; one that belongs to something else
+// is a conflict the user must see.
+func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, budget time.Duration, now time.Time) error {
+	job := buildBenchJob(run, ds, v.plan, r.Worker, budget)
+	if err := controllerutil.SetControllerReference(run, job, r.Scheme()); err != nil {
+		return err
+	}
+	err := r.Create(ctx, job)
+	if apierrors.IsAlreadyExists(err) {
+		var existing batchv1.Job
+		if gerr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), &existing); gerr != nil {
+			return fmt.Errorf("reading existing %s: %w", describeJob(job), gerr)
+		}
+		if !metav1.IsControlledBy(&existing, run) {
+			v.phase, v.conflict = jobConflict, fmt.Sprintf("Job %s already exists and does not belong to this BenchRun; delete or rename it", job.Name)
+			r.admission.Forget(types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + v.plan.name})
+			return nil
+		}
+		job, err = &existing, nil
+	}
+	if err != nil {
+		r.admission.Forget(types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + v.plan.name})
+		return fmt.Errorf("creating bench %s: %w", describeJob(job), err)
+	}
+	v.phase, v.job = jobRunning, job
+	v.result = &datav1alpha1.BenchResult{Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: job.Name, StartTime: &metav1.Time{Time: now}}
+	return nil
+}
+
+// lostResult records a Job that vanished before its result was recorded: none of its queries ran as
+// far as the run can tell.
+func lostResult(started *datav1alpha1.BenchResult, now time.Time) *datav1alpha1.BenchResult {
+	r := *started
+	r.CompletionTime = &metav1.Time{Time: now}
+	r.Queries = []datav1alpha1.QueryResult{{Query: 0, Status: datav1alpha1.QueryNotRun}}
+	r.Message = fmt.Sprintf("Job %s was deleted before its result was recorded", r.JobName)
+	return &r
+}
+
+// runSummary is what the Jobs add up to.
+type runSummary struct {
+	results   []datav1alpha1.BenchResult
+	counts    datav1alpha1.JobCounts
+	timedOut  bool
+	lost      []string
+	stuck     []string // per Job: "config/input: why"
+	stuckWhy  string   // the reason of the first stuck Job: Unschedulable or PodNotStarting
+	conflicts []string
+	starting  bool
+	// dataBytes is the size of the Dataset's data, the transfer an s3 input pays per run.
+	dataBytes int64
+	// memory maps a configuration to its memory limit, for OOMKilled messages.
+	memory map[string]string
+}
+
+// summarizeRun adds the Jobs up: the results to keep in status (sorted), counts and what is in the way.
+func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, pastDeadline bool) runSummary {
+	s := runSummary{counts: datav1alpha1.JobCounts{Total: int32(len(views))}, memory: map[string]string{}, dataBytes: dataBytes}
+	for _, c := range run.Spec.Configs {
+		s.memory[c.Name] = c.Memory.String()
+	}
+	for _, v := range views {
+		where := v.plan.config.Name + "/" + inputLabel(v.plan.input)
+		switch v.phase {
+		case jobQueued:
+			s.counts.Queued++
+		case jobNeverRan:
+			s.timedOut = s.timedOut || pastDeadline
+		case jobConflict:
+			s.conflicts = append(s.conflicts, v.conflict)
+		case jobRunning:
+			s.counts.Active++
+			switch v.podState {
+			case podStuck:
+				s.stuck = append(s.stuck, where+": "+v.podProblem.Message)
+				if s.stuckWhy == "" {
+					s.stuckWhy = v.podProblem.Reason
+				}
+			case podNotStarted:
+				s.starting = true
+			}
+		}
+		res := v.result
+		if res == nil {
+			res = v.record
+		}
+		if v.phase == jobRunning && res == nil && v.job != nil {
+			// Started by an earlier reconcile whose status write did not land: record the start now.
+			res = &datav1alpha1.BenchResult{Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: v.job.Name, StartTime: &v.job.CreationTimestamp}
+		}
+		if res == nil {
+			continue
+		}
+		if res.CompletionTime != nil && v.phase != jobRunning {
+			if res.Message != "" && runnerDied(res) && res.Queries[0].Status == datav1alpha1.QueryNotRun {
+				s.lost = append(s.lost, where)
+			}
+			if runnerDied(res) {
+				s.counts.Failed++
+			} else {
+				s.counts.Succeeded++
+			}
+			if v.job != nil && jobStateOf(v.job).Reason == batchv1.JobReasonDeadlineExceeded {
+				s.timedOut = true
+			}
+		}
+		out := *res
+		var readBytes int64
+		if v.plan.input.Type == datav1alpha1.InputS3 {
+			readBytes = dataBytes
+		}
+		if out.CompletionTime != nil {
+			out.CostMicros = costMicros(run.Spec.Pricing, v.plan.config, out, readBytes)
+		}
+		s.results = append(s.results, out)
+	}
+	sort.Slice(s.results, func(i, k int) bool {
+		return s.results[i].Config+"/"+s.results[i].Input < s.results[k].Config+"/"+s.results[k].Input
+	})
+	return s
+}
+
+// runnerDied reports whether a recorded Job left no summary (the runner was killed, timed out, or the
+// Job was lost): its one query entry, numbered 0, says why. Such a Job counts as failed; a Job whose
+// runner reported, even with failed queries, as succeeded.
+func runnerDied(r *datav1alpha1.BenchResult) bool {
+	return len(r.Queries) == 1 && r.Queries[0].Query == 0
+}
+
+// applyRunSummary writes the summary into status and sets the conditions: running (with what is in
+// the way), or finished with the outcome of the recorded results.
+func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
+	st := &run.Status
+	st.Results = s.results
+	counts := s.counts
+	st.Jobs = &counts
+	st.Progress = fmt.Sprintf("%d/%d jobs", counts.Succeeded+counts.Failed, counts.Total)
+	st.DurationMillis = now.Sub(st.StartTime.Time).Milliseconds()
+	var recorded []datav1alpha1.BenchResult
+	for _, r := range s.results {
+		if r.CompletionTime != nil {
+			recorded = append(recorded, r)
+		}
+	}
+	if s.dataBytes > 0 { // else the Dataset is gone: keep what was computed while it was there
+		st.BreakEvenRuns = breakEvenRuns(run.Spec.Pricing, recorded, s.dataBytes)
+	}
+
+	switch {
+	case len(s.conflicts) > 0:
+		msg := strings.Join(limit(s.conflicts, 4), "; ")
+		setStalled(run, datav1alpha1.ReasonJobConflict, msg)
+		return
+	case counts.Active+counts.Queued > 0:
+		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
+		if counts.Queued > 0 {
+			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", counts.Queued)
+		}
+		reason := datav1alpha1.ReasonRunning
+		switch s.stuckWhy {
+		case datav1alpha1.ReasonUnschedulable:
+			reason = s.stuckWhy
+			msg = fmt.Sprintf("%d of %d Jobs cannot be scheduled and wait for a node with room until spec.timeout (%s)",
+				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
+		case datav1alpha1.ReasonPodNotStarting:
+			reason = s.stuckWhy
+			msg = fmt.Sprintf("%d of %d Jobs have a pod whose container cannot start; they wait until spec.timeout (%s)",
+				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
+		}
+		if reason == datav1alpha1.ReasonPodNotStarting {
+			// A person must act (an image, a Secret, a ConfigMap): kstatus should say so.
+			setStalled(run, reason, msg)
+			return
+		}
+		setWaiting(run, reason, msg)
+		return
+	}
+	reason, msg := runOutcome(recorded, s.timedOut, s.memory)
+	if len(s.lost) > 0 && (reason == datav1alpha1.ReasonCompleted || reason == datav1alpha1.ReasonQueriesFailed) {
+		reason = datav1alpha1.ReasonJobLost
+		msg = fmt.Sprintf("%d Jobs were deleted before their results were recorded (%s); their queries did not run", len(s.lost), strings.Join(limit(s.lost, 4), ", "))
+	}
+	finishRun(run, reason, msg, now)
+}
+
+func setCondition(run *datav1alpha1.BenchRun, t string, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: run.Generation})
 }
 
-// finish ends the run with reason: Succeeded True for Completed, else False and Stalled (kstatus
+// finishRun ends the run with reason: Succeeded True for Completed, else False and Stalled (kstatus
 // Failed). Reconciling goes.
-func (r *BenchRunReconciler) finish(run *datav1alpha1.BenchRun, reason, msg string, now time.Time) {
+func finishRun(run *datav1alpha1.BenchRun, reason, msg string, now time.Time) {
 	status := metav1.ConditionFalse
 	if reason == datav1alpha1.ReasonCompleted {
 		status = metav1.ConditionTrue
 		meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionStalled)
 	} else {
-		r.set(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
+		setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
 	}
-	r.set(run, datav1alpha1.ConditionSucceeded, status, reason, msg)
+	setCondition(run, datav1alpha1.ConditionSucceeded, status, reason, msg)
 	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionReconciling)
 	if run.Status.CompletionTime == nil {
 		run.Status.CompletionTime = &metav1.Time{Time: now}
@@ -102,195 +541,41 @@ func (r *BenchRunReconciler) finish(run *datav1alpha1.BenchRun, reason, msg stri
 	}
 }
 
-func (r *BenchRunReconciler) waiting(run *datav1alpha1.BenchRun, reason, msg string) {
-	r.set(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
-	r.set(run, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
+// setWaiting marks the run as in progress: Succeeded Unknown and Reconciling True, with reason.
+func setWaiting(run *datav1alpha1.BenchRun, reason, msg string) {
+	setCondition(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
+	setCondition(run, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionStalled)
 }
 
-func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1.BenchRun) (ctrl.Result, error) {
-	if c := meta.FindStatusCondition(run.Status.Conditions, datav1alpha1.ConditionSucceeded); c != nil && c.Status != metav1.ConditionUnknown {
-		return ctrl.Result{}, nil // finished: a BenchRun records one run
-	}
-	now := r.Clock.Now()
-	planned := plannedJobs(run)
-	run.Status.Queries = int32(len(run.Spec.Queries))
-	if run.Status.Queries == 0 {
-		run.Status.Queries = queries.Count
-	}
-
-	// Wait for the Dataset, before the first Job only.
-	var ds datav1alpha1.Dataset
-	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.DatasetRef.Name}, &ds); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		if run.Status.StartTime == nil {
-			r.waiting(run, datav1alpha1.ReasonWaitingForDataset, fmt.Sprintf("Dataset %q does not exist", run.Spec.DatasetRef.Name))
-			return ctrl.Result{}, nil // the Dataset's creation wakes us
-		}
-	}
-	if run.Status.StartTime == nil {
-		if why := unsupportedWith(run, &ds); why != "" {
-			r.finish(run, datav1alpha1.ReasonUnsupported, why, now)
-			return ctrl.Result{}, nil
-		}
-		if !meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady) {
-			r.waiting(run, datav1alpha1.ReasonWaitingForDataset, fmt.Sprintf("Waiting for Dataset %q to be Ready", ds.Name))
-			return ctrl.Result{}, nil // the Dataset's status changes wake us
-		}
-		run.Status.StartTime = &metav1.Time{Time: now}
-		if ds.Status.Manifest != nil {
-			run.Status.DatasetDigest = ds.Status.Manifest.Digest
-		}
-	}
-
-	deadline := run.Status.StartTime.Add(parseDuration(run.Spec.Timeout, 6*time.Hour))
-	var list batchv1.JobList
-	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: run.Name, LabelComponent: componentBench}); err != nil {
-		return ctrl.Result{}, err
-	}
-	existing := map[string]*batchv1.Job{}
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], run) {
-			existing[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	counts := &datav1alpha1.JobCounts{Total: int32(len(planned))}
-	var results []datav1alpha1.BenchResult
-	timedOut := false
-	// unschedulable says which running Jobs' pods fit no node; starting, that some pod is not running
-	// yet (the scheduler's verdict is not a Job event, so the run looks again sooner).
-	var unschedulable []string
-	starting := false
-	for _, pj := range planned {
-		name := benchJobName(run, pj)
-		j, ok := existing[name]
-		// Admission keys name the run and the Job ("run/job": names cannot hold '/'), so a finished Job
-		// can wake the runs queued for a slot without looking them up.
-		key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + name}
-		if !ok {
-			if ds.Name == "" {
-				return ctrl.Result{}, fmt.Errorf("dataset %q is gone", run.Spec.DatasetRef.Name)
-			}
-			if r.MaxConcurrentJobs > 0 && !r.admission.Admit(key, activeJobs(ctx, r.Client, componentBench, r.MaxConcurrentJobs), now) {
-				counts.Queued++
-				continue
-			}
-			job := buildBenchJob(run, &ds, pj, r.Worker, deadline.Sub(now))
-			if err := controllerutil.SetControllerReference(run, job, r.Scheme()); err != nil {
-				return ctrl.Result{}, err
-			}
-			if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-				return ctrl.Result{}, fmt.Errorf("creating bench %s: %w", describeJob(job), err)
-			}
-			counts.Active++
-			continue
-		}
-		r.admission.Running(key)
-		js := jobStateOf(j)
-		if !js.Finished {
-			counts.Active++
-			pods, err := listJobPods(ctx, r.APIReader, j)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			state, why := schedulingOf(pods)
-			switch state {
-			case podUnschedulable:
-				unschedulable = append(unschedulable, fmt.Sprintf("%s/%s: %s", pj.config.Name, pj.input.Type, why))
-			case podNotStarted:
-				starting = true
-			}
-			continue
-		}
-		if js.Failed {
-			counts.Failed++
-			timedOut = timedOut || js.Reason == batchv1.JobReasonDeadlineExceeded
-		} else {
-			counts.Succeeded++
-		}
-		pods, err := listJobPods(ctx, r.APIReader, j)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		res := benchResultFrom(j, js, pods)
-		var readBytes int64
-		if pj.input.Type == datav1alpha1.InputS3 && ds.Status.Manifest != nil {
-			readBytes = ds.Status.Manifest.Bytes
-		}
-		res.CostMicros = costMicros(run.Spec.Pricing, pj.config, res, readBytes)
-		results = append(results, res)
-	}
-	sort.Slice(results, func(i, k int) bool {
-		return results[i].Config+"/"+results[i].Input < results[k].Config+"/"+results[k].Input
-	})
-	run.Status.Results = results
-	if ds.Status.Manifest != nil {
-		run.Status.BreakEvenRuns = breakEvenRuns(run.Spec.Pricing, results, ds.Status.Manifest.Bytes)
-	}
-	run.Status.Jobs = counts
-	run.Status.Progress = fmt.Sprintf("%d/%d jobs", counts.Succeeded+counts.Failed, counts.Total)
-	run.Status.DurationMillis = now.Sub(run.Status.StartTime.Time).Milliseconds()
-	if counts.Active+counts.Queued > 0 {
-		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
-		if counts.Queued > 0 {
-			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", counts.Queued)
-		}
-		reason := datav1alpha1.ReasonRunning
-		if len(unschedulable) > 0 {
-			reason = datav1alpha1.ReasonUnschedulable
-			msg = fmt.Sprintf("%d of %d Jobs cannot be scheduled and wait for a node with room until spec.timeout (%s)",
-				len(unschedulable), counts.Total, strings.Join(limit(unschedulable, 4), "; "))
-		}
-		r.waiting(run, reason, msg)
-		next := time.Minute
-		if starting || len(unschedulable) > 0 {
-			next = 10 * time.Second
-		}
-		return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
-	}
-	limits := map[string]string{}
-	for _, c := range run.Spec.Configs {
-		limits[c.Name] = c.Memory.String()
-	}
-	reason, msg := runOutcome(results, timedOut, limits)
-	r.finish(run, reason, msg, now)
-	ctrl.LoggerFrom(ctx).Info("Bench run finished", "benchrun", klog.KObj(run), "reason", reason)
-	return ctrl.Result{}, nil
+// setStalled marks an unfinished run that cannot go on until a person acts: Succeeded Unknown, Stalled
+// True, and no Reconciling (kstatus reads Reconciling first, and would say InProgress).
+func setStalled(run *datav1alpha1.BenchRun, reason, msg string) {
+	setCondition(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
+	setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionReconciling)
 }
 
-// SetupWithManager registers the reconciler; it watches its Jobs and the Datasets runs wait for.
+// SetupWithManager registers the reconciler; it watches its Jobs and the Datasets runs wait for, and
+// sweeps the admission queue of runs that are gone.
 func (r *BenchRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
 	r.admission = newAdmission(r.MaxConcurrentJobs)
+	sweep := newAdmissionSweep(r.admission, r.SweepInterval, func() client.Object { return &datav1alpha1.BenchRun{} })
+	if err := sweep.Add(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.BenchRun{}).
 		Owns(&batchv1.Job{}).
 		Watches(&datav1alpha1.Dataset{}, handler.EnqueueRequestsFromMapFunc(r.runsOfDataset)).
-		// When any bench Job finishes, a slot frees up: wake the runs with Jobs queued for one.
-		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
+		// When any bench Job finishes or goes, a slot frees up: wake the runs with Jobs queued for one.
+		Watches(&batchv1.Job{}, slotFreed(r.admission, componentBench)).
+		WatchesRawSource(sweep.Source()).
 		Named("benchrun").
 		Complete(r)
-}
-
-func (r *BenchRunReconciler) wakeQueued(_ context.Context, obj client.Object) []reconcile.Request {
-	j, ok := obj.(*batchv1.Job)
-	if !ok || j.Labels[LabelComponent] != componentBench || !jobStateOf(j).Finished {
-		return nil
-	}
-	seen := map[types.NamespacedName]bool{}
-	var reqs []reconcile.Request
-	for _, k := range r.admission.Waiting() {
-		runName, _, _ := strings.Cut(k.Name, "/")
-		rk := types.NamespacedName{Namespace: k.Namespace, Name: runName}
-		if !seen[rk] {
-			seen[rk] = true
-			reqs = append(reqs, reconcile.Request{NamespacedName: rk})
-		}
-	}
-	return reqs
 }
 
 // runsOfDataset wakes the unfinished runs that read a Dataset when it changes.

@@ -37,12 +37,13 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // readyDataset creates a Dataset and completes its first sync, so that runs can start.
-func readyDataset(ns, name string) *datav1alpha1.Dataset {
+func readyDataset(ns, name string, mutate ...func(*datav1alpha1.Dataset)) *datav1alpha1.Dataset {
 	GinkgoHelper()
-	ds := newDataset(ns, name)
+	ds := newDataset(ns, name, mutate...)
 	Expect(k8sClient.Create(ctx, ds)).To(Succeed())
 	finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
 	Eventually(func(g Gomega) {
@@ -81,7 +82,7 @@ func getRun(run *datav1alpha1.BenchRun) *datav1alpha1.BenchRun {
 
 func benchJobsOf(g Gomega, run *datav1alpha1.BenchRun) []batchv1.Job {
 	var list batchv1.JobList
-	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: run.Name})).To(Succeed())
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: labelValue(run.Name)})).To(Succeed())
 	return list.Items
 }
 
@@ -97,7 +98,7 @@ func runnerSummary(label, answer string) string {
 		Queries: []int{1, 6}, Iterations: 2, Warmups: 0, QueryTimeout: time.Minute,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	enc, err := bench.EncodeSummary(res, bench.TerminationMessageLimit)
+	enc, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
 	Expect(err).NotTo(HaveOccurred())
 	return string(enc)
 }

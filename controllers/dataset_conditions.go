@@ -39,13 +39,19 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
 	synced := st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.LastSuccessfulSyncTime != nil
 
-	unschedulable := ""
-	if f.activeJob != nil && f.unschedulable != "" {
-		unschedulable = fmt.Sprintf("Job %s cannot be scheduled and waits for a node with room until sync.timeout: %s", f.activeJob.Name, f.unschedulable)
+	// stuck says what keeps the running Job's pod from running, in the scheduler's or kubelet's words.
+	stuck := ""
+	if f.activeJob != nil {
+		switch f.podProblem.Reason {
+		case datav1alpha1.ReasonUnschedulable:
+			stuck = fmt.Sprintf("Job %s cannot be scheduled and waits for a node with room until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
+		case datav1alpha1.ReasonPodNotStarting:
+			stuck = fmt.Sprintf("Job %s cannot start its container and waits until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
+		}
 	}
 	switch {
-	case unschedulable != "":
-		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonUnschedulable, unschedulable)
+	case stuck != "":
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, f.podProblem.Reason, stuck)
 	case f.activeJob != nil:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Job %s is syncing", f.activeJob.Name))
 	case f.queued:
@@ -78,8 +84,12 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	case synced:
 		ready, readyReason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
 		readyMsg = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)
-	case unschedulable != "":
-		readyReason, readyMsg, reconciling = datav1alpha1.ReasonUnschedulable, unschedulable, true
+	case stuck != "":
+		// Only a person can fix what keeps a container from starting (an image, a Secret, a
+		// ConfigMap): kstatus says Failed until then. A pod that waits for room may yet get it.
+		readyReason, readyMsg = f.podProblem.Reason, stuck
+		stalled = f.podProblem.Reason == datav1alpha1.ReasonPodNotStarting
+		reconciling = !stalled // kstatus reads Reconciling before Stalled
 	case f.activeJob != nil:
 		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true
 	case failed:

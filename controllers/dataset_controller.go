@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -39,11 +40,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // DatasetReconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the
@@ -59,6 +58,8 @@ type DatasetReconciler struct {
 	Worker    WorkerOptions
 	// MaxConcurrentSyncs caps the sync Jobs running at once across the cluster; 0 means no cap.
 	MaxConcurrentSyncs int
+	// SweepInterval is how often the admission queue drops keys of Datasets that are gone (default 5m).
+	SweepInterval time.Duration
 
 	admission *admission
 }
@@ -79,8 +80,8 @@ type datasetFacts struct {
 	claimError  string // the claim is missing or unusable
 	claimReason string // ClaimNotFound or ClaimFailed
 	sizing      bool   // a Job is listing the source to size the claim
-	// unschedulable is the scheduler's message when the active Job's pod fits no node.
-	unschedulable string
+	// podProblem is what keeps the active Job's pod from running: the scheduler's or the kubelet's words.
+	podProblem podProblem
 	// announce holds what to log, count and send as events about recorded Jobs: done only once the
 	// status that records them is written, so a reconcile from a stale cache, whose write is refused,
 	// never counts a Job twice.
@@ -92,7 +93,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var ds datav1alpha1.Dataset
 	if err := r.Get(ctx, req.NamespacedName, &ds); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.admission.Forget(req.NamespacedName)
+			r.admission.ForgetOwner(req.NamespacedName)
 			forgetDataset(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -129,14 +130,21 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	now := r.Clock.Now()
 	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
 
-	sched, err := parseSchedule(ds.Spec.Refresh.Schedule)
+	sched, err := parseSchedule(ds.Spec.Refresh.Schedule, now)
 	if err != nil {
 		facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
+		r.admission.ForgetOwner(key)
 		return ctrl.Result{}, nil // nothing to retry until the spec changes
 	}
-	if wait, err := r.ensureClaim(ctx, ds, facts); err != nil || facts.claimError != "" {
-		return ctrl.Result{RequeueAfter: 30 * time.Second}, err
-	} else if facts.sizing {
+	wait, err := r.ensureClaim(ctx, ds, facts)
+	switch {
+	case err != nil:
+		r.admission.ForgetOwner(key)
+		return ctrl.Result{}, err
+	case facts.claimError != "":
+		r.admission.ForgetOwner(key)
+		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil // a claim created meanwhile also wakes us
+	case facts.sizing:
 		return ctrl.Result{RequeueAfter: wait}, nil // the sizing Job's updates wake us too
 	}
 
@@ -163,8 +171,13 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	if facts.activeJob != nil {
 		// The worker's progress lives on its pod, which does not wake us: look again shortly.
-		if err := r.readProgress(ctx, ds, facts.activeJob, facts); err != nil {
+		running, err := r.readProgress(ctx, ds, facts.activeJob, facts)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if running && ds.Status.Progress == nil {
+			// Its pod runs and publishes no progress: only the Job's end is news, and that wakes us.
+			return ctrl.Result{RequeueAfter: quietPoll}, nil
 		}
 		return ctrl.Result{RequeueAfter: progressPoll}, nil
 	}
@@ -177,8 +190,9 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		ds.Status.NextSyncTime = nil
 	}
 	result := ctrl.Result{RequeueAfter: d.RequeueAfter}
-	if d.Trigger == "" {
-		r.admission.Forget(key)
+	if d.Trigger == "" || !ds.DeletionTimestamp.IsZero() {
+		// Nothing due, or the Dataset is being deleted: a Job started now would outlive its purpose.
+		r.admission.ForgetOwner(key)
 		return result, nil
 	}
 	if !r.admission.Admit(key, r.activeSyncs(ctx), now) {
@@ -188,21 +202,31 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash)
 	if err := controllerutil.SetControllerReference(ds, job, r.Scheme()); err != nil {
-		return result, err
-	}
-	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-		r.admission.Forget(key)
-		return result, fmt.Errorf("creating sync %s: %w", describeJob(job), err)
+		return ctrl.Result{}, err
 	}
 	facts.activeJob = job
-	log.Info("Started sync", "dataset", klog.KObj(ds), "job", job.Name, "trigger", d.Trigger)
-	r.event(ds, job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, d.Trigger)
-	return ctrl.Result{}, nil
+	if err := r.Create(ctx, job); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// Created by a reconcile whose view the cache has not caught up with: the round's name is
+			// the same, so this is that Job, and it was announced then.
+			return ctrl.Result{RequeueAfter: progressPoll}, nil
+		}
+		r.admission.ForgetOwner(key)
+		return ctrl.Result{}, fmt.Errorf("creating sync %s: %w", describeJob(job), err)
+	}
+	trigger := d.Trigger
+	facts.announce = append(facts.announce, func() {
+		log.Info("Started sync", "dataset", klog.KObj(ds), "job", job.Name, "trigger", trigger)
+		r.event(ds, job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, trigger)
+	})
+	return ctrl.Result{RequeueAfter: progressPoll}, nil
 }
 
-// ensureClaim creates the Dataset's claim, or checks that its existing claim is there. A claim whose
-// size the spec omits is sized from a listing first; until that is done, facts.sizing is set and the
-// returned duration says when to look again.
+// ensureClaim creates the Dataset's claim, or checks that its existing claim is there, and makes the
+// claim this Dataset's alone: a claim holds one Dataset's cache (the annotations name it), because
+// two Datasets syncing into one volume would prune each other's files. A claim whose size the spec
+// omits is sized from a listing first; until that is done, facts.sizing is set and the returned
+// duration says when to look again.
 func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (time.Duration, error) {
 	name := claimName(ds)
 	ds.Status.ClaimName = name
@@ -212,9 +236,25 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 		return 0, fmt.Errorf("reading claim %s: %w", name, err)
 	}
 	found := err == nil
+	if found {
+		holder, err := r.claimHolder(ctx, ds, &existing)
+		if err != nil {
+			return 0, err
+		}
+		if holder != "" {
+			facts.claimError, facts.claimReason = fmt.Sprintf("claim %s already holds the cache of %s, and two Datasets syncing into one volume would prune each other's files: give Dataset %s a claim of its own", name, holder, ds.Name), datav1alpha1.ReasonClaimInUse
+			return 0, nil
+		}
+	}
 	if ds.Spec.Volume.ExistingClaim != "" {
 		if !found {
 			facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
+			return 0, nil
+		}
+		if err := r.markClaim(ctx, ds, &existing); apierrors.IsConflict(err) {
+			return 0, err // changed meanwhile: look again
+		} else if err != nil {
+			facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", name, err), datav1alpha1.ReasonClaimFailed
 			return 0, nil
 		}
 		if q, ok := existing.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
@@ -238,7 +278,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
 		if pvc.CreationTimestamp.IsZero() {
-			pvc.Labels = map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: ds.Name}
+			pvc.Labels = map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name)}
 			pvc.Spec.AccessModes = ds.Spec.Volume.AccessModes
 			if len(pvc.Spec.AccessModes) == 0 {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
@@ -255,8 +295,12 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 				ds.Status.CapacityNote = fmt.Sprintf("grown from %s to %s (volume.allowExpansion)", cur.String(), want.String())
 			}
 		}
+		setHolder(pvc, ds)
 		if ds.Spec.Volume.Reclaim == datav1alpha1.ReclaimRetain {
-			return nil // no owner: the claim outlives the Dataset
+			// No owner: the claim outlives the Dataset. A claim that was Delete until now loses the
+			// reference, or the garbage collector would delete the data the user asked to keep.
+			pvc.OwnerReferences = slices.DeleteFunc(pvc.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == ds.UID })
+			return nil
 		}
 		return controllerutil.SetControllerReference(ds, pvc, r.Scheme())
 	})
@@ -265,12 +309,70 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 		return 0, nil
 	}
 	if op == controllerutil.OperationResultCreated {
-		r.event(ds, pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
+		facts.announce = append(facts.announce, func() {
+			r.event(ds, pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
+		})
 	}
 	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 		ds.Status.CapacityBytes = q.Value()
 	}
 	return 0, nil
+}
+
+// Annotations on a claim naming the Dataset whose cache it holds.
+const (
+	AnnotationDataset    = "data.pqcache.dev/dataset-name"
+	annotationDatasetUID = "data.pqcache.dev/dataset-uid"
+)
+
+func setHolder(pvc *corev1.PersistentVolumeClaim, ds *datav1alpha1.Dataset) {
+	if pvc.Annotations == nil {
+		pvc.Annotations = map[string]string{}
+	}
+	pvc.Annotations[AnnotationDataset] = ds.Name
+	pvc.Annotations[annotationDatasetUID] = string(ds.UID)
+}
+
+// claimHolder names the other Dataset whose cache the claim holds ("Dataset a"), or something else
+// that stops this one from using it, or "" when ds may use it: the claim is marked as ds's, or as a
+// Dataset's that no longer exists (a retained cache, adopted by its next Dataset), or it is a claim
+// nobody marked that ds names as its existingClaim (or that pqcache created for ds before claims
+// were marked).
+func (r *DatasetReconciler) claimHolder(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) (string, error) {
+	uid, other := pvc.Annotations[annotationDatasetUID], pvc.Annotations[AnnotationDataset]
+	switch {
+	case uid == string(ds.UID):
+		return "", nil
+	case uid != "":
+		var o datav1alpha1.Dataset
+		err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: other}, &o)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("reading dataset %s, which claim %s names: %w", other, pvc.Name, err)
+		}
+		if err == nil && string(o.UID) == uid {
+			return fmt.Sprintf("Dataset %s", other), nil
+		}
+		return "", nil // its Dataset is gone
+	case ds.Spec.Volume.ExistingClaim != "":
+		return "", nil
+	}
+	// A claim with the name pqcache derives for ds, not marked: pqcache's own from before claims were
+	// marked, or a claim of someone else's, which pqcache must not adopt (and delete with ds).
+	if metav1.IsControlledBy(pvc, ds) || (pvc.Labels[labelManagedBy] == "pqcache" && pvc.Labels[LabelDataset] == labelValue(ds.Name)) {
+		return "", nil
+	}
+	return fmt.Sprintf("something else (it was not created by pqcache for this Dataset; to use it, set volume.existingClaim: %s)", pvc.Name), nil
+}
+
+// markClaim records on an existing claim that it holds ds's cache. The patch carries the claim's
+// resourceVersion: of two Datasets marking one claim at once, one wins and the other sees it marked.
+func (r *DatasetReconciler) markClaim(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) error {
+	if pvc.Annotations[annotationDatasetUID] == string(ds.UID) && pvc.Annotations[AnnotationDataset] == ds.Name {
+		return nil
+	}
+	orig := pvc.DeepCopy()
+	setHolder(pvc, ds)
+	return r.Patch(ctx, pvc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
 
 // neededCapacity is the claim size the last sync asked for when it was refused for lack of room:
@@ -329,7 +431,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 		return resource.Quantity{}, 0, err
 	}
 	wo := outcomeFromPods(pods)
-	if js.Failed || wo.Report == nil || wo.Report.Result != cache.ResultSucceeded {
+	if js.Failed || wo.Report == nil || wo.Report.Result != wire.ResultSucceeded {
 		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
 		if job.Annotations[AnnotationAfter] == lastRecordedJob(ds) {
 			_, summary := recordSync(ds, &job, js, wo)
@@ -348,7 +450,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 // syncJobs lists the Dataset's sync Jobs, oldest first.
 func (r *DatasetReconciler) syncJobs(ctx context.Context, ds *datav1alpha1.Dataset) ([]batchv1.Job, error) {
 	var list batchv1.JobList
-	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: ds.Name, LabelComponent: componentSync}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: labelValue(ds.Name), LabelComponent: componentSync}); err != nil {
 		return nil, fmt.Errorf("listing sync jobs: %w", err)
 	}
 	var owned []batchv1.Job
@@ -412,23 +514,32 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	return nil
 }
 
-// progressPoll is how often a running sync's progress is copied into status.
+// progressPoll is how often a running sync's progress is copied into status, and how soon a pod that
+// has not started is looked at again (what the scheduler and kubelet say is not a Job event).
 const progressPoll = 10 * time.Second
 
-// readProgress copies the progress the worker published on its pod into status, and notes a pod
-// that fits no node.
-func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) error {
+// quietPoll is how often the pod of a sync that runs without publishing progress is looked at: a
+// safety net, since a pod list per running sync every 10 s is load on a large cluster's API server.
+const quietPoll = time.Minute
+
+// readProgress copies the progress the worker published on its pod into status, notes what keeps the
+// pod from running, if anything, and reports whether it runs.
+func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) (bool, error) {
 	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if state, why := schedulingOf(pods); state == podUnschedulable {
-		facts.unschedulable = why
+	state, problem, err := jobPodProblem(ctx, r.APIReader, pods, r.Clock.Now())
+	if err != nil {
+		return false, err
+	}
+	if state == podStuck {
+		facts.podProblem = problem
 	}
 	if p := progressFromPods(pods); p != nil {
 		ds.Status.Progress = p
 	}
-	return nil
+	return state == podRunning, nil
 }
 
 // failingWarningAfter is the number of consecutive failures after which a Warning is sent: one failure
@@ -447,26 +558,19 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	r.admission = newAdmission(r.MaxConcurrentSyncs)
+	sweep := newAdmissionSweep(r.admission, r.SweepInterval, func() client.Object { return &datav1alpha1.Dataset{} })
+	if err := sweep.Add(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.Dataset{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
-		// When any sync Job finishes, a slot frees up: wake the Datasets queued for one.
-		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
+		// When any sync Job finishes or goes, a slot frees up: wake the Datasets queued for one.
+		Watches(&batchv1.Job{}, slotFreed(r.admission, componentSync)).
+		WatchesRawSource(sweep.Source()).
 		Named("dataset").
 		// Datasets are independent; a few workers keep a burst of applies from queueing behind each other.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
-}
-
-func (r *DatasetReconciler) wakeQueued(_ context.Context, obj client.Object) []reconcile.Request {
-	j, ok := obj.(*batchv1.Job)
-	if !ok || j.Labels[LabelComponent] != componentSync || !jobStateOf(j).Finished {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, k := range r.admission.Waiting() {
-		reqs = append(reqs, reconcile.Request{NamespacedName: k})
-	}
-	return reqs
 }

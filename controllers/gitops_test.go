@@ -201,7 +201,7 @@ func TestGitOpsHealth(t *testing.T) {
 		return r
 	}
 	initializing := run()
-	(&BenchRunReconciler{}).waiting(initializing, datav1alpha1.ReasonWaitingForDataset, "Waiting for Dataset \"d\" to be Ready")
+	setWaiting(initializing, datav1alpha1.ReasonWaitingForDataset, "Waiting for Dataset \"d\" to be Ready")
 	for _, tc := range []struct {
 		name string
 		run  *datav1alpha1.BenchRun

@@ -18,9 +18,15 @@ package controllers
 
 import (
 	"fmt"
+	"math"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Options configure the reconcilers; the manager command fills them from its flags.
@@ -33,6 +39,55 @@ type Options struct {
 	MaxConcurrentSyncs int
 	// MaxConcurrentBenchJobs caps bench Jobs across the cluster; 0 means no cap.
 	MaxConcurrentBenchJobs int
+	// AdmissionSweepInterval is how often the admission queues drop keys of deleted objects (default 5m).
+	AdmissionSweepInterval time.Duration
+}
+
+// minJobTTL is the shortest TTLAfterFinished the operator accepts: a finished Job's report is read
+// from its pod, which the TTL deletes with it, so the controller needs a moment to read it.
+const minJobTTL = time.Minute
+
+// withDefaults fills the worker options a caller left empty from DefaultWorkerOptions, field by
+// field: an operator that sets only a CA bundle keeps it, and gets the default image.
+func (o WorkerOptions) withDefaults() WorkerOptions {
+	d := DefaultWorkerOptions()
+	if o.Image == "" {
+		o.Image = d.Image
+	}
+	if o.ImagePullPolicy == "" {
+		o.ImagePullPolicy = d.ImagePullPolicy
+	}
+	if o.Resources.Requests == nil && o.Resources.Limits == nil && o.Resources.Claims == nil {
+		o.Resources = d.Resources
+	}
+	if o.TTLAfterFinished == 0 {
+		o.TTLAfterFinished = d.TTLAfterFinished
+	}
+	return o
+}
+
+// validate refuses options the Jobs cannot carry.
+func (o WorkerOptions) validate() error {
+	if o.TTLAfterFinished < minJobTTL || o.TTLAfterFinished.Seconds() > math.MaxInt32 {
+		return fmt.Errorf("the finished-Job TTL %s must be between %s and %d seconds: a Job's report is read from its pod, which the TTL deletes", o.TTLAfterFinished, minJobTTL, math.MaxInt32)
+	}
+	return nil
+}
+
+// CacheOptions configures the manager's informers: only the watched namespaces (none: all), and of
+// the Jobs only pqcache's own, so that a cluster running ten thousand other Jobs costs the manager
+// no memory for them. Pods and events are never cached (the controllers read the few they need).
+func CacheOptions(namespaces []string) crcache.Options {
+	opts := crcache.Options{ByObject: map[client.Object]crcache.ByObject{
+		&batchv1.Job{}: {Label: labels.SelectorFromSet(labels.Set{labelManagedBy: "pqcache"})},
+	}}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]crcache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = crcache.Config{}
+		}
+	}
+	return opts
 }
 
 // SetupAll registers every pqcache reconciler with mgr. The manager command and the envtest suite both
@@ -41,8 +96,9 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	if opts.Worker.Image == "" {
-		opts.Worker = DefaultWorkerOptions()
+	opts.Worker = opts.Worker.withDefaults()
+	if err := opts.Worker.validate(); err != nil {
+		return err
 	}
 	ds := &DatasetReconciler{
 		Client:             mgr.GetClient(),
@@ -51,13 +107,14 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		Recorder:           mgr.GetEventRecorder("pqcache-dataset"),
 		Worker:             opts.Worker,
 		MaxConcurrentSyncs: opts.MaxConcurrentSyncs,
+		SweepInterval:      opts.AdmissionSweepInterval,
 	}
 	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)
 	}
 	br := &BenchRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock, Worker: opts.Worker,
-		MaxConcurrentJobs: opts.MaxConcurrentBenchJobs,
+		MaxConcurrentJobs: opts.MaxConcurrentBenchJobs, SweepInterval: opts.AdmissionSweepInterval,
 	}
 	if err := br.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up benchrun controller: %w", err)

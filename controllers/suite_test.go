@@ -109,15 +109,18 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
+	// The manager's cache as the operator configures it: pqcache's own Jobs only.
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   CacheOptions(nil),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	fakeClock = clocktesting.NewFakeClock(time.Now())
 	worker := DefaultWorkerOptions()
 	worker.Image = testWorkerImage
-	Expect(SetupAll(mgr, Options{Clock: fakeClock, Worker: worker, MaxConcurrentSyncs: 100, MaxConcurrentBenchJobs: 3})).To(Succeed())
+	Expect(SetupAll(mgr, Options{Clock: fakeClock, Worker: worker, MaxConcurrentSyncs: 100, MaxConcurrentBenchJobs: 3,
+		AdmissionSweepInterval: 2 * time.Second})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -20,6 +20,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -57,13 +59,28 @@ func retryBackoff(attempts int32) time.Duration {
 	return min(d, backoffMax)
 }
 
+// minScheduleInterval is the shortest "@every" the controller accepts (the API refuses shorter ones
+// too): each sync is a pod and a full listing, and a prefix listed every second is a bill, not a cache.
+const minScheduleInterval = time.Minute
+
 // parseSchedule parses spec.refresh.schedule: five cron fields or a descriptor (@hourly, @every 30m).
-// An empty schedule is no schedule.
-func parseSchedule(s string) (cron.Schedule, error) {
+// An empty schedule is no schedule. A schedule that never fires (0 0 30 2 *: February has no 30th) is
+// an error, not a sync due on every reconcile.
+func parseSchedule(s string, now time.Time) (cron.Schedule, error) {
 	if s == "" {
 		return nil, nil
 	}
-	return cron.ParseStandard(s)
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		return nil, err
+	}
+	if every, ok := sched.(cron.ConstantDelaySchedule); ok && every.Delay < minScheduleInterval {
+		return nil, fmt.Errorf("@every must be at least %s", minScheduleInterval)
+	}
+	if sched.Next(now).IsZero() {
+		return nil, errors.New("the schedule never fires: no date matches it")
+	}
+	return sched, nil
 }
 
 // sourceHash identifies the settings that decide what the cache holds; a change means the published

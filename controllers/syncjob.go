@@ -17,8 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -30,12 +28,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/podprogress"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Labels and annotations on the objects the Dataset controller creates. Annotations on a sync Job
 // carry the facts the Job was started with, so its result can be recorded against them.
 const (
+	// LabelDataset holds the Dataset's name on its Jobs and claim, shortened with a hash when longer
+	// than a label value may be (AnnotationDataset has it whole).
 	LabelDataset   = "data.pqcache.dev/dataset"
 	LabelComponent = "app.kubernetes.io/component"
 	labelName      = "app.kubernetes.io/name"
@@ -50,9 +50,6 @@ const (
 	// AnnotationAfter names the Job whose result was the last recorded when this one was created
 	// (empty for the first): a chain that tells which finished Job is still to be recorded.
 	AnnotationAfter = "data.pqcache.dev/after"
-
-	// jobNameLabel is set by the Job controller on the Job's pods.
-	jobNameLabel = "batch.kubernetes.io/job-name"
 
 	dataMountPath     = "/data"
 	workerUID         = 65532
@@ -130,7 +127,7 @@ func claimName(ds *datav1alpha1.Dataset) string {
 	if ds.Spec.Volume.ExistingClaim != "" {
 		return ds.Spec.Volume.ExistingClaim
 	}
-	return ds.Name + "-cache"
+	return fitName(ds.Name, "-cache", maxObjectName)
 }
 
 // syncJobName names the sync Job of one round: the same Dataset and the same last recorded sync give
@@ -141,12 +138,7 @@ func syncJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, comp
 func sizeJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, componentSize) }
 
 func roundJobName(ds *datav1alpha1.Dataset, kind string) string {
-	h := sha256.Sum256([]byte(string(ds.UID) + "/" + kind + "/" + lastRecordedJob(ds)))
-	name, suffix := ds.Name, "-"+kind+"-"+hex.EncodeToString(h[:5])
-	if len(name) > 63-len(suffix) {
-		name = name[:63-len(suffix)]
-	}
-	return name + suffix
+	return fitName(ds.Name, "-"+kind+"-"+hashOf(10, string(ds.UID), kind, lastRecordedJob(ds)), maxJobName)
 }
 
 // lastRecordedJob is the Job whose result status holds, or "" before the first.
@@ -253,14 +245,14 @@ func podIdentityEnv() []corev1.EnvVar {
 	field := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
-	return []corev1.EnvVar{field(podprogress.EnvPodName, "metadata.name"), field(podprogress.EnvPodNamespace, "metadata.namespace")}
+	return []corev1.EnvVar{field(wire.EnvPodName, "metadata.name"), field(wire.EnvPodNamespace, "metadata.namespace")}
 }
 
 // buildSyncJob returns the Job that syncs ds into its claim. Retries are the controller's (with
 // backoff in status), so the Job itself never retries: BackoffLimit 0.
 func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash string) *batchv1.Job {
 	labels := map[string]string{
-		labelName: "pqcache", LabelComponent: componentSync, labelManagedBy: "pqcache", LabelDataset: ds.Name,
+		labelName: "pqcache", LabelComponent: componentSync, labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name),
 	}
 	resources := opts.Resources
 	if ds.Spec.Sync.Resources != nil {
@@ -285,6 +277,7 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 				AnnotationSpecGeneration: strconv.FormatInt(ds.Generation, 10),
 				AnnotationManualToken:    ds.Spec.Refresh.Manual,
 				AnnotationAfter:          lastRecordedJob(ds),
+				AnnotationDataset:        ds.Name,
 			},
 		},
 		Spec: batchv1.JobSpec{

@@ -27,8 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/internal/podprogress"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // jobState is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline
@@ -60,7 +59,7 @@ func jobStateOf(j *batchv1.Job) jobState {
 // workerOutcome is what the worker's pod left: its report (the termination message), or why there is
 // none.
 type workerOutcome struct {
-	Report *cache.Report
+	Report *wire.SyncReport
 	// OOMKilled is set when the worker was killed for exceeding its memory limit.
 	OOMKilled bool
 	// Problem explains a missing or unreadable report.
@@ -84,7 +83,7 @@ func outcomeFromPods(pods []corev1.Pod) workerOutcome {
 				out.Problem = fmt.Sprintf("the worker exited with code %d (%s) without a report", t.ExitCode, t.Reason)
 				continue
 			}
-			var rep cache.Report
+			var rep wire.SyncReport
 			if err := json.Unmarshal([]byte(t.Message), &rep); err != nil {
 				out.Problem = fmt.Sprintf("the worker's report is not readable: %v", err)
 				continue
@@ -127,7 +126,7 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 		ls.DurationMillis = rep.DurationMillis
 	}
 
-	succeeded := !js.Failed && rep != nil && rep.Result == cache.ResultSucceeded
+	succeeded := !js.Failed && rep != nil && rep.Result == wire.ResultSucceeded
 	switch {
 	case succeeded:
 		ls.Result = datav1alpha1.SyncSucceeded
@@ -137,7 +136,7 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 	case wo.OOMKilled:
 		ls.Result, ls.Reason = datav1alpha1.SyncFailed, datav1alpha1.ReasonJobFailed
 		ls.Message = "the worker was OOMKilled: raise spec.sync.resources.limits.memory or lower spec.sync.parallelism"
-	case rep != nil && rep.Result == cache.ResultFailed:
+	case rep != nil && rep.Result == wire.ResultFailed:
 		ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reasonFromReport(rep.Reason), rep.Message
 		if rep.Space != nil {
 			ls.NeededBytes = rep.Space.NeedBytes - rep.Space.FreeBytes
@@ -149,9 +148,7 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 			ls.Message = js.Message + "; " + wo.Problem
 		}
 	}
-	if len(ls.Message) > 1024 {
-		ls.Message = ls.Message[:1021] + "..."
-	}
+	ls.Message = wire.Truncate(ls.Message, 1024) // the API's limit; the worker's text may be any UTF-8
 	st.LastSync = ls
 	if tok := ann[AnnotationManualToken]; tok != "" {
 		st.LastManualSync = tok
@@ -185,15 +182,15 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 // reasonFromReport maps the worker's failure reason to a condition reason.
 func reasonFromReport(r string) string {
 	switch r {
-	case cache.ReasonAccessDenied:
+	case wire.ReasonAccessDenied:
 		return datav1alpha1.ReasonAccessDenied
-	case cache.ReasonNoSuchBucket:
+	case wire.ReasonNoSuchBucket:
 		return datav1alpha1.ReasonNoSuchBucket
-	case cache.ReasonInvalidCredentials:
+	case wire.ReasonInvalidCredentials:
 		return datav1alpha1.ReasonInvalidCredentials
-	case cache.ReasonInsufficientCapacity:
+	case wire.ReasonInsufficientCapacity:
 		return datav1alpha1.ReasonInsufficientCapacity
-	case cache.ReasonHostileKeys:
+	case wire.ReasonHostileKeys:
 		return datav1alpha1.ReasonHostileKeys
 	}
 	return datav1alpha1.ReasonSyncFailed
@@ -214,11 +211,11 @@ func retryWontHelp(reason string) bool {
 func progressFromPods(pods []corev1.Pod) *datav1alpha1.SyncProgress {
 	var best *datav1alpha1.SyncProgress
 	for _, p := range pods {
-		v, ok := p.Annotations[podprogress.Annotation]
+		v, ok := p.Annotations[wire.ProgressAnnotation]
 		if !ok {
 			continue
 		}
-		var pr cache.Progress
+		var pr wire.SyncProgress
 		if err := json.Unmarshal([]byte(v), &pr); err != nil {
 			continue
 		}

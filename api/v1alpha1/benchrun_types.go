@@ -249,8 +249,10 @@ type Pricing struct {
 	PlacementMultiplier string `json:"placementMultiplier,omitempty"`
 }
 
-// BenchRunStatus is what the run measured. Per-iteration detail lives in a ConfigMap the BenchRun
-// owns; status keeps one summary per configuration × input and per query.
+// BenchRunStatus is what the run measured: one summary per configuration × input and per query
+// (per-iteration times stay in the Job's output, `pqcache bench --json`). Each Job's result is recorded
+// once, when the Job finishes; after that the Job may be deleted or garbage-collected without
+// changing anything.
 type BenchRunStatus struct {
 	// observedGeneration is the metadata.generation the status describes.
 	// +optional
@@ -291,15 +293,12 @@ type BenchRunStatus struct {
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
-	// results holds one summary per configuration × input.
+	// results holds one entry per configuration × input whose Job was started: with startTime while
+	// the Job runs, and its measurements and completionTime once they are recorded.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=128
 	Results []BenchResult `json:"results,omitempty"`
-
-	// resultsConfigMap names the ConfigMap holding the full per-iteration results.
-	// +optional
-	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
 
 	// breakEvenRuns is, with pricing set and both volume and s3 inputs measured, the number of runs
 	// after which caching costs less than reading from S3.
@@ -334,6 +333,16 @@ type BenchResult struct {
 	// jobName is the Job that measured it.
 	// +optional
 	JobName string `json:"jobName,omitempty"`
+	// startTime is when the Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the Job's result was recorded; absent while it runs.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// message says why a Job has no measurements (for example, it was deleted before it finished).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 	// wallMillis is the Job's wall time for all queries and iterations.
 	// +optional
 	WallMillis int64 `json:"wallMillis,omitempty"`

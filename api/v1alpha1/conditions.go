@@ -79,6 +79,9 @@ const (
 	ReasonClaimNotFound = "ClaimNotFound"
 	// ReasonClaimFailed: the controller could not create or update the Dataset's claim.
 	ReasonClaimFailed = "ClaimFailed"
+	// ReasonClaimInUse: the claim already holds another Dataset's cache; two Datasets syncing into one
+	// volume would prune each other's files.
+	ReasonClaimInUse = "ClaimInUse"
 	// ReasonNoFailures: the last sync succeeded.
 	ReasonNoFailures = "NoFailures"
 	// ReasonInvalidSpec: the spec passed API validation but cannot be acted on (for example a cron
@@ -108,4 +111,14 @@ const (
 	ReasonDatasetNotReady = "DatasetNotReady"
 	// ReasonUnsupported: the run asks for an input or engine this release cannot run yet.
 	ReasonUnsupported = "Unsupported"
+	// ReasonJobLost: a BenchRun's Job disappeared (deleted by a person or a policy) before its result
+	// was recorded; its queries count as not run.
+	ReasonJobLost = "JobLost"
+	// ReasonJobConflict: a Job with the name the controller derives for this object exists and
+	// belongs to something else; the controller will not touch it.
+	ReasonJobConflict = "JobConflict"
+	// ReasonPodNotStarting: a worker pod was scheduled but its container cannot start (an image that
+	// cannot be pulled, a missing Secret or ConfigMap, a volume that cannot be mounted); the message
+	// carries the kubelet's words. It waits until the Job's deadline, or until the cause is fixed.
+	ReasonPodNotStarting = "PodNotStarting"
 )

@@ -215,6 +215,7 @@ type RefreshPolicy struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every +([0-9]+(ms|s|m|h))+|([0-9A-Za-z*/,?-]+ +){4}[0-9A-Za-z*/,?-]+)$')",message="schedule must be a five-field cron expression such as \"0 * * * *\", or a macro such as @hourly, @daily or @every 30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^@every +([0-9]+(ms|s|m|h))+$') || duration(self.substring(6).trim()) >= duration('1m')",message="@every must be at least 1m: each refresh is a pod and a listing of the whole prefix"
 	Schedule string `json:"schedule,omitempty"`
 
 	// manual is a token: setting it to a value it has not had runs one sync, after which

@@ -31,9 +31,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -104,12 +106,41 @@ func appendMetadata(path, platform, version, abi string) error {
 
 // Open opens an in-memory DuckDB with threads threads (0: DuckDB's default) that may load the
 // unsigned tpch extension.
-func Open(threads int) (*sql.DB, error) {
-	dsn := "?allow_unsigned_extensions=true"
-	if threads > 0 {
-		dsn += fmt.Sprintf("&threads=%d", threads)
+func Open(threads int) (*sql.DB, error) { return OpenConfig(Config{Threads: threads}) }
+
+// Config sets up the DuckDB of one query process.
+type Config struct {
+	// Threads is DuckDB's thread count; 0 keeps its default (every CPU of the machine).
+	Threads int
+	// MemoryLimit is DuckDB's memory_limit in bytes, past which it spills to TempDir or fails with
+	// an out-of-memory error; 0 keeps its default, 80% of the machine's RAM (in a container, the
+	// host's: the kernel's OOM killer then acts first).
+	MemoryLimit int64
+	// TempDir is where DuckDB spills; "" keeps its default (.tmp in the working directory).
+	TempDir string
+}
+
+// MemoryLimitFor is the memory_limit for a query process in a container limited to limit bytes:
+// three quarters of it less 24 MiB (at least 16 MiB). The rest is for what DuckDB's limit does not
+// count: allocations outside its buffer manager (a share that grows with the query) and the fixed
+// part, the bench runner beside it and the process itself. Measured on SF 1 and SF 4 q9/q18/q21 in
+// cgroups of 96 MiB to 512 MiB (docs/benchmarks.md): the largest limit that was never OOM-killed was
+// 72 MiB of 128 and 288 MiB of 384; 80 and 320 were killed.
+func MemoryLimitFor(limit int64) int64 { return max(limit/4*3-24<<20, 16<<20) }
+
+// OpenConfig opens an in-memory DuckDB set up by c that may load the unsigned tpch extension.
+func OpenConfig(c Config) (*sql.DB, error) {
+	q := url.Values{"allow_unsigned_extensions": {"true"}}
+	if c.Threads > 0 {
+		q.Set("threads", strconv.Itoa(c.Threads))
 	}
-	connector, err := duckdb.NewConnector(dsn, nil)
+	if c.MemoryLimit > 0 {
+		q.Set("memory_limit", strconv.FormatInt(max(c.MemoryLimit>>10, 1), 10)+"KiB")
+	}
+	if c.TempDir != "" {
+		q.Set("temp_directory", c.TempDir)
+	}
+	connector, err := duckdb.NewConnector("?"+q.Encode(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("opening duckdb: %w", err)
 	}

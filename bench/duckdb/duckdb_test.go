@@ -28,12 +28,19 @@ import (
 	"testing"
 )
 
-func TestTPCHExtensionLoads(t *testing.T) {
-	ctx := context.Background()
+// testExtension builds the tpch extension into the test's temporary directory.
+func testExtension(t *testing.T) string {
+	t.Helper()
 	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
+	if err := BuildTPCHExtension(context.Background(), ext); err != nil {
 		t.Fatal(err)
 	}
+	return ext
+}
+
+func TestTPCHExtensionLoads(t *testing.T) {
+	ctx := context.Background()
+	ext := testExtension(t)
 	db, err := Open(2)
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +68,7 @@ var tpchRowCounts = map[string]int64{
 
 func TestGenerateAndQueryBothLayouts(t *testing.T) {
 	ctx := context.Background()
-	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
-		t.Fatal(err)
-	}
+	ext := testExtension(t)
 	answers := map[Layout][]string{}
 	for _, layout := range []Layout{LayoutFlat, LayoutPartitioned} {
 		dir := filepath.Join(t.TempDir(), string(layout))
@@ -154,10 +158,7 @@ func BenchmarkQueriesInOneConnection(b *testing.B) {
 // without it, they are not.
 func TestOverlayReadsFreshPartitionsFromTheStagingDirectory(t *testing.T) {
 	ctx := context.Background()
-	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
-	if err := BuildTPCHExtension(ctx, ext); err != nil {
-		t.Fatal(err)
-	}
+	ext := testExtension(t)
 	volume := filepath.Join(t.TempDir(), "volume")
 	if _, err := Generate(ctx, GenOptions{Scale: 0.01, Out: volume, Layout: LayoutPartitioned, FilesPerTable: 3, Extension: ext, Threads: 2}); err != nil {
 		t.Fatal(err)
@@ -193,4 +194,62 @@ func TestOverlayReadsFreshPartitionsFromTheStagingDirectory(t *testing.T) {
 	if got := q1(volume, "", nil); got == whole {
 		t.Error("without the fresh partition q1 should differ: the test would not see a missing overlay")
 	}
+}
+
+// TestFileSizeAndRowGroupKnobs writes lineitem as many small files (the sized layout) with small row
+// groups, and as one file with DuckDB's default groups, and reads the Parquet footers back.
+func TestFileSizeAndRowGroupKnobs(t *testing.T) {
+	ctx := context.Background()
+	ext := testExtension(t)
+	db, err := Open(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// footer returns the files of lineitem, their largest size, and its row groups: count and largest.
+	footer := func(dir string) (files int, largest int64, groups, maxRows int64) {
+		paths, err := tableFiles(dir, "lineitem")
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("lineitem files in %s: %v %v", dir, paths, err)
+		}
+		for _, p := range paths {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			largest = max(largest, st.Size())
+		}
+		q := fmt.Sprintf("SELECT count(DISTINCT (file_name, row_group_id)), max(row_group_num_rows) FROM parquet_metadata(%s)", "["+strings.Join(quoteAll(paths), ", ")+"]")
+		if err := db.QueryRowContext(ctx, q).Scan(&groups, &maxRows); err != nil {
+			t.Fatal(err)
+		}
+		return len(paths), largest, groups, maxRows
+	}
+
+	sized := filepath.Join(t.TempDir(), "sized")
+	if _, err := Generate(ctx, GenOptions{Scale: 0.01, Out: sized, Layout: LayoutSized, FileSize: 256 << 10, RowsPerGroup: 2048, Extension: ext, Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	files, largest, groups, maxRows := footer(sized)
+	if files < 4 || largest > 2*256<<10 || maxRows > 2048 || groups < 60175/2048 {
+		t.Errorf("sized: %d files, largest %d bytes, %d row groups of at most %d rows; want ≥ 4 files of about 256 KiB, groups of ≤ 2048 rows", files, largest, groups, maxRows)
+	}
+	flat := filepath.Join(t.TempDir(), "flat")
+	if _, err := Generate(ctx, GenOptions{Scale: 0.01, Out: flat, Layout: LayoutFlat, Extension: ext, Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if files, _, groups, maxRows := footer(flat); files != 1 || groups != 1 || maxRows != 60175 {
+		t.Errorf("flat: %d files, %d row groups of at most %d rows; want one file, one group of 60175 (DuckDB's default holds 122,880)", files, groups, maxRows)
+	}
+	if _, err := Generate(ctx, GenOptions{Scale: 0.01, Out: t.TempDir(), Layout: LayoutSized, Extension: ext}); err == nil {
+		t.Error("the sized layout without a file size was accepted")
+	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = quote(s)
+	}
+	return out
 }

@@ -23,15 +23,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pqcache/pqcache/bench/canon"
 	"github.com/pqcache/pqcache/bench/queries"
 )
 
@@ -44,6 +44,9 @@ const (
 	// LayoutPartitioned writes DIR/<table>/batch=<n>/part.parquet, the layout in which refreshing a
 	// cache re-fetches one partition rather than a table.
 	LayoutPartitioned Layout = "partitioned"
+	// LayoutSized writes DIR/<table>/data_<n>.parquet, files of about GenOptions.FileSize bytes each:
+	// many small files, or a few large ones, whatever the table's size.
+	LayoutSized Layout = "sized"
 )
 
 // GenOptions configure data generation.
@@ -51,8 +54,9 @@ type GenOptions struct {
 	Scale         float64
 	Out           string
 	Layout        Layout
-	RowsPerGroup  int // Parquet row group size; 0 means DuckDB's default (122,880)
-	FilesPerTable int // batches per table in the partitioned layout (small tables get one)
+	RowsPerGroup  int   // Parquet row group size; 0 means DuckDB's default (122,880)
+	FilesPerTable int   // batches per table in the partitioned layout (small tables get one)
+	FileSize      int64 // target bytes per file in the sized layout (DuckDB may exceed it slightly)
 	Extension     string
 	Threads       int
 }
@@ -64,6 +68,9 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 	}
 	if opts.FilesPerTable < 1 {
 		opts.FilesPerTable = 1
+	}
+	if opts.Layout == LayoutSized && opts.FileSize <= 0 {
+		return nil, fmt.Errorf("the sized layout needs a file size")
 	}
 	db, err := Open(opts.Threads)
 	if err != nil {
@@ -91,6 +98,14 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 			return nil, err
 		}
 		counts[t] = n
+		if opts.Layout == LayoutSized {
+			// DuckDB starts a new file in the directory when one passes FILE_SIZE_BYTES.
+			sized := fmt.Sprintf("%s, FILE_SIZE_BYTES %d", copyOpts, opts.FileSize)
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM %s) TO %s (%s)", t, quote(filepath.Join(opts.Out, t)), sized)); err != nil {
+				return nil, fmt.Errorf("writing %s: %w", t, err)
+			}
+			continue
+		}
 		if opts.Layout != LayoutPartitioned {
 			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM %s) TO %s (%s)", t, quote(filepath.Join(opts.Out, t+".parquet")), copyOpts)); err != nil {
 				return nil, fmt.Errorf("writing %s: %w", t, err)
@@ -183,9 +198,10 @@ func tableFiles(dir, t string) ([]string, error) {
 	return files, err
 }
 
-// RunQuery runs PDS-H query n and writes its rows to w, one per line, columns separated by '|'.
-// Numbers are printed with two decimals (TPC-H's answer precision), so that the same answer computed
-// in another order (other files, other threads) prints the same.
+// RunQuery runs PDS-H query n and writes its rows to w in the canonical row format (bench/canon):
+// one per line, columns separated by '|', decimals and floats rounded to two places (TPC-H's answer
+// precision), so that the same answer computed in another order (other files, other threads) or by
+// another engine (Polars) prints the same.
 func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error) {
 	q, err := queries.SQL(n)
 	if err != nil {
@@ -206,20 +222,15 @@ func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error
 		ptrs[i] = &vals[i]
 	}
 	var count int64
-	var line strings.Builder
+	fields := make([]string, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return count, err
 		}
-		line.Reset()
 		for i, v := range vals {
-			if i > 0 {
-				line.WriteByte('|')
-			}
-			line.WriteString(format(v))
+			fields[i] = format(v)
 		}
-		line.WriteByte('\n')
-		if _, err := io.WriteString(w, line.String()); err != nil {
+		if _, err := io.WriteString(w, canon.Row(fields)+"\n"); err != nil {
 			return count, err
 		}
 		count++
@@ -227,24 +238,12 @@ func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error
 	return count, rows.Err()
 }
 
+// format is canon.Value with DuckDB's DECIMAL, whose exact digits it keeps.
 func format(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "NULL"
-	case float64:
-		return strconv.FormatFloat(math.Round(v*100)/100, 'f', 2, 64)
-	case float32:
-		return strconv.FormatFloat(math.Round(float64(v)*100)/100, 'f', 2, 64)
-	case time.Time:
-		return v.Format("2006-01-02")
-	case *big.Int:
-		return v.String()
-	case interface{ Float64() float64 }: // DECIMAL
-		return strconv.FormatFloat(math.Round(v.Float64()*100)/100, 'f', 2, 64)
-	case []byte:
-		return string(v)
+	if d, ok := v.(duckdb.Decimal); ok {
+		return canon.Decimal(d.Value, int(d.Scale))
 	}
-	return fmt.Sprint(v)
+	return canon.Value(v)
 }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -100,7 +100,7 @@ func chart(title, unit string, series []Series, qs []int, value func(*bench.Quer
 	barW := groupW * 0.8 / float64(max(len(series), 1))
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`, width, height, width, height, template.HTMLEscapeString(title))
-	fmt.Fprintf(&b, `<text x="%d" y="18" class="title">%s (%s)</text>`, left, template.HTMLEscapeString(title), unit)
+	fmt.Fprintf(&b, `<text x="%d" y="18" class="title">%s (%s)</text>`, left, template.HTMLEscapeString(title), template.HTMLEscapeString(unit))
 	for i := 0; i <= 4; i++ { // grid and axis labels
 		v := maxV * float64(i) / 4
 		y := float64(top) + plotH - plotH*float64(i)/4
@@ -119,11 +119,11 @@ func chart(title, unit string, series []Series, qs []int, value func(*bench.Quer
 			x := x0 + barW*float64(si)
 			if qr.Status != bench.StatusSucceeded {
 				// A failed query: a hatched marker at the base, labelled with the status.
-				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s q%d: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), q, qr.Status)
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s q%d: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), q, template.HTMLEscapeString(qr.Status))
 				continue
 			}
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s q%d: %s %s</title></rect>`,
-				x, float64(top)+plotH-h, barW, math.Max(h, 0.5), s.Color, template.HTMLEscapeString(s.Label), q, short(v), unit)
+				x, float64(top)+plotH-h, barW, math.Max(h, 0.5), template.HTMLEscapeString(s.Color), template.HTMLEscapeString(s.Label), q, short(v), template.HTMLEscapeString(unit))
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis" text-anchor="middle">q%d</text>`, x0+groupW*0.4, height-bot+16, q)
 	}

@@ -120,3 +120,23 @@ document.body.setAttribute("data-drawn", drawn); document.body.setAttribute("dat
 		t.Errorf("%d bars drawn with a size, want %d", got, 2*43)
 	}
 }
+
+func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
+	// Results files and BenchRun status are input: a label or status must never become markup.
+	hostile := &bench.Result{Label: `<script>alert("label")</script>`, Engine: "duckdb", Queries: []bench.QueryResult{
+		{Query: 1, Status: `<img src=x onerror=alert(1)>`},
+		{Query: 2, Status: bench.StatusSucceeded, MedianMillis: 10},
+	}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, []*bench.Result{hostile}); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"<script>", "<img"} {
+		if strings.Contains(b.String(), raw) {
+			t.Errorf("the page contains %q unescaped", raw)
+		}
+	}
+	if !strings.Contains(b.String(), "&lt;img src=x") {
+		t.Error("the status is missing from the page")
+	}
+}

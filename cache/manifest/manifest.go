@@ -48,6 +48,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // Dir is the reserved directory, under the cache root, that holds the manifest and staged files. No
@@ -470,12 +472,7 @@ func (it *Iterator) fill() error {
 }
 
 // Summary describes the whole manifest.
-type Summary struct {
-	Files      int64  `json:"files"`
-	Bytes      int64  `json:"bytes"`
-	Generation int64  `json:"generation"`
-	Digest     string `json:"digest"`
-}
+type Summary = wire.ManifestSummary
 
 // Commit ends a sync that changed something: it bumps the generation, records the source the entries
 // came from, and stores the digest of the entries (SHA-256 over key, size, ETag and checksum in key

@@ -38,9 +38,12 @@ func newBenchCommand() *cobra.Command {
 	var (
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label, reportFile string
 		iterations, warmups, threads, probeStreams                                                       int
+		probeBytes                                                                                       int64
 		freshData                                                                                        string
 		freshPrefixes, commandArgs                                                                       []string
 		queryTimeout                                                                                     time.Duration
+		pl                                                                                               polarsFlags
+		duckdbMemoryLimit                                                                                string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
@@ -52,6 +55,8 @@ of them. A query that fails, times out or is OOM-killed is recorded as such and 
 
 With --engine duckdb (the default), the data directory holds the TPC-H tables as Parquet, one file per
 table (lineitem.parquet) or partitioned (lineitem/**/*.parquet), as pqcache datagen writes them.
+With --engine polars, the same queries in Polars' lazy API run in Node.js (bench/polars); --data may
+also be s3://bucket/prefix, with --endpoint, --region, --path-style and the AWS_* credentials.
 With --engine command, --command is split on spaces; {query} and {data} are replaced in each argument.
 The command prints its result rows to stdout, one per line.`,
 		Args: cobra.NoArgs,
@@ -74,7 +79,7 @@ The command prints its result rows to stdout, one per line.`,
 					return err
 				}
 				// Each query in a fresh pqcache process running the embedded DuckDB.
-				args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads)}
+				args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(threads), "--memory-limit", duckdbMemoryLimit}
 				if freshData != "" {
 					args = append(args, "--fresh-data", freshData)
 					for _, p := range freshPrefixes {
@@ -89,6 +94,15 @@ The command prints its result rows to stdout, one per line.`,
 				if engineVersion == "" {
 					engineVersion = version
 				}
+			case "polars":
+				e, version, err := pl.engine(threads, freshData, freshPrefixes)
+				if err != nil {
+					return err
+				}
+				eng = e
+				if engineVersion == "" {
+					engineVersion = version
+				}
 			case "command":
 				args := commandArgs
 				if len(args) == 0 {
@@ -99,7 +113,10 @@ The command prints its result rows to stdout, one per line.`,
 				}
 				eng = bench.CommandEngine{Args: args}
 			default:
-				return fmt.Errorf("--engine %q: want duckdb or command", engine)
+				return fmt.Errorf("--engine %q: want duckdb, polars or command", engine)
+			}
+			if engine == "duckdb" && strings.HasPrefix(data, "s3://") {
+				return errors.New("the built-in DuckDB has no httpfs and cannot read s3://: use --engine polars, or a command engine")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -115,7 +132,7 @@ The command prints its result rows to stdout, one per line.`,
 			}
 			if probeStreams > 0 {
 				// After the queries, so that they start from the same page cache as without a probe.
-				if res.Probe, err = bench.Probe(ctx, data, probeStreams); err != nil {
+				if res.Probe, err = bench.Probe(ctx, data, probeStreams, probeBytes); err != nil {
 					return fmt.Errorf("probing %s: %w", data, err)
 				}
 			}
@@ -158,14 +175,15 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&queries, "queries", "1-22", "Queries to run: a list of numbers and ranges, e.g. 1-22 or 1,6,14.")
 	f.IntVar(&iterations, "iterations", 3, "Measured runs per query (1-100).")
 	f.IntVar(&warmups, "warmups", 1, "Unmeasured runs before them (0-10).")
-	f.StringVar(&engine, "engine", "duckdb", "Query engine: duckdb (built in) or command (any program); one process per query either way.")
-	f.IntVar(&threads, "threads", 0, "DuckDB threads per query (0: one per CPU the process may use).")
+	f.StringVar(&engine, "engine", "duckdb", "Query engine: duckdb or polars (built in), or command (any program); one process per query either way.")
+	f.IntVar(&threads, "threads", 0, "Engine threads per query: DuckDB's threads, Polars' POLARS_MAX_THREADS (0: one per CPU the process may use).")
 	f.StringVar(&command, "command", "", "The command engine's command line, split on spaces; {query} and {data} are replaced.")
 	f.StringArrayVar(&commandArgs, "command-arg", nil, "The command engine's command, one argument per flag (keeps spaces); overrides --command.")
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
-	f.StringVar(&freshData, "fresh-data", "", "With --engine duckdb: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data.")
+	f.StringVar(&freshData, "fresh-data", "", "With a built-in engine: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data (Polars: or an s3:// URL).")
 	f.StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths relative to --data (e.g. lineitem/batch=7/) read from --fresh-data instead (repeatable).")
 	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams (0: no probe).")
+	f.Int64Var(&probeBytes, "probe-bytes", bench.DefaultProbeBytes, "Stop the throughput probe after this many bytes (-1: read everything).")
 	f.StringVar(&reportFile, "report-file", "", "Also write a compact summary (gzip+base64, at most 4 KiB) to this file, e.g. /dev/termination-log.")
 	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
@@ -173,8 +191,12 @@ The command prints its result rows to stdout, one per line.`,
 	f.StringVar(&ioType, "io-type", "volume", "The io_type column of the CSV: how the data was read.")
 	f.StringVar(&scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&engineVersion, "engine-version", "", "The version column of the CSV.")
+	f.StringVar(&duckdbMemoryLimit, "memory-limit", "auto", "With --engine duckdb: "+memoryLimitUsage)
+	pl.register(cmd)
 	return cmd
 }
+
+const memoryLimitUsage = "DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi."
 
 func newReportCommand() *cobra.Command {
 	var out, format string
@@ -225,9 +247,10 @@ results (one per configuration and input) becomes one column.`,
 
 func newProbeCommand() *cobra.Command {
 	var (
-		data    string
-		streams int
-		jsonOut bool
+		data     string
+		streams  int
+		maxBytes int64
+		jsonOut  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "probe --data DIR [--streams 8]",
@@ -237,7 +260,7 @@ func newProbeCommand() *cobra.Command {
 			if data == "" {
 				return errors.New("--data is required")
 			}
-			r, err := bench.Probe(cmd.Context(), data, streams)
+			r, err := bench.Probe(cmd.Context(), data, streams, maxBytes)
 			if err != nil {
 				return err
 			}
@@ -253,6 +276,7 @@ func newProbeCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&data, "data", "", "Directory to read (the input path: a cache volume, a bucket mount, ...).")
 	cmd.Flags().IntVar(&streams, "streams", 8, "Files read at once.")
+	cmd.Flags().Int64Var(&maxBytes, "max-bytes", -1, "Stop after this many bytes (-1: read every file once).")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "Print the result as JSON.")
 	return cmd
 }

@@ -29,7 +29,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -76,7 +75,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")
-	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished sync Jobs (and their pods) are kept.")
+	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished worker Jobs (and their pods, whose termination messages carry the reports) are kept; at least 1m.")
 	f.StringVar(&opts.workerResources, "worker-resources", "", `Resources of worker containers whose Dataset sets none, as JSON: {"requests":{"cpu":"250m"},"limits":{"memory":"1Gi"}}.`)
 	f.StringVar(&opts.workerCABundle, "worker-ca-bundle", "", "CONFIGMAP/KEY holding CA certificates for an S3-compatible store with a private CA; the ConfigMap must exist in each Dataset namespace.")
 	f.StringSliceVar(&opts.watchNamespaces, "watch-namespaces", nil, "Namespaces whose Datasets and BenchRuns to reconcile (comma-separated); empty means all.")
@@ -85,19 +84,6 @@ func newManagerCommand() *cobra.Command {
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
 	return cmd
-}
-
-// cacheOptions limits the manager's informers to the watched namespaces, so that with a namespaced
-// install it needs, and asks for, no cluster-wide read access.
-func cacheOptions(namespaces []string) crcache.Options {
-	if len(namespaces) == 0 {
-		return crcache.Options{}
-	}
-	m := map[string]crcache.Config{}
-	for _, ns := range namespaces {
-		m[ns] = crcache.Config{}
-	}
-	return crcache.Options{DefaultNamespaces: m}
 }
 
 func runManager(opts managerOptions) error {
@@ -122,10 +108,13 @@ func runManager(opts managerOptions) error {
 		// The manager exits as soon as it loses the lease, so that a new leader never overlaps with a
 		// stale one that still creates Jobs.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions(opts.watchNamespaces),
+		Cache:                         controllers.CacheOptions(opts.watchNamespaces),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
+	}
+	if opts.syncJobTTL < time.Minute {
+		return fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
 	}
 	worker := controllers.DefaultWorkerOptions()
 	worker.Image, worker.TTLAfterFinished = opts.workerImage, opts.syncJobTTL

@@ -197,9 +197,13 @@ func TestDatagenAndDuckDBBench(t *testing.T) {
 		return r
 	}
 	var results []result
-	for _, layout := range []string{"flat", "partitioned"} {
+	for _, layout := range []string{"flat", "partitioned", "sized"} {
 		dir := filepath.Join(t.TempDir(), layout)
-		out, err := run(t, "datagen", "--scale", "0.01", "--out", dir, "--layout", layout, "--files-per-table", "4", "--rows-per-group", "8192", "--tpch-extension", ext)
+		args := []string{"datagen", "--scale", "0.01", "--out", dir, "--layout", layout, "--files-per-table", "4", "--rows-per-group", "8192", "--tpch-extension", ext}
+		if layout == "sized" {
+			args = append(args, "--file-size", "256Ki")
+		}
+		out, err := run(t, args...)
 		if err != nil || !strings.Contains(out, "lineitem         60175 rows") {
 			t.Fatalf("datagen %s: %v\n%s", layout, err, out)
 		}
@@ -209,9 +213,14 @@ func TestDatagenAndDuckDBBench(t *testing.T) {
 		}
 	}
 	for i := range 22 {
-		a, b, c := results[0].Queries[i], results[1].Queries[i], results[2].Queries[i]
-		if a.Digest != b.Digest || a.Digest != c.Digest {
-			t.Errorf("query %d digests differ: flat %s, flat again %s, partitioned %s", i+1, a.Digest, b.Digest, c.Digest)
+		a, b, c, d := results[0].Queries[i], results[1].Queries[i], results[2].Queries[i], results[3].Queries[i]
+		if a.Digest != b.Digest || a.Digest != c.Digest || a.Digest != d.Digest {
+			t.Errorf("query %d digests differ: flat %s, flat again %s, partitioned %s, sized %s", i+1, a.Digest, b.Digest, c.Digest, d.Digest)
+		}
+	}
+	for _, bad := range [][]string{{"--layout", "sized"}, {"--file-size", "1Mi"}, {"--layout", "sized", "--file-size", "1Ki"}} {
+		if out, err := run(t, append([]string{"datagen", "--scale", "0.01", "--out", t.TempDir(), "--tpch-extension", ext}, bad...)...); err == nil {
+			t.Errorf("datagen %v was accepted:\n%s", bad, out)
 		}
 	}
 	if _, err := run(t, "datagen", "--out", t.TempDir(), "--tpch-extension", "/nonexistent"); err == nil {

@@ -34,18 +34,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
-// Annotation holds the latest progress, compact JSON of at most MaxBytes.
-const Annotation = "data.pqcache.dev/progress"
-
-// MaxBytes bounds the annotation's value.
-const MaxBytes = 1024
+// Annotation and the limit of its value are part of the worker's contract with the controller.
+const (
+	Annotation = wire.ProgressAnnotation
+	MaxBytes   = wire.ProgressMaxBytes
+)
 
 // Environment variables, set through the downward API, that name the worker's pod.
 const (
-	EnvPodName      = "POD_NAME"
-	EnvPodNamespace = "POD_NAMESPACE"
+	EnvPodName      = wire.EnvPodName
+	EnvPodNamespace = wire.EnvPodNamespace
 )
 
 // Publisher patches the annotation at most once per interval. It is safe for concurrent use.

@@ -33,22 +33,19 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
-	"fmt"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/pqcache/pqcache/internal/testproc"
 )
 
 // Credentials and region of every server this package starts. They are test-only values.
@@ -58,9 +55,6 @@ const (
 	Region    = "us-east-1"
 )
 
-// startTimeout bounds how long a server may take to answer its health check (it takes ~0.3 s here).
-const startTimeout = 15 * time.Second
-
 // Server is a running versitygw.
 type Server struct {
 	// Endpoint is the server's base URL, http://127.0.0.1:PORT.
@@ -69,14 +63,12 @@ type Server struct {
 	// Root/B/KEY, which lets a test corrupt or truncate an object behind the server's back.
 	Root string
 
-	addr    string
-	bin     string
-	logPath string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	// tlsArgs and health are set for a server with TLS.
-	tlsArgs []string
-	health  *http.Client
+	addr string
+	bin  string
+	proc testproc.Process
+	// args are the flags before the backend (TLS, extra flags); health trusts the TLS CA.
+	args   []string
+	health *http.Client
 }
 
 // Start starts a versitygw on a free 127.0.0.1 port with an empty root and stops it when the test
@@ -84,6 +76,13 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	return start(t, nil)
+}
+
+// StartWithArgs starts a server like Start, with extra versitygw flags before the backend (for
+// example --event-webhook-url URL, which versitygw checks by posting a test event at start-up).
+func StartWithArgs(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return start(t, &setup{extra: args})
 }
 
 // StartTLS starts a server that serves HTTPS with a certificate for 127.0.0.1 signed by a private CA
@@ -105,146 +104,72 @@ func StartTLS(t testing.TB) (*Server, []byte) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	return start(t, &tlsSetup{args: []string{"--cert", certFile, "--key", keyFile}, pool: pool}), ca
+	return start(t, &setup{args: []string{"--cert", certFile, "--key", keyFile}, pool: pool}), ca
 }
 
-type tlsSetup struct {
-	args []string
-	pool *x509.CertPool
+// setup holds the optional parts of a server: TLS (flags and CA pool) and extra flags.
+type setup struct {
+	args  []string
+	pool  *x509.CertPool
+	extra []string
 }
 
-func start(t testing.TB, tlsCfg *tlsSetup) *Server {
+func start(t testing.TB, opt *setup) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s := &Server{Root: filepath.Join(dir, "root"), bin: bin, logPath: filepath.Join(dir, "versitygw.log"), health: &http.Client{Timeout: time.Second}}
+	s := &Server{Root: filepath.Join(dir, "root"), bin: bin, health: &http.Client{Timeout: time.Second}}
+	s.proc = testproc.Process{Name: "versitygw", LogPath: filepath.Join(dir, "versitygw.log"), Client: s.health}
 	scheme := "http://"
-	if tlsCfg != nil {
+	if opt != nil && opt.pool != nil {
 		scheme = "https://"
-		s.tlsArgs = tlsCfg.args
-		s.health.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsCfg.pool}}
+		s.health.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: opt.pool}}
+	}
+	if opt != nil {
+		s.args = append(append([]string(nil), opt.args...), opt.extra...)
 	}
 	if err := os.Mkdir(s.Root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A port picked by the kernel can be taken by someone else before versitygw binds it; try a few.
-	for attempt := 1; ; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.addr = fmt.Sprintf("127.0.0.1:%d", port)
-		s.Endpoint = scheme + s.addr
-		if err = s.start(); err == nil {
-			break
-		}
-		if attempt == 3 {
-			t.Fatalf("starting versitygw: %v\n%s", err, s.logTail())
-		}
+	err = testproc.OnFreePort(func(addr string) error {
+		s.addr, s.Endpoint = addr, scheme+addr
+		return s.start()
+	})
+	if err != nil {
+		t.Fatalf("starting versitygw: %v\n%s", err, s.proc.LogTail())
 	}
 	t.Cleanup(s.Stop)
 	return s
 }
 
 // Binary returns the path of the versitygw binary the tests use.
-func Binary() (string, error) {
-	if p := os.Getenv("PQCACHE_VERSITYGW"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("PQCACHE_VERSITYGW=%s: %w", p, err)
-		}
-		return p, nil
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(root, "bin", "versitygw")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("versitygw not found at %s: run `make versitygw` to build it, or set PQCACHE_VERSITYGW", p)
-	}
-	return p, nil
-}
+func Binary() (string, error) { return testproc.Binary("PQCACHE_VERSITYGW", "versitygw") }
 
 // start launches the server on s.addr and waits until its health endpoint answers.
 func (s *Server) start() error {
-	logFile, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	args := append([]string{"--port", s.addr, "--health", "/health"}, s.tlsArgs...)
-	cmd := exec.Command(s.bin, append(args, "posix", s.Root)...)
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+AccessKey, "ROOT_SECRET_KEY="+SecretKey)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own process group, so that Stop reaches anything it spawns and a test's Ctrl-C does not.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running %s: %w", s.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	s.cmd, s.exited = cmd, exited
-
-	deadline := time.Now().Add(startTimeout)
-	client := s.health
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("versitygw exited during start-up (%v)", cmd.ProcessState)
-		default:
-		}
-		resp, err := client.Get(s.Endpoint + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.Kill()
-	return fmt.Errorf("versitygw on %s not healthy after %s", s.addr, startTimeout)
+	s.proc.Health = s.Endpoint + "/health"
+	args := append([]string{"--port", s.addr, "--health", "/health"}, s.args...)
+	return s.proc.Start(s.bin, append(args, "posix", s.Root), []string{"ROOT_ACCESS_KEY=" + AccessKey, "ROOT_SECRET_KEY=" + SecretKey})
 }
 
 // Kill stops the server at once with SIGKILL, as a crash would: requests in flight fail mid-transfer.
 // The root directory is kept, so Restart brings the same objects back.
-func (s *Server) Kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.exited
-	s.cmd = nil
-}
+func (s *Server) Kill() { s.proc.Kill() }
 
 // Restart starts a killed server again on the same address and root.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Kill()
 	if err := s.start(); err != nil {
-		t.Fatalf("restarting versitygw: %v\n%s", err, s.logTail())
+		t.Fatalf("restarting versitygw: %v\n%s", err, s.proc.LogTail())
 	}
 }
 
 // Stop ends the server; it is registered with t.Cleanup by Start.
-func (s *Server) Stop() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		s.cmd = nil
-	case <-time.After(5 * time.Second):
-		s.Kill()
-	}
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // newTLSMaterial makes a CA and a server certificate for 127.0.0.1 signed by it.
 func newTLSMaterial() (caPEM, certPEM, keyPEM []byte, err error) {
@@ -321,45 +246,5 @@ func (s *Server) PutObject(t testing.TB, bucket, key string, body []byte) {
 	})
 	if err != nil {
 		t.Fatalf("putting s3://%s/%s: %v", bucket, key, err)
-	}
-}
-
-// logTail returns the end of the server's log, for failure messages.
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return "(no versitygw log: " + err.Error() + ")"
-	}
-	const max = 4 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return "versitygw log:\n" + strings.TrimSpace(string(b))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// moduleRoot walks up from the working directory (a package directory under `go test`) to go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
 	}
 }

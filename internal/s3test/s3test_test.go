@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +132,15 @@ func TestKillAndRestart(t *testing.T) {
 	if b, _ := io.ReadAll(out.Body); string(b) != "v" {
 		t.Fatalf("after restart got %q, want %q", b, "v")
 	}
+}
+
+// TestStartTLS checks that a TLS server answers over HTTPS with the CA it returns, and its own
+// client trusts that CA.
+func TestStartTLS(t *testing.T) {
+	srv, ca := s3test.StartTLS(t)
+	if !strings.HasPrefix(srv.Endpoint, "https://127.0.0.1:") || !strings.Contains(string(ca), "BEGIN CERTIFICATE") {
+		t.Fatalf("endpoint %s, CA %q: want https on 127.0.0.1 and a PEM certificate", srv.Endpoint, ca)
+	}
+	srv.CreateBucket(t, "tls")
+	srv.PutObject(t, "tls", "k", []byte("over TLS"))
 }

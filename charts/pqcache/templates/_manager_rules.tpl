@@ -4,6 +4,13 @@ rules:
 - apiGroups:
   - ""
   resources:
+  - events
+  - pods
+  verbs:
+  - list
+- apiGroups:
+  - ""
+  resources:
   - persistentvolumeclaims
   verbs:
   - create
@@ -12,12 +19,6 @@ rules:
   - patch
   - update
   - watch
-- apiGroups:
-  - ""
-  resources:
-  - pods
-  verbs:
-  - list
 - apiGroups:
   - batch
   resources:

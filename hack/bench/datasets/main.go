@@ -18,8 +18,12 @@ limitations under the License.
 // etcd, no kubelet): it applies N Datasets, measures the time from each create to its sync Job, then
 // idles and counts reconciles per second at steady state, and reports the process's memory. The
 // manager runs in this process, so RSS covers the manager plus the benchmark's own client.
+// -unrelated-jobs N first creates N Jobs that are not pqcache's (in another namespace), as a busy
+// cluster has; -unfiltered runs the manager with an unfiltered Job cache, as before it kept only its
+// own, to compare the two.
 //
 //	go run ./hack/bench/datasets -n 1000   (needs `make envtest`; KUBEBUILDER_ASSETS defaults to bin/k8s/...)
+//	go run ./hack/bench/datasets -n 1000 -unrelated-jobs 10000 [-unfiltered]
 package main
 
 import (
@@ -42,8 +46,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -59,14 +65,16 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "Datasets to apply")
 	idle := flag.Duration("idle", 30*time.Second, "steady-state window over which reconciles are counted")
+	unrelated := flag.Int("unrelated-jobs", 0, "Jobs of other workloads to create first")
+	unfiltered := flag.Bool("unfiltered", false, "cache every Job in the cluster, not only pqcache's")
 	flag.Parse()
-	if err := run(*n, *idle); err != nil {
+	if err := run(*n, *idle, *unrelated, *unfiltered); err != nil {
 		fmt.Fprintln(os.Stderr, "datasets:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, idle time.Duration) error {
+func run(n int, idle time.Duration, unrelated int, unfiltered bool) error {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	root, _ := os.Getwd()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
@@ -84,7 +92,16 @@ func run(n int, idle time.Duration) error {
 	scheme := k8sruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err := createUnrelatedJobs(cfg, scheme, unrelated); err != nil {
+		return err
+	}
+	runtime.GC()
+	beforeManager := rss()
+	cacheOpts := controllers.CacheOptions(nil)
+	if unfiltered {
+		cacheOpts = crcache.Options{}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: cacheOpts})
 	if err != nil {
 		return err
 	}
@@ -101,7 +118,6 @@ func run(n int, idle time.Duration) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 		return err
 	}
-	baseline := rss()
 
 	// Watch Jobs to see when each appears.
 	w, err := c.Watch(ctx, &batchv1.JobList{}, client.InNamespace("bench"))
@@ -195,12 +211,69 @@ func run(n int, idle time.Duration) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 
-	fmt.Printf("| Datasets | apply all | all Jobs created | create→Job p50 | p90 | p99 | max | steady reconciles/s | RSS | RSS growth | heap in use |\n")
-	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
-	fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %.2f | %d MiB | %d MiB | %d MiB |\n", n,
+	cache := "pqcache's Jobs only"
+	if unfiltered {
+		cache = "every Job"
+	}
+	fmt.Printf("| Datasets | unrelated Jobs | Job cache | apply all | all Jobs created | create→Job p50 | p90 | p99 | max | steady reconciles/s | RSS | RSS growth since the manager started | heap in use |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %.2f | %d MiB | %d MiB | %d MiB |\n", n, unrelated, cache,
 		applied.Round(time.Millisecond), allJobs.Round(time.Millisecond),
 		lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*9/10].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond),
-		perSec, rss()>>20, (rss()-baseline)>>20, ms.HeapInuse>>20)
+		perSec, rss()>>20, (rss()-beforeManager)>>20, ms.HeapInuse>>20)
+	return nil
+}
+
+// createUnrelatedJobs creates n Jobs of some other workload (suspended, so that nothing would run them
+// on a real cluster either), 16 at a time, in namespace "others".
+func createUnrelatedJobs(cfg *rest.Config, scheme *k8sruntime.Scheme, n int) error {
+	if n == 0 {
+		return nil
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "others"}}); err != nil {
+		return err
+	}
+	start := time.Now()
+	next := make(chan int)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				j := &batchv1.Job{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "others", Name: fmt.Sprintf("etl-%05d", i),
+						Labels: map[string]string{"app": "etl", "team": "data"}, Annotations: map[string]string{"owner": "someone-else"}},
+					Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+						RestartPolicy: corev1.RestartPolicyNever,
+						Containers: []corev1.Container{{Name: "etl", Image: "example.test/etl:1.0", Args: []string{"--input", "s3://lake/raw", "--output", "s3://lake/curated"},
+							Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}}}},
+					}}},
+				}
+				if err := c.Create(ctx, j); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return fmt.Errorf("creating unrelated jobs: %w", err)
+	default:
+	}
+	fmt.Fprintf(os.Stderr, "created %d unrelated Jobs in %s\n", n, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

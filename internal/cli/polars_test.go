@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/internal/s3test"
+)
+
+// TestBenchPolarsFromS3 is `pqcache bench --engine polars --data s3://... --endpoint --region
+// --path-style` against a real versitygw: the answers are DuckDB's over the same files on disk.
+func TestBenchPolarsFromS3(t *testing.T) {
+	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
+	if err := duckdb.BuildTPCHExtension(context.Background(), ext); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "tpch")
+	if out, err := run(t, "datagen", "--scale", "0.01", "--out", dir, "--layout", "partitioned", "--files-per-table", "2", "--tpch-extension", ext); err != nil {
+		t.Fatalf("datagen: %v\n%s", err, out)
+	}
+	srv := s3test.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	s3flags := []string{"--endpoint", srv.Endpoint, "--region", s3test.Region, "--path-style"}
+	if out, err := run(t, append([]string{"s3", "put", dir, "s3://lake/tpch/"}, s3flags...)...); err != nil {
+		t.Fatalf("s3 put: %v\n%s", err, out)
+	}
+
+	digests := func(args ...string) map[int]string {
+		t.Helper()
+		out, err := run(t, append([]string{"bench", "--queries", "1,6,13,18", "--iterations", "1", "--warmups", "0", "--threads", "2", "--json", "-"}, args...)...)
+		if err != nil {
+			t.Fatalf("bench %v: %v\n%s", args, err, out)
+		}
+		var r struct {
+			Engine  string
+			Queries []struct {
+				Query          int
+				Status, Digest string
+				StderrTail     string
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		got := map[int]string{}
+		for _, q := range r.Queries {
+			if q.Status != "Succeeded" {
+				t.Errorf("bench %v: q%d %s: %s", args, q.Query, q.Status, q.StderrTail)
+			}
+			got[q.Query] = q.Digest
+		}
+		return got
+	}
+	want := digests("--engine", "duckdb", "--data", dir)
+	polarsDir, err := filepath.Abs(filepath.Join("..", "..", "bench", "polars"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := digests(append([]string{"--engine", "polars", "--polars-dir", polarsDir, "--data", "s3://lake/tpch"}, s3flags...)...)
+	for q, d := range want {
+		if d == "" || got[q] != d {
+			t.Errorf("q%d: polars over s3 %s, duckdb over the directory %s", q, got[q], d)
+		}
+	}
+	// The engine's environment still holds: the same through $PQCACHE_POLARS_DIR and AWS_ENDPOINT_URL.
+	t.Setenv("PQCACHE_POLARS_DIR", polarsDir)
+	t.Setenv("AWS_ENDPOINT_URL", srv.Endpoint)
+	t.Setenv("PQCACHE_S3_PATH_STYLE", "true")
+	if again := digests("--engine", "polars", "--data", "s3://lake/tpch/", "--region", s3test.Region); again[1] != want[1] {
+		t.Errorf("q1 with the environment's endpoint: %s, want %s", again[1], want[1])
+	}
+
+	if out, err := run(t, "bench", "--engine", "duckdb", "--data", "s3://lake/tpch"); err == nil || !strings.Contains(err.Error(), "httpfs") {
+		t.Errorf("duckdb over s3:// was accepted: %v\n%s", err, out)
+	}
+	if out, err := run(t, "bench", "--engine", "polars", "--polars-dir", t.TempDir(), "--data", dir); err == nil || !strings.Contains(err.Error(), "run.js") {
+		t.Errorf("a Polars directory without run.js was accepted: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wire
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Query outcomes; they match the BenchRun API's QueryStatus.
+const (
+	StatusSucceeded = "Succeeded"
+	StatusFailed    = "Failed"
+	StatusTimeout   = "Timeout"
+	StatusOOMKilled = "OOMKilled"
+)
+
+// QueryResult summarises one query's measured iterations. Times are milliseconds, memory bytes.
+type QueryResult struct {
+	Query  int    `json:"query"`
+	Status string `json:"status"`
+	// Millis are the measured iterations' wall times, in order.
+	Millis       []int64 `json:"millis,omitempty"`
+	MedianMillis int64   `json:"medianMillis,omitempty"`
+	MinMillis    int64   `json:"minMillis,omitempty"`
+	MaxMillis    int64   `json:"maxMillis,omitempty"`
+	// PeakMemoryBytes, PeakAnonBytes and PeakFileBytes are the largest peaks of an iteration above the
+	// process's baseline right after start.
+	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
+	PeakAnonBytes   int64 `json:"peakAnonBytes,omitempty"`
+	PeakFileBytes   int64 `json:"peakFileBytes,omitempty"`
+	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
+	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
+	MemorySource string `json:"memorySource,omitempty"`
+	Rows         int64  `json:"rows,omitempty"`
+	// Digest is an order-insensitive hash of the result rows.
+	Digest string `json:"digest,omitempty"`
+	// ExitCode and StderrTail describe a failed run.
+	ExitCode   int    `json:"exitCode,omitempty"`
+	StderrTail string `json:"stderrTail,omitempty"`
+}
+
+// ProbeResult is the sequential read throughput of an input path, measured without a query engine.
+type ProbeResult struct {
+	Files          int64 `json:"files"`
+	Bytes          int64 `json:"bytes"`
+	Streams        int   `json:"streams"`
+	Millis         int64 `json:"millis"`
+	BytesPerSecond int64 `json:"bytesPerSecond"`
+}
+
+// BenchResult is a whole bench run: `pqcache bench --json` prints it, and a BenchRun's Job writes it
+// (EncodeBenchSummary) as its termination message.
+type BenchResult struct {
+	// Label names the run in reports, e.g. "2cpu-4gi / volume"; empty uses the engine and data.
+	Label               string        `json:"label,omitempty"`
+	Engine              string        `json:"engine"`
+	Data                string        `json:"data"`
+	Start               time.Time     `json:"start"`
+	WallMillis          int64         `json:"wallMillis"`
+	Iterations          int           `json:"iterations"`
+	Warmups             int           `json:"warmups"`
+	Queries             []QueryResult `json:"queries"`
+	GeometricMeanMillis int64         `json:"geometricMeanMillis,omitempty"`
+	FailedQueries       []int         `json:"failedQueries,omitempty"`
+	// Probe is the input path's read throughput, measured when asked for.
+	Probe *ProbeResult `json:"probe,omitempty"`
+	// CgroupPeakBytes is the peak of the runner's own cgroup over the whole run (in a container: the
+	// runner and all queries, page cache included), and CgroupPeakSource where it was read; absent
+	// when the runner has no cgroup of its own.
+	CgroupPeakBytes  int64  `json:"cgroupPeakBytes,omitempty"`
+	CgroupPeakSource string `json:"cgroupPeakSource,omitempty"`
+}
+
+// benchSummaryPrefix marks an encoded summary, so a reader can tell it from plain text.
+const benchSummaryPrefix = "pqcache-bench-v1:"
+
+// EncodeBenchSummary packs a result for a termination message: per-iteration times and stderr tails
+// are dropped (the per-query summary is kept), the JSON is gzipped and base64-encoded, and must fit in
+// limit bytes; 22 queries take about 1.5 KB.
+func EncodeBenchSummary(res *BenchResult, limit int) ([]byte, error) {
+	c := *res
+	c.Queries = make([]QueryResult, len(res.Queries))
+	for i, q := range res.Queries {
+		q.Millis = nil
+		if len(q.StderrTail) > 160 {
+			q.StderrTail = q.StderrTail[cutPoint(q.StderrTail, len(q.StderrTail)-160):]
+		}
+		c.Queries[i] = q
+	}
+	for {
+		data, err := json.Marshal(&c)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(data); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		out := []byte(benchSummaryPrefix + base64.StdEncoding.EncodeToString(buf.Bytes()))
+		if len(out) <= limit {
+			return out, nil
+		}
+		trimmed := false
+		for i := range c.Queries {
+			if c.Queries[i].StderrTail != "" {
+				c.Queries[i].StderrTail, trimmed = "", true
+			}
+		}
+		if !trimmed {
+			return nil, fmt.Errorf("the summary of %d queries takes %d bytes, more than %d", len(c.Queries), len(out), limit)
+		}
+	}
+}
+
+// DecodeBenchSummary reads what EncodeBenchSummary wrote.
+func DecodeBenchSummary(s string) (*BenchResult, error) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(s), benchSummaryPrefix)
+	if !ok {
+		return nil, fmt.Errorf("not a pqcache bench summary")
+	}
+	raw, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the bench summary: %w", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the bench summary: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the bench summary: %w", err)
+	}
+	var res BenchResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("decoding the bench summary: %w", err)
+	}
+	return &res, nil
+}

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTruncateKeepsUTF8Whole(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"abcdefghijk", 10, "abcdefg..."},
+		{"ééééé", 6, "é..."},   // 10 bytes; a cut at byte 3 would split the second é
+		{"日本語テキスト", 8, "日..."}, // 3-byte runes
+		{"abc", 2, "ab"},
+	} {
+		got := Truncate(tc.in, tc.n)
+		if got != tc.want || len(got) > tc.n || !utf8.ValidString(got) {
+			t.Errorf("Truncate(%q, %d) = %q, want %q (valid UTF-8, at most %d bytes)", tc.in, tc.n, got, tc.want, tc.n)
+		}
+	}
+}
+
+func TestCompactFitsATerminationMessage(t *testing.T) {
+	r := &SyncReport{Result: ResultFailed, Reason: ReasonHostileKeys, Message: strings.Repeat("m", 1000), FilesCopied: 7, FilesFailed: 500}
+	for i := range 20 {
+		r.Failed = append(r.Failed, FileError{Key: fmt.Sprintf("very/long/key/%0200d", i), Error: strings.Repeat("e", 200)})
+	}
+	r.Layout.Advice = []string{strings.Repeat("a", 300), strings.Repeat("b", 300)}
+	data, err := r.Compact(TerminationMessageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > TerminationMessageLimit {
+		t.Fatalf("compact report is %d bytes", len(data))
+	}
+	var back SyncReport
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.FilesCopied != 7 || back.FilesFailed != 500 || back.Reason != ReasonHostileKeys || len(back.Failed) == 0 {
+		t.Fatalf("compact report lost what matters: %+v", back)
+	}
+	if len(r.Failed) != 20 {
+		t.Fatal("Compact changed the report it was given")
+	}
+}
+
+func TestSummaryFitsATerminationMessage(t *testing.T) {
+	res := &BenchResult{Label: "12cpu-48gi / mixed-staged", Engine: "duckdb", Iterations: 100, Warmups: 10}
+	for q := 1; q <= 22; q++ {
+		res.Queries = append(res.Queries, QueryResult{
+			Query: q, Status: StatusFailed, Millis: make([]int64, 100), MedianMillis: 123456, MinMillis: 100000, MaxMillis: 999999,
+			PeakMemoryBytes: 12345678901, PeakAnonBytes: 1234567890, PeakFileBytes: 1234567890, MemorySource: "rusage",
+			Rows: 1000000, Digest: "0123456789abcdef-1000000", ExitCode: 1, StderrTail: strings.Repeat("Binder Error: x ", 200),
+		})
+	}
+	res.Probe = &ProbeResult{Files: 1000, Bytes: 1 << 40, Streams: 8, Millis: 100000, BytesPerSecond: 1 << 30}
+	enc, err := EncodeBenchSummary(res, TerminationMessageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) > TerminationMessageLimit {
+		t.Fatalf("summary is %d bytes", len(enc))
+	}
+	back, err := DecodeBenchSummary(string(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Queries) != 22 || back.Queries[21].Digest != res.Queries[21].Digest || back.Queries[0].MedianMillis != 123456 || back.Probe.BytesPerSecond != 1<<30 {
+		t.Fatalf("round trip lost data: %+v", back.Queries[0])
+	}
+	t.Logf("22 worst-case queries: %d bytes", len(enc))
+	if _, err := DecodeBenchSummary("hello"); err == nil {
+		t.Fatal("plain text decoded as a summary")
+	}
+}
