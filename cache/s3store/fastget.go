@@ -36,6 +36,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/pqcache/pqcache/cache/integrity"
+	"github.com/pqcache/pqcache/cache/plan"
 )
 
 // fastGetter sends GetObject requests without the SDK's middleware stack. A sync of small objects is
@@ -95,26 +96,15 @@ func newFastGetter(ctx context.Context, o s3.Options, bucket string) *fastGetter
 }
 
 // get sends one GetObject: what Store.Get does through the SDK.
-func (f *fastGetter) get(ctx context.Context, bucket, key, etag string, r Range) (io.ReadCloser, *http.Response, error) {
-	u := f.base
-	p := strings.TrimSuffix(u.Path, "/") + "/" + key
-	u.Path, u.RawPath = p, httpbinding.EscapePath(p, false)
-	if r.PartNumber > 0 {
-		u.RawQuery = "partNumber=" + strconv.Itoa(int(r.PartNumber))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	h := req.Header
-	// No transparent gzip: the bytes must be the object's, as counted by Content-Length.
-	h.Set("Accept-Encoding", "identity")
-	h.Set("X-Amz-Content-Sha256", emptySHA256)
+func (f *fastGetter) get(ctx context.Context, key, etag string, r Range) (io.ReadCloser, *http.Response, error) {
+	h := http.Header{}
 	if etag != "" {
 		h.Set("If-Match", etag)
 	}
+	query := ""
 	switch {
 	case r.PartNumber > 0:
+		query = "partNumber=" + strconv.Itoa(int(r.PartNumber))
 	case r.Start == 0 && r.End < 0:
 		h.Set("X-Amz-Checksum-Mode", "ENABLED")
 	case r.End < 0:
@@ -122,23 +112,9 @@ func (f *fastGetter) get(ctx context.Context, bucket, key, etag string, r Range)
 	default:
 		h.Set("Range", fmt.Sprintf("bytes=%d-%d", r.Start, r.End))
 	}
-	creds, err := f.creds.Retrieve(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("getting credentials: %w", err)
-	}
-	if creds.AccessKeyID != "" { // anonymous credentials sign nothing
-		if err := f.signer.SignHTTP(ctx, creds, req, emptySHA256, f.name, f.region, time.Now().UTC(),
-			func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }); err != nil {
-			return nil, nil, fmt.Errorf("signing: %w", err)
-		}
-	}
-	resp, err := f.http.Do(req)
+	resp, err := f.send(ctx, key, query, h)
 	if err != nil {
 		return nil, nil, err
-	}
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
-		defer resp.Body.Close()
-		return nil, nil, responseError(resp)
 	}
 	return resp.Body, resp, nil
 }
@@ -209,4 +185,73 @@ func responseError(resp *http.Response) error {
 		e.Message = strings.TrimSpace(string(body))
 	}
 	return e
+}
+
+// send signs and sends a GET of the bucket's URL with path (relative to the bucket, "" for the
+// bucket) and query, and returns the response when its status is 2xx.
+func (f *fastGetter) send(ctx context.Context, path, query string, h http.Header) (*http.Response, error) {
+	u := f.base
+	if path != "" {
+		p := strings.TrimSuffix(u.Path, "/") + "/" + path
+		u.Path, u.RawPath = p, httpbinding.EscapePath(p, false)
+	} else if u.Path == "" {
+		u.Path = "/"
+	}
+	u.RawQuery = query
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	// No transparent gzip: the bytes must be the object's, as counted by Content-Length.
+	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("X-Amz-Content-Sha256", emptySHA256)
+	creds, err := f.creds.Retrieve(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("getting credentials: %w", err)
+	}
+	if creds.AccessKeyID != "" { // anonymous credentials sign nothing
+		if err := f.signer.SignHTTP(ctx, creds, req, emptySHA256, f.name, f.region, time.Now().UTC(),
+			func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }); err != nil {
+			return nil, fmt.Errorf("signing: %w", err)
+		}
+	}
+	resp, err := f.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, responseError(resp)
+	}
+	return resp, nil
+}
+
+// listPage is one ListObjectsV2 response.
+type listPage struct {
+	objects   []plan.Object
+	truncated bool
+	next      string
+}
+
+// list sends one ListObjectsV2 and parses its response with parseList: the SDK's XML deserialiser
+// costs ~12 µs of CPU per listed object here, a second of CPU per 100,000 objects of an unchanged
+// sync that has nothing else to do.
+func (f *fastGetter) list(ctx context.Context, prefix, token, strip string) (listPage, error) {
+	q := url.Values{"list-type": {"2"}, "prefix": {prefix}}
+	if token != "" {
+		q.Set("continuation-token", token)
+	}
+	resp, err := f.send(ctx, "", strings.ReplaceAll(q.Encode(), "+", "%20"), nil)
+	if err != nil {
+		return listPage{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return listPage{}, err
+	}
+	return parseList(body, strip)
 }

@@ -147,6 +147,24 @@ func (s *Store) List(ctx context.Context, prefix, strip string, fn func([]plan.O
 	pages := make(chan page, listAhead)
 	go func() {
 		defer close(pages)
+		if s.fast != nil {
+			for token := ""; ; {
+				pg, err := s.fast.list(ctx, prefix, token, strip)
+				if err != nil {
+					pages <- page{err: fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err)}
+					return
+				}
+				select {
+				case pages <- page{objs: pg.objects}:
+				case <-ctx.Done():
+					return
+				}
+				if !pg.truncated || pg.next == "" {
+					return
+				}
+				token = pg.next
+			}
+		}
 		p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
 		for p.HasMorePages() {
 			out, err := p.NextPage(ctx)
@@ -261,7 +279,7 @@ var checksumMode = s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-amz-checksum-m
 // whole-object GET also returns the object's checksums.
 func (s *Store) Get(ctx context.Context, key, etag string, r Range) (io.ReadCloser, GetInfo, error) {
 	if s.fast != nil {
-		body, resp, err := s.fast.get(ctx, s.bucket, key, etag, r)
+		body, resp, err := s.fast.get(ctx, key, etag, r)
 		if err != nil {
 			return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 		}

@@ -96,7 +96,19 @@ func TestWhatVersityGWVouchesFor(t *testing.T) {
 		t.Errorf("multipart ETag %s: %d parts, want 3", listed["mp-default"].ETag, n)
 	}
 
-	sdk := &Store{client: st.client, bucket: st.bucket, requests: st.requests} // the SDK's GetObject
+	sdk := &Store{client: st.client, bucket: st.bucket, requests: st.requests} // the SDK's GetObject and listing
+	var viaSDK []plan.Object
+	if err := sdk.List(ctx, "", "", func(page []plan.Object) error { viaSDK = append(viaSDK, page...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(viaSDK) != len(listed) {
+		t.Fatalf("the SDK lists %d objects, the lean listing %d", len(viaSDK), len(listed))
+	}
+	for _, o := range viaSDK {
+		if listed[o.Key] != o {
+			t.Errorf("the SDK lists %+v, the lean listing %+v", o, listed[o.Key])
+		}
+	}
 	for name, s := range map[string]*Store{"lean": st, "sdk": sdk} {
 		get := func(key string, r Range) (GetInfo, []byte) {
 			t.Helper()

@@ -50,6 +50,7 @@ func main() {
 	partSize := flag.Int64("part-size", 16<<20, "objects larger than this are fetched in ranged parts of this size")
 	sdk := flag.Bool("sdk", false, "GET through the AWS SDK's GetObject instead of pqcache's lean GET path")
 	traceFile := flag.String("trace", "", "write an execution trace to this file (go tool trace)")
+	listOnly := flag.Bool("list-only", false, "only list the prefix and print the number of objects: the listing time")
 	flag.Parse()
 	if *traceFile != "" {
 		tf, err := os.Create(*traceFile)
@@ -70,6 +71,14 @@ func main() {
 	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Endpoint: *endpoint, PathStyle: true})
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *listOnly {
+		n := 0
+		if err := store.List(ctx, prefix, prefix, func(page []plan.Object) error { n += len(page); return nil }); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(n, "objects")
+		return
 	}
 	get := store.Get
 	if *sdk {
