@@ -49,11 +49,14 @@ type event struct {
 // A publisher makes batches of verified staged files, and deletes, visible to readers. It is the seam
 // between downloading and publishing: renamePublisher renames each file into place under the
 // manifest's write-ahead protocol; one that publishes whole generations would build a new tree from
-// the same batches instead and switch to it at commit.
+// the same batches instead and switch to it in Finish.
 type publisher interface {
 	// Publish applies one batch. Files it could not publish are reported with syncer.fail and
 	// cleaned up; an error is fatal: the sync stops.
 	Publish(batch []event) error
+	// Finish makes everything the batches published durable and recorded in the manifest. It is
+	// called once, after the last batch, also after a failed one.
+	Finish() error
 }
 
 // publish feeds events to pub in batches, group-commit style: while one batch is being published,
@@ -111,7 +114,7 @@ func (s *syncer) publish(events <-chan event, pub publisher) error {
 			go func() { done <- pub.Publish(batch) }()
 		}
 		if closed && !busy && (len(pending) == 0 || failed != nil) {
-			return failed
+			return errors.Join(failed, pub.Finish())
 		}
 	}
 }
@@ -123,15 +126,26 @@ func (s *syncer) drop(ev event) {
 	}
 }
 
-// renamePublisher publishes each file by renaming it into place: one syncfs makes the batch's staged
-// data durable, one commit records the intents, the files are renamed or removed, a second syncfs
-// makes that durable, and one commit records the result (package manifest describes the protocol).
-// With Options.Ephemeral the syncfs and the commits' fsyncs are skipped.
+// renamePublisher publishes each file by renaming it into place, under the manifest's write-ahead
+// protocol (package manifest), with one flush and one commit per batch: a syncfs makes this batch's
+// staged data and the previous batch's renames durable at once, then one transaction records the
+// previous batch as done and this batch's intents, and this batch's files are renamed or removed;
+// Finish flushes and records the last batch. With Options.Ephemeral the syncfs and the commits'
+// fsyncs are skipped.
 type renamePublisher struct {
 	s *syncer
 	// madeDirs are directories known to exist, to skip a MkdirAll per file; forgotten when a delete
 	// may have pruned empty directories.
 	madeDirs map[string]bool
+	// done is the last batch: renamed and removed, not yet flushed nor recorded.
+	done applied
+}
+
+// applied is what a batch changed, for the manifest once it is durable.
+type applied struct {
+	put       []manifest.Entry
+	del, done []string
+	records   []string // resume records to remove once recorded
 }
 
 func (p *renamePublisher) Publish(batch []event) error {
@@ -144,19 +158,23 @@ func (p *renamePublisher) Publish(batch []event) error {
 			intents = append(intents, manifest.Intent{Op: manifest.OpPublish, Entry: ev.entry, Staged: ev.staged})
 		}
 	}
-	// The staged files' data must be on disk before a rename can expose them. One syncfs for the batch
-	// costs one flush where a per-file fsync costs one each.
+	// The staged files' data must be on disk before a rename can expose them, and the last batch's
+	// renames before the manifest says they happened: one syncfs does both. A per-file fsync would
+	// cost one flush each.
+	start := time.Now()
 	if err := p.durable(); err != nil {
 		return err
 	}
-	if err := s.m.Intend(intents); err != nil {
-		return fmt.Errorf("recording intents: %w", err)
+	flushed := time.Now()
+	if err := s.m.ResolveAndIntend(p.done.put, p.done.del, p.done.done, intents); err != nil {
+		return fmt.Errorf("recording published files and intents: %w", err)
 	}
+	s.log.Debug("Publishing", "files", len(batch), "flush", flushed.Sub(start), "commit", time.Since(flushed))
+	p.recorded()
+
 	var (
-		put       []manifest.Entry
-		del, done []string
-		records   []string
-		fatal     error
+		a     applied
+		fatal error
 	)
 	// Deletes first: a deleted file may free the path a new file needs as a directory.
 	for _, ev := range batch {
@@ -169,12 +187,12 @@ func (p *renamePublisher) Publish(batch []event) error {
 			fatal = fmt.Errorf("deleting %s: %w", ev.entry.Key, err)
 			continue
 		}
-		done = append(done, ev.entry.Key)
+		a.done = append(a.done, ev.entry.Key)
 		if err != nil {
 			s.fail(ev.entry.Key, "", err)
 			continue
 		}
-		del = append(del, ev.entry.Key)
+		a.del = append(a.del, ev.entry.Key)
 	}
 	for _, ev := range batch {
 		if ev.del || fatal != nil {
@@ -186,7 +204,7 @@ func (p *renamePublisher) Publish(batch []event) error {
 			fatal = fmt.Errorf("publishing %s: %w", ev.entry.Key, err)
 			continue
 		}
-		done = append(done, ev.entry.Key)
+		a.done = append(a.done, ev.entry.Key)
 		if err != nil {
 			// The key cannot be a path here (a file where a directory must be, a name too long...).
 			os.Remove(staged)
@@ -196,33 +214,46 @@ func (p *renamePublisher) Publish(batch []event) error {
 			s.fail(ev.entry.Key, ReasonHostileKeys, fmt.Errorf("publishing %s: %w", ev.entry.Key, err))
 			continue
 		}
-		put = append(put, ev.entry)
+		a.put = append(a.put, ev.entry)
 		if ev.record != "" {
-			records = append(records, ev.record)
-		}
-	}
-	// The renames and removals must be on disk before the manifest says they happened.
-	if len(put)+len(del) > 0 {
-		if err := p.durable(); err != nil {
-			return errors.Join(fatal, err)
+			a.records = append(a.records, ev.record)
 		}
 	}
 	// After a fatal error the intents of the changes not made stay pending, their staged files in
 	// place: the next run's recovery sees them as never renamed.
-	if err := s.m.Resolve(put, del, done); err != nil {
-		return errors.Join(fatal, fmt.Errorf("recording published files: %w", err))
+	p.done = a
+	return fatal
+}
+
+// Finish flushes the last batch's renames and records them.
+func (p *renamePublisher) Finish() error {
+	if len(p.done.put)+len(p.done.del)+len(p.done.done) == 0 {
+		return nil
 	}
-	for _, r := range records {
+	if err := p.durable(); err != nil {
+		return err
+	}
+	if err := p.s.m.Resolve(p.done.put, p.done.del, p.done.done); err != nil {
+		return fmt.Errorf("recording published files: %w", err)
+	}
+	p.recorded()
+	return nil
+}
+
+// recorded counts the batch the manifest now records, and forgets it.
+func (p *renamePublisher) recorded() {
+	a, s := p.done, p.s
+	for _, r := range a.records {
 		os.Remove(filepath.Join(s.root, r))
 	}
 	s.mu.Lock()
-	s.rep.FilesDeleted += int64(len(del))
-	s.rep.FilesCopied += int64(len(put))
-	for _, e := range put {
+	s.rep.FilesDeleted += int64(len(a.del))
+	s.rep.FilesCopied += int64(len(a.put))
+	for _, e := range a.put {
 		s.rep.BytesCopied += e.Size
 	}
 	s.mu.Unlock()
-	return fatal
+	p.done = applied{}
 }
 
 // rename moves a staged file to its published path, making its directory first.

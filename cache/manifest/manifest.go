@@ -300,28 +300,24 @@ func (m *Manifest) Intend(intents []Intent) error {
 	if len(intents) == 0 {
 		return nil
 	}
-	return m.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketPending)
-		for _, in := range intents {
-			v, err := json.Marshal(in)
-			if err != nil {
-				return err
-			}
-			if err := b.Put([]byte(in.Entry.Key), v); err != nil {
-				return fmt.Errorf("recording intent for %s: %w", in.Entry.Key, err)
-			}
-		}
-		return nil
-	})
+	return m.ResolveAndIntend(nil, nil, nil, intents)
 }
 
 // Resolve puts entries (sorting put in place), deletes keys and drops the intents of done, in one
 // transaction. It is not safe for concurrent use.
 func (m *Manifest) Resolve(put []Entry, del []string, done []string) error {
-	if m.resolve++; m.resolve%releaseEvery == 0 {
-		// Appending reads the last pages back through the mapping; over a sync of a million files
-		// every page has been the last one (see release).
-		defer m.db.View(func(tx *bolt.Tx) error { release(tx); return nil })
+	return m.ResolveAndIntend(put, del, done, nil)
+}
+
+// ResolveAndIntend is Resolve followed by Intend, in one transaction: a publisher that makes one
+// batch's renames and the next batch's data durable with one flush records both with one commit.
+func (m *Manifest) ResolveAndIntend(put []Entry, del []string, done []string, intents []Intent) error {
+	if len(put)+len(del) > 0 {
+		if m.resolve++; m.resolve%releaseEvery == 0 {
+			// Appending reads the last pages back through the mapping; over a sync of a million files
+			// every page has been the last one (see release).
+			defer m.db.View(func(tx *bolt.Tx) error { release(tx); return nil })
+		}
 	}
 	return m.db.Update(func(tx *bolt.Tx) error {
 		files, pending := tx.Bucket(bucketFiles), tx.Bucket(bucketPending)
@@ -348,6 +344,15 @@ func (m *Manifest) Resolve(put []Entry, del []string, done []string) error {
 		for _, k := range done {
 			if err := pending.Delete([]byte(k)); err != nil {
 				return err
+			}
+		}
+		for _, in := range intents {
+			v, err := json.Marshal(in)
+			if err != nil {
+				return err
+			}
+			if err := pending.Put([]byte(in.Entry.Key), v); err != nil {
+				return fmt.Errorf("recording intent for %s: %w", in.Entry.Key, err)
 			}
 		}
 		return nil

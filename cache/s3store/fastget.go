@@ -35,7 +35,6 @@ import (
 	"github.com/aws/smithy-go/encoding/httpbinding"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/plan"
 )
 
@@ -122,14 +121,11 @@ func (f *fastGetter) get(ctx context.Context, key, etag string, r Range) (io.Rea
 // info reads a GET response's headers as Store.Get reports them.
 func (f *fastGetter) info(resp *http.Response, r Range) (GetInfo, error) {
 	h := resp.Header
-	sse := h.Get("X-Amz-Server-Side-Encryption")
 	info := GetInfo{
-		Encrypted: h.Get("X-Amz-Server-Side-Encryption-Customer-Algorithm") != "" || sse == "aws:kms" || sse == "aws:kms:dsse",
+		Encrypted: encrypted(h.Get("X-Amz-Server-Side-Encryption-Customer-Algorithm"), h.Get("X-Amz-Server-Side-Encryption")),
 		Length:    resp.ContentLength,
-		Checksums: Checksums{
-			CRC64NVME: h.Get("X-Amz-Checksum-Crc64nvme"), CRC32: h.Get("X-Amz-Checksum-Crc32"), CRC32C: h.Get("X-Amz-Checksum-Crc32c"),
-			SHA1: h.Get("X-Amz-Checksum-Sha1"), SHA256: h.Get("X-Amz-Checksum-Sha256"), Type: integrity.ChecksumType(h.Get("X-Amz-Checksum-Type")),
-		},
+		Checksums: checksums(h.Get("X-Amz-Checksum-Crc64nvme"), h.Get("X-Amz-Checksum-Crc32"), h.Get("X-Amz-Checksum-Crc32c"),
+			h.Get("X-Amz-Checksum-Sha1"), h.Get("X-Amz-Checksum-Sha256"), h.Get("X-Amz-Checksum-Type")),
 	}
 	if pc := h.Get("X-Amz-Mp-Parts-Count"); pc != "" {
 		n, err := strconv.ParseInt(pc, 10, 32)
@@ -138,16 +134,9 @@ func (f *fastGetter) info(resp *http.Response, r Range) (GetInfo, error) {
 		}
 		info.PartsCount = int32(n)
 	}
-	if cr := h.Get("Content-Range"); cr != "" {
-		start, err := contentRangeStart(cr)
-		if err != nil {
-			return info, err
-		}
-		info.Start = start
-	} else if r.PartNumber == 0 {
-		info.Start = r.Start
-	}
-	return info, nil
+	var err error
+	info.Start, err = startOf(h.Get("Content-Range"), r)
+	return info, err
 }
 
 // apiError is an S3 error response: it satisfies smithy.APIError and carries the HTTP status, as the

@@ -310,34 +310,43 @@ func (s *Store) Get(ctx context.Context, key, etag string, r Range) (io.ReadClos
 		return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 	}
 	info := GetInfo{
-		Encrypted: out.SSECustomerAlgorithm != nil ||
-			out.ServerSideEncryption == types.ServerSideEncryptionAwsKms || out.ServerSideEncryption == types.ServerSideEncryptionAwsKmsDsse,
+		Encrypted:  encrypted(aws.ToString(out.SSECustomerAlgorithm), string(out.ServerSideEncryption)),
 		Length:     aws.ToInt64(out.ContentLength),
 		PartsCount: aws.ToInt32(out.PartsCount),
-		Checksums: Checksums{
-			CRC64NVME: aws.ToString(out.ChecksumCRC64NVME), CRC32: aws.ToString(out.ChecksumCRC32), CRC32C: aws.ToString(out.ChecksumCRC32C),
-			SHA1: aws.ToString(out.ChecksumSHA1), SHA256: aws.ToString(out.ChecksumSHA256), Type: integrity.ChecksumType(out.ChecksumType),
-		},
+		Checksums: checksums(aws.ToString(out.ChecksumCRC64NVME), aws.ToString(out.ChecksumCRC32), aws.ToString(out.ChecksumCRC32C),
+			aws.ToString(out.ChecksumSHA1), aws.ToString(out.ChecksumSHA256), string(out.ChecksumType)),
 	}
-	if cr := aws.ToString(out.ContentRange); cr != "" {
-		start, err := contentRangeStart(cr)
-		if err != nil {
-			out.Body.Close()
-			return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
-		}
-		info.Start = start
-	} else if r.PartNumber == 0 {
-		info.Start = r.Start
+	if info.Start, err = startOf(aws.ToString(out.ContentRange), r); err != nil {
+		out.Body.Close()
+		return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 	}
 	return out.Body, info, nil
 }
 
-// contentRangeStart parses the first byte offset of "bytes START-END/TOTAL".
-func contentRangeStart(cr string) (int64, error) {
-	rest, ok := strings.CutPrefix(cr, "bytes ")
+// checksums gathers a response's checksum fields (values as the store writes them).
+func checksums(crc64nvme, crc32, crc32c, sha1, sha256, typ string) Checksums {
+	return Checksums{CRC64NVME: crc64nvme, CRC32: crc32, CRC32C: crc32c, SHA1: sha1, SHA256: sha256, Type: integrity.ChecksumType(typ)}
+}
+
+// encrypted reports whether a response's encryption fields say SSE-C or SSE-KMS, whose ETags are not
+// an MD5 of the bytes.
+func encrypted(sseCustomerAlgorithm, sse string) bool {
+	return sseCustomerAlgorithm != "" || sse == string(types.ServerSideEncryptionAwsKms) || sse == string(types.ServerSideEncryptionAwsKmsDsse)
+}
+
+// startOf returns the object offset of a response body's first byte: from its Content-Range
+// ("bytes START-END/TOTAL"), or the range asked for when there is none.
+func startOf(contentRange string, r Range) (int64, error) {
+	if contentRange == "" {
+		if r.PartNumber > 0 {
+			return 0, nil
+		}
+		return r.Start, nil
+	}
+	rest, ok := strings.CutPrefix(contentRange, "bytes ")
 	dash := strings.IndexByte(rest, '-')
 	if !ok || dash < 0 {
-		return 0, fmt.Errorf("unexpected Content-Range %q", cr)
+		return 0, fmt.Errorf("unexpected Content-Range %q", contentRange)
 	}
 	return strconv.ParseInt(rest[:dash], 10, 64)
 }
@@ -353,12 +362,9 @@ func (s *Store) Head(ctx context.Context, key, etag string) (Checksums, bool, er
 	if err != nil {
 		return Checksums{}, false, fmt.Errorf("reading checksums of s3://%s/%s: %w", s.bucket, key, err)
 	}
-	encrypted := out.SSECustomerAlgorithm != nil ||
-		out.ServerSideEncryption == types.ServerSideEncryptionAwsKms || out.ServerSideEncryption == types.ServerSideEncryptionAwsKmsDsse
-	return Checksums{
-		CRC64NVME: aws.ToString(out.ChecksumCRC64NVME), CRC32: aws.ToString(out.ChecksumCRC32), CRC32C: aws.ToString(out.ChecksumCRC32C),
-		SHA1: aws.ToString(out.ChecksumSHA1), SHA256: aws.ToString(out.ChecksumSHA256), Type: integrity.ChecksumType(out.ChecksumType),
-	}, encrypted, nil
+	return checksums(aws.ToString(out.ChecksumCRC64NVME), aws.ToString(out.ChecksumCRC32), aws.ToString(out.ChecksumCRC32C),
+			aws.ToString(out.ChecksumSHA1), aws.ToString(out.ChecksumSHA256), string(out.ChecksumType)),
+		encrypted(aws.ToString(out.SSECustomerAlgorithm), string(out.ServerSideEncryption)), nil
 }
 
 // Error classes, for retries and for the reason a Dataset reports.

@@ -13,13 +13,13 @@ bench_pids=()
 bench_cleanup() { for p in "${bench_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap bench_cleanup EXIT
 
-# build_tools builds bin/pqcache (the binary a sync Job runs, DuckDB linked), bin/floor, bin/countproxy
-# and versitygw.
+# build_tools builds bin/pqcache (the binary a sync Job runs, DuckDB linked), the static
+# bin/pqcache-runner, the benchmark tools (floor, countproxy, s3gen, rss) and versitygw.
 build_tools() {
   (cd "$ROOT" && make -s versitygw >&2 &&
     go build -o bin/pqcache ./cmd/pqcache &&
-    go build -o bin/floor ./hack/bench/floor &&
-    go build -o bin/countproxy ./hack/bench/countproxy)
+    CGO_ENABLED=0 go build -o bin/pqcache-runner ./cmd/pqcache &&
+    for t in floor countproxy s3gen rss; do go build -o "bin/$t" "./hack/bench/$t" || return 1; done)
 }
 
 # start_s3 DIR [versitygw posix options...]: serves DIR on 127.0.0.1:$S3_PORT; sets S3 (the endpoint).

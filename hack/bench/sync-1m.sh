@@ -17,8 +17,6 @@ S3_PORT=${S3_PORT:-7172}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 build_tools
-go build -o bin/s3gen ./hack/bench/s3gen
-go build -o bin/rss ./hack/bench/rss
 rm -rf "$WORK"
 mkdir -p "$WORK"
 start_s3 "$WORK/s3"

@@ -14,9 +14,6 @@ S3_PORT=${S3_PORT:-7173}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 build_tools
-CGO_ENABLED=0 go build -o bin/pqcache-runner ./cmd/pqcache
-go build -o bin/s3gen ./hack/bench/s3gen
-go build -o bin/rss ./hack/bench/rss
 rm -rf "$WORK"
 mkdir -p "$WORK"
 start_s3 "$WORK/s3"

@@ -133,5 +133,24 @@ if [ "$REPEAT" -gt 0 ]; then
     done
   done
 fi
+# pqcache stage into a scratch directory (a BenchRun's mixed-staged step), durable and --ephemeral.
+{
+  echo
+  echo "\`pqcache stage\` of the whole shape into a new directory, durable and with \`--ephemeral\` (no syncfs, no fsync), alternating:"
+  echo
+  echo "| shape | durable | --ephemeral | load (1/5/15 min) |"
+  echo "|---|---|---|---|"
+} >>"$out"
+for shape in $SHAPES; do
+  for _ in 1 2; do
+    declare -A st=()
+    for mode in durable ephemeral; do
+      runs=$((runs + 1)); dest=$WORK/dest/$runs-stage-$shape; mkdir -p "$dest"; sync
+      flag=(); [ $mode = ephemeral ] && flag=(--ephemeral)
+      read -r st[$mode] _ <<<"$(measure "$ROOT/bin/pqcache" stage "s3://bench/$shape/" "$dest" --prefix "" "${flag[@]}" --endpoint "$S3" --path-style --parallel "$PARALLEL" --progress none)"
+    done
+    printf '| %s | %s s | %s s | %s |\n' "$shape" "${st[durable]}" "${st[ephemeral]}" "$(load)" >>"$out"
+  done
+done
 rm -rf "$WORK/dest"
 cat "$out"

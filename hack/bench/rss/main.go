@@ -21,7 +21,9 @@ limitations under the License.
 //
 //	wall_s user_s sys_s peak_rss_kib peak_anon_kib peak_file_kib
 //
-// Usage: rss [-interval 50ms] [-o FILE] -- COMMAND [ARGS...]   (the command's output goes to stderr)
+// Usage: rss [-interval 50ms] [-o FILE] -- COMMAND [ARGS...]
+// The figures go to FILE with -o, and the command's output to rss's stdout and stderr; without -o
+// the figures go to stdout and the command's output to stderr.
 package main
 
 import (
@@ -45,6 +47,9 @@ func main() {
 	}
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = os.Stderr, os.Stderr, os.Stdin
+	if *out != "" {
+		cmd.Stdout = os.Stdout
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
