@@ -11,7 +11,9 @@
 # Debian's `aws s3 sync`. For each: the wall time of a full sync, the time a `sync -f` of its
 # destination still takes after it exits (the durability it did not pay for; pqcache's is ~0), user+sys
 # CPU seconds per GiB, peak RSS, and an unchanged re-sync. Then REPEAT more alternating runs of pqcache
-# and the floor on each shape, to show the spread. Prints Markdown.
+# and the floor on each shape, to show the spread, and `pqcache stage` durable and --ephemeral
+# (STAGE=0 skips it). TOOLS picks tools; BEFORE=/path/to/an/older/pqcache adds it as tool "before"
+# (BEFORE_LABEL names it), for before/after figures from one run. Prints Markdown.
 #
 # Needs Debian's rclone, awscli and time (apt-get install -y rclone awscli time) and bc. Builds
 # rclone at the Makefile's RCLONE_VERSION once into bin/ (`make rclone`, a long build: tens of minutes).
@@ -36,6 +38,7 @@ case " ${TOOLS:-rclone-new} " in *" rclone-new "*) make -s rclone RCLONE_VERSION
 RCLONE_OLD=/usr/bin/rclone
 
 rm -rf "$WORK/s3" "$WORK/dest" "$WORK/src"
+mkdir -p "$WORK/dest"
 start_s3 "$WORK/s3"
 export AWS_CONFIG_FILE=$WORK/aws-config
 printf '[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = %s\n' "$PARALLEL" >"$AWS_CONFIG_FILE"
@@ -67,21 +70,20 @@ tool_cmd() {
   local tool=$1 shape=$2 dest=$3
   case $tool in
   pqcache) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  before) echo "$BEFORE sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
   floor) echo "$ROOT/bin/floor -endpoint $S3 -parallel $PARALLEL s3://bench/$shape/ $dest" ;;
   rclone-new) echo "$RCLONE_NEW sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
   rclone-old) echo "$RCLONE_OLD sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
   aws) echo "$AWS --endpoint-url $S3 s3 sync --only-show-errors s3://bench/$shape/ $dest" ;;
   esac
 }
-declare -A NAME=([pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
+declare -A NAME=([before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
 
 # run TOOL SHAPE: one full sync into a new directory, its sync -f, and an unchanged re-sync.
 # Prints "wall user sys rss_kib durable_s resync_s load".
-runs=0
 run() {
-  runs=$((runs + 1))
-  local dest=$WORK/dest/$runs-$1-$2
-  mkdir -p "$dest"; sync
+  local dest; dest=$(mktemp -d "$WORK/dest/$1-$2-XXXXXX") # run is called in $(...): no counter survives
+  sync
   local l; l=$(load)
   local full dur again
   # shellcheck disable=SC2046
@@ -134,7 +136,7 @@ if [ "$REPEAT" -gt 0 ]; then
   done
 fi
 # pqcache stage into a scratch directory (a BenchRun's mixed-staged step), durable and --ephemeral.
-{
+[ "${STAGE:-1}" = 1 ] && {
   echo
   echo "\`pqcache stage\` of the whole shape into a new directory, durable and with \`--ephemeral\` (no syncfs, no fsync), alternating:"
   echo
@@ -142,10 +144,11 @@ fi
   echo "|---|---|---|---|"
 } >>"$out"
 for shape in $SHAPES; do
+  [ "${STAGE:-1}" = 1 ] || break
   for _ in 1 2; do
     declare -A st=()
     for mode in durable ephemeral; do
-      runs=$((runs + 1)); dest=$WORK/dest/$runs-stage-$shape; mkdir -p "$dest"; sync
+      dest=$(mktemp -d "$WORK/dest/stage-$shape-XXXXXX"); sync
       flag=(); [ $mode = ephemeral ] && flag=(--ephemeral)
       read -r st[$mode] _ <<<"$(measure "$ROOT/bin/pqcache" stage "s3://bench/$shape/" "$dest" --prefix "" "${flag[@]}" --endpoint "$S3" --path-style --parallel "$PARALLEL" --progress none)"
     done
