@@ -21,3 +21,6 @@ func BuffersPeak() int64 { return buffers.peak.Load() }
 
 // ResetBuffersPeak starts a new peak from the buffers out now.
 func ResetBuffersPeak() { buffers.peak.Store(buffers.out.Load()) }
+
+// Flushes returns how many times a sync has flushed a filesystem (syncfs) in this process.
+func Flushes() int64 { return flushes.Load() }

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -293,8 +294,12 @@ func (p *renamePublisher) durable() error {
 	return syncFS(p.s.root)
 }
 
+// flushes counts syncFS calls, for tests.
+var flushes atomic.Int64
+
 // syncFS flushes the filesystem that holds dir (syncfs(2)): file data, renames and removals alike.
 func syncFS(dir string) error {
+	flushes.Add(1)
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -425,3 +425,26 @@ func TestStageSyncsOnlyItsPrefixes(t *testing.T) {
 		t.Fatalf("sync after stage: %+v", rep)
 	}
 }
+
+// TestEphemeralSkipsDurability: a stage into scratch space flushes nothing, and publishes the same
+// complete, verified files as a durable one.
+func TestEphemeralSkipsDurability(t *testing.T) {
+	e := newEnv(t)
+	for i := range 50 {
+		e.put(fmt.Sprintf("fresh/%02d.bin", i), randomBytes(10_000, uint64(i)))
+	}
+	e.put("big.bin", randomBytes(3<<20, 99))
+	before := cache.Flushes()
+	rep := e.mustSync(func(o *cache.Options) { o.Ephemeral = true; o.PartSize = 1 << 20 })
+	if n := cache.Flushes() - before; n != 0 || rep.FilesCopied != 51 {
+		t.Fatalf("ephemeral sync: %d flushes, %d copied", n, rep.FilesCopied)
+	}
+	e.expectFile("big.bin", randomBytes(3<<20, 99))
+	e.expectVerified()
+	e.put("fresh/00.bin", randomBytes(10_000, 1000))
+	before = cache.Flushes()
+	e.mustSync(nil)
+	if cache.Flushes() == before {
+		t.Fatal("a durable sync flushed nothing")
+	}
+}
