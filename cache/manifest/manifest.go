@@ -376,6 +376,12 @@ func (m *Manifest) Get(key string) (Entry, bool, error) {
 // readerView applies a pending intent, if any, to the stored entry v of key: what a reader must
 // believe when a writer crashed mid-publish and nobody has recovered yet.
 func (m *Manifest) readerView(tx *bolt.Tx, key, v []byte) (Entry, bool, error) {
+	return m.readerViewOf(tx, tx.Bucket(bucketPending), key, v)
+}
+
+// readerViewOf is readerView with the pending bucket given, or nil when it is empty (an iterator
+// checks once per batch, not once per entry).
+func (m *Manifest) readerViewOf(tx *bolt.Tx, pendingBucket *bolt.Bucket, key, v []byte) (Entry, bool, error) {
 	var e Entry
 	found := v != nil
 	if found {
@@ -384,7 +390,10 @@ func (m *Manifest) readerView(tx *bolt.Tx, key, v []byte) (Entry, bool, error) {
 			return e, false, fmt.Errorf("decoding entry %s: %w", key, err)
 		}
 	}
-	pv := tx.Bucket(bucketPending).Get(key)
+	if pendingBucket == nil {
+		return e, found, nil
+	}
+	pv := pendingBucket.Get(key)
 	if pv == nil {
 		return e, found, nil
 	}
@@ -462,6 +471,10 @@ func (it *Iterator) fill() error {
 	it.buf = it.buf[:0]
 	return it.m.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketFiles).Cursor()
+		pending := tx.Bucket(bucketPending)
+		if first, _ := pending.Cursor().First(); first == nil {
+			pending = nil // no intents: no lookup per entry
+		}
 		var k, v []byte
 		if it.after == nil {
 			k, v = c.Seek(it.prefix)
@@ -476,7 +489,7 @@ func (it *Iterator) fill() error {
 				it.done = true
 				return nil
 			}
-			e, found, err := it.m.readerView(tx, k, v)
+			e, found, err := it.m.readerViewOf(tx, pending, k, v)
 			if err != nil {
 				return err
 			}

@@ -374,6 +374,9 @@ const (
 	ClassAccessDenied       = "AccessDenied"
 	ClassNoSuchBucket       = "NoSuchBucket"
 	ClassInvalidCredentials = "InvalidCredentials"
+	// ClassInvalidRange: the object is shorter than the bytes asked for (it changed in place, or the
+	// listing was wrong); asking again will not help.
+	ClassInvalidRange = "InvalidRange"
 )
 
 // Classify maps an S3 error to one of the classes above, or "" for anything else (network errors,
@@ -390,6 +393,8 @@ func Classify(err error) string {
 			return ClassAccessDenied
 		case "NoSuchBucket":
 			return ClassNoSuchBucket
+		case "InvalidRange":
+			return ClassInvalidRange
 		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired":
 			return ClassInvalidCredentials
 		}

@@ -28,7 +28,7 @@ settle
 sync_cmd=(bin/pqcache sync s3://million/ "$WORK/cache" --endpoint "$S3" --path-style --parallel "$PARALLEL" --progress none)
 row() { # what rss-line report-json
   read -r wall user sys rss anon file <<<"$2"
-  local req; req=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); q=r["requests"]; print(f"{q[\"list\"]} LIST, {q[\"get\"]} GET, {r[\"filesCopied\"]} copied")' "$3")
+  local req; req=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); q=r["requests"]; print("%d LIST, %d GET, %d copied" % (q["list"], q["get"], r["filesCopied"]))' "$3")
   printf '| %s | %s s | %s s | %d MiB | %d MiB | %d MiB | %s | %s |\n' "$1" "$wall" "$(echo "$user + $sys" | bc)" $((rss / 1024)) $((anon / 1024)) $((file / 1024)) "$req" "$(load)"
 }
 out=$WORK/table.md

@@ -12,7 +12,7 @@
 # destination still takes after it exits (the durability it did not pay for; pqcache's is ~0), user+sys
 # CPU seconds per GiB, peak RSS, and an unchanged re-sync. Then REPEAT more alternating runs of pqcache
 # and the floor on each shape, to show the spread, and `pqcache stage` durable and --ephemeral
-# (STAGE=0 skips it). TOOLS picks tools; BEFORE=/path/to/an/older/pqcache adds it as tool "before"
+# (STAGE=0 skips it). TOOLS picks tools (pqcache-size: pqcache --verify size, no hashing); BEFORE=/path/to/an/older/pqcache adds it as tool "before"
 # (BEFORE_LABEL names it), for before/after figures from one run. Prints Markdown.
 #
 # Needs Debian's rclone, awscli and time (apt-get install -y rclone awscli time) and bc. Builds
@@ -70,6 +70,7 @@ tool_cmd() {
   local tool=$1 shape=$2 dest=$3
   case $tool in
   pqcache) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  pqcache-size) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --verify size --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
   before) echo "$BEFORE sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
   floor) echo "$ROOT/bin/floor -endpoint $S3 -parallel $PARALLEL s3://bench/$shape/ $dest" ;;
   rclone-new) echo "$RCLONE_NEW sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
@@ -77,7 +78,7 @@ tool_cmd() {
   aws) echo "$AWS --endpoint-url $S3 s3 sync --only-show-errors s3://bench/$shape/ $dest" ;;
   esac
 }
-declare -A NAME=([before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
+declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
 
 # run TOOL SHAPE: one full sync into a new directory, its sync -f, and an unchanged re-sync.
 # Prints "wall user sys rss_kib durable_s resync_s load".
@@ -121,14 +122,14 @@ done
 if [ "$REPEAT" -gt 0 ]; then
   {
     echo
-    echo "Spread: $REPEAT more alternating runs of the floor and pqcache."
+    echo "Spread: $REPEAT more alternating runs of ${SPREAD_TOOLS:-floor pqcache}."
     echo
     echo "| shape | tool | full sync | then \`sync -f\` | durable total | CPU s/GiB | peak RSS | unchanged re-sync | load (1/5/15 min) |"
     echo "|---|---|---|---|---|---|---|---|---|"
   } >>"$out"
   for shape in $SHAPES; do
     for _ in $(seq "$REPEAT"); do
-      for tool in floor pqcache; do
+      for tool in ${SPREAD_TOOLS:-floor pqcache}; do
         log "spread $shape: $tool"
         row "$tool" "$shape" "$(run "$tool" "$shape")" >>"$out"
       done
