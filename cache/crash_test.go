@@ -52,6 +52,10 @@ func TestMain(m *testing.M) {
 func runSyncChild() int {
 	ctx := context.Background()
 	partSize, _ := strconv.ParseInt(os.Getenv("CHILD_PART_SIZE"), 10, 64)
+	parallel, _ := strconv.Atoi(os.Getenv("CHILD_PARALLEL"))
+	if parallel == 0 {
+		parallel = 4
+	}
 	store, err := s3store.New(ctx, s3store.Config{Bucket: os.Getenv("CHILD_BUCKET"), Endpoint: os.Getenv("CHILD_ENDPOINT"), PathStyle: true, Region: s3test.Region})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,7 +64,7 @@ func runSyncChild() int {
 	prefix := os.Getenv("CHILD_PREFIX")
 	_, err = cache.Sync(ctx, store, cache.Options{
 		Dir: os.Getenv("CHILD_DIR"), Source: "s3://" + os.Getenv("CHILD_BUCKET") + "/" + prefix, Prefix: prefix,
-		Prune: true, Parallelism: 4, PartSize: partSize,
+		Prune: true, Parallelism: parallel, PartSize: partSize,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -161,9 +165,8 @@ func TestSIGKILLAtRandomMomentsNeverTearsTheCache(t *testing.T) {
 	}
 	e.expectFile("flip.bin", flip)
 	e.expectVerified()
-	staged, _ := os.ReadDir(filepath.Join(e.dir, manifest.StagingDir))
-	if len(staged) != 0 {
-		t.Fatalf("%d staging files left after a clean run", len(staged))
+	if staged := e.stagedFiles(); len(staged) != 0 {
+		t.Fatalf("staging files left after a clean run: %v", staged)
 	}
 	t.Logf("final run: %d copied, %d unchanged", rep.FilesCopied, rep.FilesUnchanged)
 }

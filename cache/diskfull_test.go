@@ -28,7 +28,6 @@ import (
 	"testing"
 
 	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
 
@@ -59,7 +58,7 @@ type fillOnFirstGet struct {
 	once sync.Once
 }
 
-func (f *fillOnFirstGet) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, s3store.GetInfo, error) {
+func (f *fillOnFirstGet) Get(ctx context.Context, key, etag string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error) {
 	f.once.Do(func() {
 		w, err := os.Create(f.path)
 		if err != nil {
@@ -73,7 +72,7 @@ func (f *fillOnFirstGet) Get(ctx context.Context, key, etag string, start, end i
 			}
 		}
 	})
-	return f.Store.Get(ctx, key, etag, start, end)
+	return f.Store.Get(ctx, key, etag, r)
 }
 
 // TestDiskFullKeepsTheLastGoodCache syncs into a 6 MiB tmpfs. A change that needs more room than is
@@ -101,8 +100,8 @@ func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 			}
 		}
 		e.expectVerified()
-		if staged, _ := os.ReadDir(filepath.Join(e.dir, manifest.StagingDir)); len(staged) != 0 {
-			t.Fatalf("%d staging files left on a full disk", len(staged))
+		if staged := e.stagedFiles(); len(staged) != 0 {
+			t.Fatalf("staging files left on a full disk: %v", staged)
 		}
 	}
 

@@ -21,7 +21,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -30,6 +32,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/internal/s3test"
 )
@@ -168,6 +171,27 @@ func (e *env) expectVerified() {
 	if !r.OK() {
 		e.t.Fatalf("verify found problems: %+v", r)
 	}
+}
+
+// stagedFiles lists the files under the staging directory (resumable downloads included).
+func (e *env) stagedFiles() []string {
+	e.t.Helper()
+	var files []string
+	root := filepath.Join(e.dir, manifest.StagingDir)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.t.Fatal(err)
+	}
+	return files
 }
 
 func sum(b []byte) string {

@@ -38,6 +38,10 @@ const (
 	ReasonInsufficientCapacity = wire.ReasonInsufficientCapacity
 	ReasonHostileKeys          = wire.ReasonHostileKeys
 	ReasonSyncFailed           = wire.ReasonSyncFailed
+	// The cache volume refused writes (by errno); a full volume is InsufficientCapacity.
+	ReasonVolumeReadOnly         = wire.ReasonVolumeReadOnly
+	ReasonVolumePermissionDenied = wire.ReasonVolumePermissionDenied
+	ReasonVolumeIOError          = wire.ReasonVolumeIOError
 )
 
 // The report types are the worker's wire contract with the operator (package wire); these names keep

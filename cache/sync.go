@@ -18,35 +18,27 @@ limitations under the License.
 // a time, so that unchanged objects cost nothing and a reader never sees a partial or corrupt file.
 //
 // A sync lists the prefix (paginated ListObjectsV2, no per-object HEAD), merges the listing with the
-// manifest (package manifest) in key order (package plan), and runs the copies with bounded
-// parallelism: ranged GETs, each conditional on the listed ETag, written into a staging file on the
-// same filesystem, fsynced, verified (size, MD5 ETag or the store's checksum, Parquet framing and
-// footer), then renamed into place under the manifest's write-ahead protocol. Deletes follow the same
-// protocol. It imports nothing from Kubernetes: the operator runs it in worker pods through
-// `pqcache sync`, and people run the same command on their laptops.
+// manifest (package manifest) in key order (package plan), and downloads what changed while the
+// listing goes on (download.go): with at most Parallelism GETs in flight across and within files,
+// each conditional on the listed ETag, into staging files on the same filesystem, every piece hashed
+// as it arrives and the whole checked against what the store vouches for (package integrity), large
+// objects resumable across runs (resume.go). Verified files are published in batches under the
+// manifest's write-ahead protocol (publish.go). It imports nothing from Kubernetes: the operator runs
+// it in worker pods through `pqcache sync`, and people run the same command on their laptops.
 package cache
 
 import (
-	"bufio"
 	"context"
-	"crypto/md5"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -62,15 +54,17 @@ import (
 type Store interface {
 	List(ctx context.Context, prefix, strip string, fn func([]plan.Object) error) error
 	Stat(ctx context.Context, key, strip string) (plan.Object, bool, error)
-	Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, s3store.GetInfo, error)
+	Get(ctx context.Context, key, etag string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error)
+	Head(ctx context.Context, key, etag string) (s3store.Checksums, bool, error)
 }
 
 // VerifyMode says how much a downloaded file is checked before it is published.
 type VerifyMode string
 
 const (
-	// VerifyChecksum checks size, SHA-256 (recorded in the manifest), the ETag's MD5 for single-part
-	// unencrypted objects, the store's checksum on whole-object GETs, and Parquet framing and footer.
+	// VerifyChecksum checks size, what the store vouches for (its checksum, composite checksum or
+	// ETag, see package integrity), and Parquet framing and footer, and records SHA-256 in the
+	// manifest.
 	VerifyChecksum VerifyMode = "checksum"
 	// VerifySize checks size and Parquet framing and footer only.
 	VerifySize VerifyMode = "size"
@@ -98,6 +92,10 @@ type Options struct {
 	Verify VerifyMode
 	// Prune deletes files whose objects are gone.
 	Prune bool
+	// Ephemeral skips durability (no syncfs, no fsync of the manifest) for a scratch volume whose
+	// contents die with the pod, such as the one a BenchRun stages fresh partitions into: a crash
+	// loses the volume anyway. Publishing stays atomic for readers.
+	Ephemeral bool
 	// DryRun plans and reports without changing anything; OnPlan sees each action.
 	DryRun bool
 	OnPlan func(plan.Action)
@@ -112,26 +110,17 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultParallelism = 8
-	DefaultPartSize    = 16 << 20
-	// copyBufferSize is the buffer each GET streams through: memory is about Parallelism × 256 KiB
-	// whatever the file and part sizes.
-	copyBufferSize = 256 << 10
-	// getAttempts bounds retries of one GET whose body failed mid-stream (the SDK retries failures
-	// before the body; this covers resets while reading it).
-	getAttempts = 4
-	// replans bounds how often an object that changed after the listing is listed again and
-	// re-downloaded before the sync gives up on it.
-	replans = 3
-	// publishBatch and publishDelay bound how many publishes share one pair of manifest commits.
-	publishBatch        = 256
-	publishDelay        = 200 * time.Millisecond
+	DefaultParallelism  = 8
+	DefaultPartSize     = 16 << 20
 	maxReportedFailures = 20
 )
 
 // ErrFilesFailed is returned when the sync finished but some files could not be copied; the report
 // lists them.
 var ErrFilesFailed = errors.New("some files failed")
+
+// ErrInsufficientCapacity is returned when the planned copies need more room than the volume has.
+var ErrInsufficientCapacity = errors.New("insufficient capacity")
 
 type syncer struct {
 	store Store
@@ -140,13 +129,13 @@ type syncer struct {
 	m     *manifest.Manifest
 	rep   *Report
 	root  string
-	sem   chan struct{}
+	// slots bounds the GETs in flight across the whole sync (download.go).
+	slots chan struct{}
+	// resume keeps large downloads resumable across runs.
+	resume *resumer
 
-	abort context.CancelCauseFunc // stops the whole sync
-	// madeDirs are directories the publisher knows exist, to skip a MkdirAll per file; forgotten when
-	// a delete may have pruned empty directories.
-	madeDirs map[string]bool
-	mu       sync.Mutex // guards rep.Failed, failure counters
+	abort    context.CancelCauseFunc // stops the whole sync
+	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
 }
@@ -190,10 +179,13 @@ func (s *syncer) run(ctx context.Context) error {
 	if s.opts.DryRun {
 		return s.dryRun(ctx, filter)
 	}
-	if s.m, err = manifest.Open(s.root); err != nil {
+	if s.m, err = manifest.OpenWith(s.root, manifest.OpenOptions{NoSync: s.opts.Ephemeral}); err != nil {
 		return err
 	}
 	defer s.m.Close()
+	if s.resume, err = openResumer(s.root); err != nil {
+		return err
+	}
 
 	force := plan.Change("")
 	prev, err := s.m.Source()
@@ -211,107 +203,106 @@ func (s *syncer) run(ctx context.Context) error {
 	stopProgress := s.startProgress(ctx)
 	defer stopProgress()
 
-	s.sem = make(chan struct{}, s.opts.Parallelism)
+	s.slots = make(chan struct{}, s.opts.Parallelism)
 	copies := make(chan plan.Action, s.opts.Parallelism)
 	events := make(chan event, s.opts.Parallelism)
 	var workers sync.WaitGroup
-	for range s.opts.Parallelism {
+	for w := range s.opts.Parallelism {
+		// Each worker stages into its own directory: creating files in one directory shared by all
+		// workers serialises them on its lock (a third of a small-file sync's time went there).
+		shard := filepath.Join(manifest.StagingDir, strconv.Itoa(w))
+		if err := os.MkdirAll(filepath.Join(s.root, shard), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", shard, err)
+		}
 		workers.Go(func() {
 			for a := range copies {
-				s.copyFile(ctx, a, events)
+				s.copyFile(ctx, shard, a, events)
 			}
 		})
 	}
 	pubErr := make(chan error, 1)
-	go func() { pubErr <- s.publish(events) }()
+	go func() { pubErr <- s.publish(events, &renamePublisher{s: s}) }()
 
-	planErr := s.planAndCheckSpace(ctx, filter, force, events, copies)
+	planErr := s.feed(ctx, filter, force, events, copies)
 	if planErr != nil {
 		cancel(planErr)
 	}
 	s.progress.listed.Store(true)
+	s.log.Debug("Listed", "elapsed", time.Since(s.rep.Start), "listed", s.rep.FilesListed)
 	close(copies)
 	workers.Wait()
+	s.log.Debug("Downloaded", "elapsed", time.Since(s.rep.Start))
 	close(events)
 	if err := <-pubErr; err != nil {
 		return err
 	}
+	s.log.Debug("Published", "elapsed", time.Since(s.rep.Start))
+	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()
 	if planErr != nil {
 		return planErr
 	}
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
+	if err := s.resume.sweep(s.opts.SubPrefixes); err != nil {
+		s.log.Warn("Could not remove abandoned partial downloads", "error", err)
+	}
 	return s.commit(force != "")
 }
 
-// ErrInsufficientCapacity is returned when the planned copies need more room than the volume has.
-var ErrInsufficientCapacity = errors.New("insufficient capacity")
-
-// planAndCheckSpace plans the sync, sending deletes to the publisher at once and spilling copies to a
-// plan file in the staging directory (a few dozen bytes per object: memory stays flat). When the plan
-// is complete it compares the bytes to copy with the free space of the volume, and refuses to start
-// rather than fill the disk; otherwise it feeds the copies to the workers.
-func (s *syncer) planAndCheckSpace(ctx context.Context, filter *plan.Filter, force plan.Change, events chan<- event, copies chan<- plan.Action) error {
-	f, err := os.CreateTemp(filepath.Join(s.root, manifest.StagingDir), "plan-*.jsonl")
-	if err != nil {
-		return fmt.Errorf("creating plan file: %w", err)
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	var need int64
-	err = s.plan(ctx, filter, force, func(a plan.Action) error {
-		if a.Copy {
-			need += a.Object.Size
-			s.progress.filesTotal.Add(1)
-			s.progress.bytesTotal.Add(a.Object.Size)
-			return enc.Encode(a)
+// feed plans the sync and hands the work out while the listing goes on: deletes to the publisher,
+// copies to the workers. It never starts a copy that the volume has no room for: copies are started
+// while the bytes they need, added up in listing order, fit in the space that was free when the sync
+// started; past that, it lists to the end to tell how much room the whole sync needs, and refuses.
+func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Change, events chan<- event, copies chan<- plan.Action) error {
+	var (
+		st          unix.Statfs_t
+		need, free  int64
+		haveFree    bool
+		refused     bool
+		copiesTotal int64
+	)
+	err := s.plan(ctx, filter, force, func(a plan.Action) error {
+		if !a.Copy {
+			select {
+			case events <- event{del: true, entry: *a.Old}:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		need += a.Object.Size
+		copiesTotal++
+		s.progress.filesTotal.Add(1)
+		s.progress.bytesTotal.Add(a.Object.Size)
+		if !haveFree {
+			if err := unix.Statfs(s.root, &st); err != nil {
+				return fmt.Errorf("reading free space of %s: %w", s.root, err)
+			}
+			free, haveFree = int64(st.Bavail)*st.Bsize, true
+		}
+		if refused || need > free {
+			refused = true
+			return nil
 		}
 		select {
-		case events <- event{del: true, entry: *a.Old}:
+		case copies <- a:
 			return nil
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
 	})
-	if err == nil {
-		err = w.Flush()
-	}
 	if err != nil {
 		return err
 	}
 	s.progress.listed.Store(true)
-	if need > 0 {
-		var st unix.Statfs_t
-		if err := unix.Statfs(s.root, &st); err != nil {
-			return fmt.Errorf("reading free space of %s: %w", s.root, err)
-		}
-		free := int64(st.Bavail) * st.Bsize
-		if need > free {
-			s.rep.Space = &Space{NeedBytes: need, FreeBytes: free, TotalBytes: int64(st.Blocks) * st.Bsize}
-			return fmt.Errorf("%w: the sync must copy %d bytes (%d files) but the volume has %d bytes free of %d; grow the volume or narrow include/exclude",
-				ErrInsufficientCapacity, need, s.progress.filesTotal.Load(), free, int64(st.Blocks)*st.Bsize)
-		}
+	if refused {
+		total := int64(st.Blocks) * st.Bsize
+		s.rep.Space = &Space{NeedBytes: need, FreeBytes: free, TotalBytes: total}
+		return fmt.Errorf("%w: the sync must copy %d bytes (%d files) but the volume had %d bytes free of %d; grow the volume or narrow include/exclude",
+			ErrInsufficientCapacity, need, copiesTotal, free, total)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bufio.NewReader(f))
-	for {
-		var a plan.Action
-		if err := dec.Decode(&a); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("reading plan file: %w", err)
-		}
-		select {
-		case copies <- a:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+	return nil
 }
 
 // plan lists each sub-prefix and merges it with the manifest's entries under the same sub-prefix.
@@ -395,414 +386,56 @@ func (s *syncer) dryRun(ctx context.Context, filter *plan.Filter) error {
 	})
 }
 
-// event hands a verified staged file, or a delete, to the publisher.
-type event struct {
-	del    bool
-	entry  manifest.Entry
-	staged string // relative to the root
-}
-
-// publish applies events in batches: one commit records the batch's intents, the files are renamed
-// or removed, their directories fsynced, and one commit records the result.
-func (s *syncer) publish(events <-chan event) error {
-	var (
-		batch []event
-		timer = time.NewTimer(publishDelay)
-		err   error
-	)
-	defer timer.Stop()
-	flush := func() {
-		if len(batch) > 0 && err == nil {
-			err = s.flush(batch)
-		}
-		batch = batch[:0]
-	}
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				flush()
-				return err
-			}
-			if err != nil { // drain after a fatal error so that senders never block
-				if !ev.del {
-					os.Remove(filepath.Join(s.root, ev.staged))
-				}
-				continue
-			}
-			batch = append(batch, ev)
-			if len(batch) >= publishBatch {
-				flush()
-			}
-		case <-timer.C:
-			flush()
-			timer.Reset(publishDelay)
-		}
-	}
-}
-
-func (s *syncer) flush(batch []event) error {
-	intents := make([]manifest.Intent, 0, len(batch))
-	for _, ev := range batch {
-		if ev.del {
-			intents = append(intents, manifest.Intent{Op: manifest.OpDelete, Entry: manifest.Entry{Key: ev.entry.Key}})
-		} else {
-			intents = append(intents, manifest.Intent{Op: manifest.OpPublish, Entry: ev.entry, Staged: ev.staged})
-		}
-	}
-	// The staged files' data must be on disk before a rename can expose them. One syncfs for the batch
-	// costs one journal commit where a per-file fsync costs one each: with 10,000 small files that is
-	// the difference between waiting on the disk and not.
-	if err := syncFS(s.root); err != nil {
-		return err
-	}
-	if err := s.m.Intend(intents); err != nil {
-		return fmt.Errorf("recording intents: %w", err)
-	}
-	var (
-		put       []manifest.Entry
-		del, done []string
-		dirs      = map[string]bool{}
-	)
-	// Deletes first: a deleted file may free the path a new file needs as a directory.
-	for _, ev := range batch {
-		if !ev.del {
-			continue
-		}
-		s.madeDirs = nil // removing a file prunes its emptied directories
-		done = append(done, ev.entry.Key)
-		if err := manifest.RemoveFile(s.root, ev.entry.Key); err != nil {
-			s.fail(ev.entry.Key, "", err)
-			continue
-		}
-		del = append(del, ev.entry.Key)
-		s.rep.FilesDeleted++
-	}
-	for _, ev := range batch {
-		if ev.del {
-			continue
-		}
-		done = append(done, ev.entry.Key)
-		final := manifest.LocalPath(s.root, ev.entry.Key)
-		staged := filepath.Join(s.root, ev.staged)
-		var err error
-		if dir := filepath.Dir(final); !s.madeDirs[dir] {
-			if err = os.MkdirAll(dir, 0o755); err == nil {
-				if s.madeDirs == nil {
-					s.madeDirs = map[string]bool{}
-				}
-				s.madeDirs[dir] = true
-			}
-		}
-		if err == nil {
-			err = os.Rename(staged, final)
-			if errors.Is(err, fs.ErrNotExist) { // the directory went away after it was cached
-				delete(s.madeDirs, filepath.Dir(final))
-				if err = os.MkdirAll(filepath.Dir(final), 0o755); err == nil {
-					err = os.Rename(staged, final)
-				}
-			}
-		}
+// commit bumps the manifest generation when the sync changed anything, and fills the report's
+// manifest and layout summaries. An unchanged sync reuses the summaries the last commit stored, so
+// that it costs the listing and nothing that grows with the manifest.
+func (s *syncer) commit(sourceChanged bool) error {
+	changed := s.rep.FilesCopied+s.rep.FilesDeleted > 0 || sourceChanged
+	if !changed {
+		sum, extra, ok, err := s.m.Cached()
 		if err != nil {
-			os.Remove(staged)
-			s.fail(ev.entry.Key, ReasonHostileKeys, fmt.Errorf("publishing %s: %w", ev.entry.Key, err))
-			continue
-		}
-		dirs[filepath.Dir(final)] = true // a rename to make durable
-		put = append(put, ev.entry)
-		s.rep.FilesCopied++
-		s.rep.BytesCopied += ev.entry.Size
-	}
-	// The renames and removals must be on disk before the manifest says they happened.
-	if len(dirs) > 0 || len(del) > 0 {
-		if err := syncFS(s.root); err != nil {
 			return err
 		}
-	}
-	if err := s.m.Resolve(put, del, done); err != nil {
-		return fmt.Errorf("recording published files: %w", err)
-	}
-	return nil
-}
-
-// copyFile downloads, verifies and hands one object to the publisher, re-planning it if it changed
-// after the listing.
-func (s *syncer) copyFile(ctx context.Context, a plan.Action, events chan<- event) {
-	obj := a.Object
-	for attempt := 0; ; attempt++ {
-		if ctx.Err() != nil {
-			return
-		}
-		staged, entry, err := s.download(ctx, obj)
-		if err == nil {
-			s.progress.filesDone.Add(1)
-			select {
-			case events <- event{entry: entry, staged: staged}:
-			case <-ctx.Done():
-				os.Remove(filepath.Join(s.root, staged))
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		if errors.Is(err, syscall.ENOSPC) {
-			// A full volume fails every later file too, and leaves no room to commit the manifest:
-			// stop now, with the published files as they were.
-			s.abort(fmt.Errorf("volume full while copying %s: %w", obj.Key, err))
-			return
-		}
-		if s3store.Classify(err) != s3store.ClassPreconditionFailed && s3store.Classify(err) != s3store.ClassNotFound {
-			s.fail(obj.Key, s3store.Classify(err), err)
-			return
-		}
-		if attempt == replans {
-			s.fail(obj.Key, "", fmt.Errorf("object kept changing while it was copied (%d attempts): %w", attempt+1, err))
-			return
-		}
-		// The object changed (or vanished) between the listing and the GET: list it again and copy
-		// the version that is there now, never a mix of two.
-		now, ok, serr := s.store.Stat(ctx, s.opts.Prefix+obj.Key, s.opts.Prefix)
-		if serr != nil {
-			s.fail(obj.Key, s3store.Classify(serr), serr)
-			return
-		}
-		s.mu.Lock()
-		s.rep.Replanned++
-		s.mu.Unlock()
-		s.log.Info("Object changed after listing; copying its new version", "key", obj.Key, "etag", obj.ETag, "gone", !ok)
-		if !ok {
-			if a.Old != nil && s.opts.Prune {
-				select {
-				case events <- event{del: true, entry: *a.Old}:
-				case <-ctx.Done():
-				}
-			}
-			return
-		}
-		s.progress.bytesTotal.Add(now.Size - obj.Size)
-		obj = now
-	}
-}
-
-// download writes obj into a new staging file and verifies it, returning the staged path relative to
-// the root and the manifest entry that will describe it.
-func (s *syncer) download(ctx context.Context, obj plan.Object) (staged string, entry manifest.Entry, err error) {
-	staged = filepath.ToSlash(filepath.Join(manifest.StagingDir, randomName()+".part"))
-	path := filepath.Join(s.root, staged)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", entry, fmt.Errorf("creating staging file: %w", err)
-	}
-	defer func() {
-		if cerr := f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("closing staging file: %w", cerr)
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	// Reserve the space now, so that a full disk fails the file before its bytes are fetched.
-	if obj.Size > 0 {
-		if ferr := syscall.Fallocate(int(f.Fd()), 0, 0, obj.Size); ferr != nil && !errors.Is(ferr, syscall.EOPNOTSUPP) {
-			return "", entry, fmt.Errorf("reserving %d bytes for %s: %w", obj.Size, obj.Key, ferr)
+		if ok && json.Unmarshal(extra, &s.rep.Layout) == nil {
+			s.rep.Manifest = sum
+			return nil
 		}
 	}
-	key := s.opts.Prefix + obj.Key
-	wantMD5 := s.opts.Verify == VerifyChecksum && isMD5ETag(obj.ETag)
-	var (
-		sha, md hash.Hash
-		info    s3store.GetInfo
-	)
-	if obj.Size <= s.opts.PartSize {
-		// One GET for the whole object: hash while streaming. When the store returns a full-object
-		// checksum the SDK validates it, and the ETag's MD5 adds nothing.
-		info, err = s.getRange(ctx, key, obj, 0, -1, func(got s3store.GetInfo) (io.Writer, error) {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, err
-			}
-			sinks := []io.Writer{f}
-			sha, md = nil, nil
-			if s.opts.Verify == VerifyChecksum {
-				sha = sha256.New()
-				sinks = append(sinks, sha)
-			}
-			if wantMD5 && !got.ChecksumValidated && !got.Encrypted {
-				md = md5.New()
-				sinks = append(sinks, md)
-			}
-			return io.MultiWriter(sinks...), nil
-		})
-	} else {
-		info, err = s.getParts(ctx, key, obj, f)
-	}
-	if err != nil {
-		return "", entry, err
-	}
-	// The publisher makes the data durable for a whole batch at once (syncfs), before the rename.
-	stat, err := f.Stat()
-	if err != nil {
-		return "", entry, err
-	}
-	if stat.Size() != obj.Size {
-		return "", entry, fmt.Errorf("%s: downloaded %d bytes, listed size is %d", obj.Key, stat.Size(), obj.Size)
-	}
-	if s.opts.Verify == VerifyChecksum && sha == nil {
-		// Parts arrived out of order: hash the file in one sequential pass (from the page cache).
-		sha = sha256.New()
-		sinks := []io.Writer{sha}
-		if wantMD5 && !info.Encrypted {
-			md = md5.New()
-			sinks = append(sinks, md)
-		}
-		buf := getBuffer()
-		_, err := io.CopyBuffer(io.MultiWriter(sinks...), io.NewSectionReader(f, 0, obj.Size), *buf)
-		putBuffer(buf)
-		if err != nil {
-			return "", entry, fmt.Errorf("hashing %s: %w", obj.Key, err)
-		}
-	}
-	if md != nil {
-		if got, want := hex.EncodeToString(md.Sum(nil)), strings.Trim(obj.ETag, `"`); got != want {
-			return "", entry, fmt.Errorf("%w: %s has MD5 %s but its ETag says %s", ErrCorrupt, obj.Key, got, want)
-		}
-	}
-	entry = manifest.Entry{Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified, ETag: obj.ETag}
-	if sha != nil {
-		entry.SHA256 = hex.EncodeToString(sha.Sum(nil))
-	}
-	if parquetmeta.IsParquet(obj.Key) {
-		facts, err := parquetmeta.Inspect(f, obj.Size)
-		if err != nil {
-			return "", entry, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
-		}
-		entry.Parquet = facts
-	}
-	return staged, entry, nil
-}
-
-// ErrCorrupt marks a download that does not match what the store says it should be.
-var ErrCorrupt = errors.New("verification failed")
-
-// getParts fetches obj in ranged GETs of PartSize, up to Parallelism at a time across the whole sync.
-func (s *syncer) getParts(ctx context.Context, key string, obj plan.Object, f *os.File) (s3store.GetInfo, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-		enc      atomic.Bool
-	)
-	for off := int64(0); off < obj.Size; off += s.opts.PartSize {
-		end := min(off+s.opts.PartSize, obj.Size) - 1
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			got, err := s.getRange(ctx, key, obj, off, end, func(s3store.GetInfo) (io.Writer, error) {
-				return io.NewOffsetWriter(f, off), nil
-			})
-			if got.Encrypted {
-				enc.Store(true)
-			}
-			if err != nil {
-				errOnce.Do(func() { firstErr = err; cancel(err) })
-			}
-		})
-	}
-	wg.Wait()
-	return s3store.GetInfo{Encrypted: enc.Load()}, firstErr
-}
-
-// getRange runs one GET (the whole object when end < 0) into the writer sink returns for the
-// response, holding a parallelism slot, and retries a body that fails mid-stream with backoff and
-// jitter. sink is called again for each attempt, so that a retry starts from a clean state.
-func (s *syncer) getRange(ctx context.Context, key string, obj plan.Object, start, end int64, sink func(s3store.GetInfo) (io.Writer, error)) (s3store.GetInfo, error) {
-	want := end - start + 1
-	if end < 0 {
-		want = obj.Size
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	for attempt := 1; ; attempt++ {
-		select {
-		case s.sem <- struct{}{}:
-		case <-ctx.Done():
-			return s3store.GetInfo{}, context.Cause(ctx)
-		}
-		n, info, err := s.getOnce(ctx, key, obj.ETag, start, end, sink, *buf)
-		<-s.sem
-		if err == nil && n != want {
-			err = fmt.Errorf("%s: bytes %d-%d: got %d bytes, want %d: %w", obj.Key, start, end, n, want, io.ErrUnexpectedEOF)
-		}
-		if err == nil {
-			return info, nil
-		}
-		s.progress.bytesDone.Add(-n)
-		if ctx.Err() != nil || s3store.Classify(err) != "" || errors.Is(err, ErrCorrupt) || attempt == getAttempts {
-			return s3store.GetInfo{}, err
-		}
-		backoff := backoffDelay(attempt)
-		s.log.Info("Retrying GET", "key", obj.Key, "attempt", attempt, "backoff", backoff, "error", err)
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return s3store.GetInfo{}, context.Cause(ctx)
-		}
-	}
-}
-
-func (s *syncer) getOnce(ctx context.Context, key, etag string, start, end int64, sink func(s3store.GetInfo) (io.Writer, error), buf []byte) (int64, s3store.GetInfo, error) {
-	body, info, err := s.store.Get(ctx, key, etag, start, end)
-	if err != nil {
-		return 0, info, err
-	}
-	defer body.Close()
-	w, err := sink(info)
-	if err != nil {
-		return 0, info, err
-	}
-	n, err := io.CopyBuffer(&countingWriter{w: w, n: &s.progress.bytesDone}, body, buf)
-	if err != nil {
-		return n, info, fmt.Errorf("reading s3 object %s: %w", key, err)
-	}
-	return n, info, nil
-}
-
-// buffers recycles copy buffers: a sync of many small files would otherwise allocate one per GET.
-var buffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
-
-func getBuffer() *[]byte  { return buffers.Get().(*[]byte) }
-func putBuffer(b *[]byte) { buffers.Put(b) }
-
-// commit bumps the manifest generation when the sync changed anything, and fills the report's
-// manifest and layout summaries in the same pass over the entries.
-func (s *syncer) commit(sourceChanged bool) error {
 	var layout parquetmeta.Summary
 	visit := func(e manifest.Entry) { layout.Add(e.Size, e.Parquet) }
+	layoutJSON := func() []byte {
+		s.rep.Layout = Layout{
+			ParquetFiles: layout.ParquetFiles, RowGroups: layout.RowGroups,
+			MinRowsPerGroup: layout.MinRowsPerGroup, MaxRowsPerGroup: layout.MaxRowsPerGroup,
+			Advice: layout.Advice(),
+		}
+		b, _ := json.Marshal(s.rep.Layout)
+		return b
+	}
 	var (
 		sum manifest.Summary
 		err error
 	)
-	gen, err := s.m.Summary(nil)
-	if err != nil {
-		return err
+	if !changed {
+		// Nothing changed in this run, but the stored summary is missing (an older manifest) or stale
+		// (a run that published files was killed before its commit): a changed manifest still gets
+		// a new generation; a merely older one does not.
+		dirty, gen, err := s.m.State()
+		if err != nil {
+			return err
+		}
+		if !dirty && gen > 0 {
+			if sum, err = s.m.Remember(visit, layoutJSON); err != nil {
+				return err
+			}
+			s.rep.Manifest = sum
+			return nil
+		}
 	}
-	if s.rep.FilesCopied+s.rep.FilesDeleted > 0 || sourceChanged || gen.Generation == 0 {
-		sum, err = s.m.Commit(s.opts.Source, visit)
-	} else {
-		sum, err = s.m.Summary(visit)
-	}
-	if err != nil {
+	if sum, err = s.m.Commit(s.opts.Source, visit, layoutJSON); err != nil {
 		return err
 	}
 	s.rep.Manifest = sum
-	s.rep.Layout = Layout{
-		ParquetFiles: layout.ParquetFiles, RowGroups: layout.RowGroups,
-		MinRowsPerGroup: layout.MinRowsPerGroup, MaxRowsPerGroup: layout.MaxRowsPerGroup,
-		Advice: layout.Advice(),
-	}
 	return nil
 }
 
@@ -841,81 +474,4 @@ func (s *syncer) finishReport(err error) error {
 	r.Message = wire.Truncate(err.Error(), 1024)
 	r.Reason = s.reason(err)
 	return err
-}
-
-// reason picks the condition reason a Dataset reports for a failed sync.
-func (s *syncer) reason(err error) string {
-	switch s3store.Classify(err) {
-	case s3store.ClassAccessDenied:
-		return ReasonAccessDenied
-	case s3store.ClassNoSuchBucket:
-		return ReasonNoSuchBucket
-	case s3store.ClassInvalidCredentials:
-		return ReasonInvalidCredentials
-	}
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrInsufficientCapacity) {
-		return ReasonInsufficientCapacity
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// The most frequent class among failed files.
-	best, n := "", int64(0)
-	for c, k := range s.classes {
-		if c != "" && k > n {
-			best, n = c, k
-		}
-	}
-	switch best {
-	case s3store.ClassAccessDenied:
-		return ReasonAccessDenied
-	case s3store.ClassInvalidCredentials:
-		return ReasonInvalidCredentials
-	case ReasonHostileKeys:
-		return ReasonHostileKeys
-	}
-	return ReasonSyncFailed
-}
-
-func backoffDelay(attempt int) time.Duration {
-	base := 200 * time.Millisecond << (attempt - 1)
-	var b [1]byte
-	_, _ = rand.Read(b[:])
-	// Full jitter: anywhere from half to the whole of the exponential delay.
-	return base/2 + time.Duration(int64(base/2)*int64(b[0])/255)
-}
-
-func randomName() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-var md5ETag = regexp.MustCompile(`^"?[0-9a-fA-F]{32}"?$`)
-
-// isMD5ETag reports whether an ETag is the MD5 of the content: single-part uploads have one; multipart
-// ETags end in "-<parts>".
-func isMD5ETag(etag string) bool { return md5ETag.MatchString(etag) }
-
-// syncFS flushes the filesystem that holds dir (syncfs(2)): file data, renames and removals alike.
-func syncFS(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := unix.Syncfs(int(d.Fd())); err != nil {
-		return fmt.Errorf("flushing %s to disk: %w", dir, err)
-	}
-	return nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n.Add(int64(n))
-	return n, err
 }

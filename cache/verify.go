@@ -17,11 +17,8 @@ limitations under the License.
 package cache
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,7 +46,7 @@ func (r *VerifyReport) problem(format string, args ...any) {
 }
 
 // Verify re-reads every published file under root and compares it with the manifest: size, and
-// SHA-256 where the manifest has one. It also reports files the manifest does not list. It opens
+// SHA-256 where the manifest has one (of the whole file, or of the pieces it was downloaded in). It also reports files the manifest does not list. It opens
 // the manifest read-only and changes nothing, so it is safe on a read-only volume.
 func Verify(root string) (*VerifyReport, error) {
 	m, err := manifest.OpenReadOnly(root)
@@ -84,11 +81,11 @@ func Verify(root string) (*VerifyReport, error) {
 		if e.SHA256 == "" {
 			return nil
 		}
-		h := sha256.New()
-		if _, err := io.CopyBuffer(h, f, buf); err != nil {
+		got, err := manifest.HashFile(f, e, buf)
+		if err != nil {
 			return fmt.Errorf("reading %s: %w", e.Key, err)
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+		if got != e.SHA256 {
 			r.Mismatched++
 			r.problem("content differs: %s has SHA-256 %s, manifest says %s", e.Key, got, e.SHA256)
 		}

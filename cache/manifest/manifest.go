@@ -40,13 +40,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/internal/wire"
 )
@@ -59,6 +62,11 @@ const Dir = ".pqcache"
 // filesystem as the published files, so publishing is a rename.
 const StagingDir = Dir + "/staging"
 
+// ResumeDir, inside StagingDir, holds large downloads in progress with the record of their finished
+// pieces: recovery keeps it, so that a sync killed in the middle of a large object resumes from its
+// verified pieces (the sync engine owns its contents).
+const ResumeDir = StagingDir + "/resume"
+
 const dbFile = Dir + "/manifest.db"
 
 var (
@@ -69,6 +77,8 @@ var (
 	metaGeneration = []byte("generation")
 	metaSource     = []byte("source")
 	metaDigest     = []byte("digest")
+	metaSummary    = []byte("summary") // the last Commit's Summary and extra bytes, while not dirty
+	metaDirty      = []byte("dirty")   // set when an entry changes, cleared by Commit
 )
 
 // Entry is one published file.
@@ -83,8 +93,18 @@ type Entry struct {
 	// ETag is the object's ETag as listed, quotes included.
 	ETag string `json:"etag"`
 	// SHA256 is the hex SHA-256 of the file pqcache published; empty when the sync ran with size-only
-	// verification.
+	// verification. A file downloaded in pieces (PieceSize > 0) was hashed piece by piece as the
+	// pieces arrived, in parallel: SHA256 is then the SHA-256 of the pieces' SHA-256 digests in order,
+	// followed by "-<pieces>" (PieceDigest), and HashFile recomputes it the same way.
 	SHA256 string `json:"sha256,omitempty"`
+	// PieceSize is the size of every piece but the last when SHA256 covers pieces.
+	PieceSize int64 `json:"pieceSize,omitempty"`
+	// PieceSizes lists each piece's size when they differ (the parts of an upload made with parts of
+	// several sizes); PieceSize is then the first one's.
+	PieceSizes []int64 `json:"pieceSizes,omitempty"`
+	// Verified says what the store vouched for that the download matched: "checksum:CRC64NVME",
+	// "composite:CRC32", "etag", "multipart-etag", or "size" (only the size). Empty in older manifests.
+	Verified string `json:"verified,omitempty"`
 	// Parquet holds facts from the footer of a Parquet file.
 	Parquet *ParquetFacts `json:"parquet,omitempty"`
 }
@@ -120,8 +140,9 @@ type Intent struct {
 
 // Manifest is an open manifest database.
 type Manifest struct {
-	root string
-	db   *bolt.DB
+	root    string
+	db      *bolt.DB
+	resolve int // Resolve calls, to release mapped pages every releaseEvery of them
 }
 
 // Path returns the manifest database's path under root.
@@ -133,7 +154,18 @@ func LocalPath(root, key string) string { return filepath.Join(root, filepath.Fr
 
 // Open opens (creating if needed) the manifest of the cache at root for writing, and recovers what an
 // earlier run left half done.
-func Open(root string) (*Manifest, error) {
+func Open(root string) (*Manifest, error) { return OpenWith(root, OpenOptions{}) }
+
+// OpenOptions change how a manifest is written.
+type OpenOptions struct {
+	// NoSync skips the fsyncs of each commit: for a scratch volume whose contents die with the pod
+	// (pqcache stage --ephemeral), where a crash loses the volume anyway. Commits stay atomic for
+	// readers in the same machine.
+	NoSync bool
+}
+
+// OpenWith is Open with options.
+func OpenWith(root string, o OpenOptions) (*Manifest, error) {
 	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(StagingDir)), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", StagingDir, err)
 	}
@@ -141,6 +173,7 @@ func Open(root string) (*Manifest, error) {
 		Timeout: 5 * time.Second,
 		// A large initial map avoids remapping while readers hold transactions open.
 		InitialMmapSize: 256 << 20,
+		NoSync:          o.NoSync,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening manifest %s: %w", Path(root), err)
@@ -198,7 +231,7 @@ func (m *Manifest) recover() error {
 	}); err != nil {
 		return fmt.Errorf("reading pending intents: %w", err)
 	}
-	// Intents are bounded by one publish batch, so holding them is fine.
+	// Intents are bounded by the publish batches in flight, so holding them is fine.
 	for _, in := range intents {
 		switch in.Op {
 		case OpPublish:
@@ -227,12 +260,22 @@ func (m *Manifest) recover() error {
 			return fmt.Errorf("unknown intent %q for %s", in.Op, in.Entry.Key)
 		}
 	}
+	// Empty the staging directory but for the resumable downloads.
 	staging := filepath.Join(m.root, filepath.FromSlash(StagingDir))
-	if err := os.RemoveAll(staging); err != nil {
-		return fmt.Errorf("cleaning %s: %w", StagingDir, err)
+	left, err := os.ReadDir(staging)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", StagingDir, err)
 	}
-	if err := os.MkdirAll(staging, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", StagingDir, err)
+	for _, d := range left {
+		if d.Name() == filepath.Base(ResumeDir) && d.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(staging, d.Name())); err != nil {
+			return fmt.Errorf("cleaning %s: %w", StagingDir, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(m.root, filepath.FromSlash(ResumeDir)), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", ResumeDir, err)
 	}
 	return nil
 }
@@ -257,31 +300,39 @@ func (m *Manifest) Intend(intents []Intent) error {
 	if len(intents) == 0 {
 		return nil
 	}
-	return m.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketPending)
-		for _, in := range intents {
-			v, err := json.Marshal(in)
-			if err != nil {
-				return err
-			}
-			if err := b.Put([]byte(in.Entry.Key), v); err != nil {
-				return fmt.Errorf("recording intent for %s: %w", in.Entry.Key, err)
-			}
-		}
-		return nil
-	})
+	return m.ResolveAndIntend(nil, nil, nil, intents)
 }
 
-// Resolve puts entries, deletes keys and drops the intents of done, in one transaction.
+// Resolve puts entries (sorting put in place), deletes keys and drops the intents of done, in one
+// transaction. It is not safe for concurrent use.
 func (m *Manifest) Resolve(put []Entry, del []string, done []string) error {
+	return m.ResolveAndIntend(put, del, done, nil)
+}
+
+// ResolveAndIntend is Resolve followed by Intend, in one transaction: a publisher that makes one
+// batch's renames and the next batch's data durable with one flush records both with one commit.
+func (m *Manifest) ResolveAndIntend(put []Entry, del []string, done []string, intents []Intent) error {
+	if len(put)+len(del) > 0 {
+		if m.resolve++; m.resolve%releaseEvery == 0 {
+			// Appending reads the last pages back through the mapping; over a sync of a million files
+			// every page has been the last one (see release).
+			defer m.db.View(func(tx *bolt.Tx) error { release(tx); return nil })
+		}
+	}
 	return m.db.Update(func(tx *bolt.Tx) error {
 		files, pending := tx.Bucket(bucketFiles), tx.Bucket(bucketPending)
-		for _, e := range put {
-			v, err := json.Marshal(e)
-			if err != nil {
+		if len(put)+len(del) > 0 {
+			if err := tx.Bucket(bucketMeta).Put(metaDirty, []byte{1}); err != nil {
 				return err
 			}
-			if err := files.Put([]byte(e.Key), v); err != nil {
+		}
+		// Keys mostly arrive in order (a sync publishes in listing order, give or take the
+		// downloads in flight): fuller pages than bbolt's half-full default make a manifest of a
+		// million entries a third smaller.
+		files.FillPercent = 0.9
+		slices.SortFunc(put, func(a, b Entry) int { return strings.Compare(a.Key, b.Key) })
+		for _, e := range put {
+			if err := files.Put([]byte(e.Key), encodeEntry(e)); err != nil {
 				return fmt.Errorf("recording %s: %w", e.Key, err)
 			}
 		}
@@ -293,6 +344,15 @@ func (m *Manifest) Resolve(put []Entry, del []string, done []string) error {
 		for _, k := range done {
 			if err := pending.Delete([]byte(k)); err != nil {
 				return err
+			}
+		}
+		for _, in := range intents {
+			v, err := json.Marshal(in)
+			if err != nil {
+				return err
+			}
+			if err := pending.Put([]byte(in.Entry.Key), v); err != nil {
+				return fmt.Errorf("recording intent for %s: %w", in.Entry.Key, err)
 			}
 		}
 		return nil
@@ -316,14 +376,24 @@ func (m *Manifest) Get(key string) (Entry, bool, error) {
 // readerView applies a pending intent, if any, to the stored entry v of key: what a reader must
 // believe when a writer crashed mid-publish and nobody has recovered yet.
 func (m *Manifest) readerView(tx *bolt.Tx, key, v []byte) (Entry, bool, error) {
+	return m.readerViewOf(tx, tx.Bucket(bucketPending), key, v)
+}
+
+// readerViewOf is readerView with the pending bucket given, or nil when it is empty (an iterator
+// checks once per batch, not once per entry).
+func (m *Manifest) readerViewOf(tx *bolt.Tx, pendingBucket *bolt.Bucket, key, v []byte) (Entry, bool, error) {
 	var e Entry
 	found := v != nil
 	if found {
-		if err := json.Unmarshal(v, &e); err != nil {
+		var err error
+		if e, err = decodeEntry(key, v); err != nil {
 			return e, false, fmt.Errorf("decoding entry %s: %w", key, err)
 		}
 	}
-	pv := tx.Bucket(bucketPending).Get(key)
+	if pendingBucket == nil {
+		return e, found, nil
+	}
+	pv := pendingBucket.Get(key)
 	if pv == nil {
 		return e, found, nil
 	}
@@ -365,12 +435,17 @@ func (m *Manifest) Scan(prefix string, fn func(Entry) error) error {
 
 // Iterator walks the entries under a prefix in key order, a batch at a time.
 type Iterator struct {
-	m      *Manifest
-	prefix []byte
-	after  []byte // last key returned; nil before the first batch
-	buf    []Entry
-	done   bool
+	m       *Manifest
+	prefix  []byte
+	after   []byte // last key returned; nil before the first batch
+	buf     []Entry
+	done    bool
+	batches int
 }
+
+// releaseEvery is how many batches an iterator reads between two releases of the manifest's mapped
+// pages (see fill).
+const releaseEvery = 8
 
 // Iterate returns an iterator over the entries whose key starts with prefix.
 func (m *Manifest) Iterate(prefix string) *Iterator {
@@ -396,6 +471,10 @@ func (it *Iterator) fill() error {
 	it.buf = it.buf[:0]
 	return it.m.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketFiles).Cursor()
+		pending := tx.Bucket(bucketPending)
+		if first, _ := pending.Cursor().First(); first == nil {
+			pending = nil // no intents: no lookup per entry
+		}
 		var k, v []byte
 		if it.after == nil {
 			k, v = c.Seek(it.prefix)
@@ -410,7 +489,7 @@ func (it *Iterator) fill() error {
 				it.done = true
 				return nil
 			}
-			e, found, err := it.m.readerView(tx, k, v)
+			e, found, err := it.m.readerViewOf(tx, pending, k, v)
 			if err != nil {
 				return err
 			}
@@ -422,8 +501,27 @@ func (it *Iterator) fill() error {
 		if k == nil {
 			it.done = true
 		}
+		it.batches++
+		if it.batches%releaseEvery == 0 {
+			release(tx)
+		}
 		return nil
 	})
+}
+
+// release tells the kernel that the pages of the manifest this process mapped may leave its
+// resident set (madvise MADV_DONTNEED on bbolt's read-only shared mapping). A walk over a million
+// entries otherwise leaves the whole file — a hundred megabytes — mapped and counted as the
+// process's memory, although it is page cache the kernel can drop; later reads fault the pages back
+// in from the page cache. Best effort: an error changes nothing but memory.
+func release(tx *bolt.Tx) {
+	info := tx.DB().Info()
+	if info == nil || info.Data == 0 || tx.Size() <= 0 {
+		return
+	}
+	// The mapping covers at least tx.Size() bytes while this transaction holds it. bbolt gives its
+	// address as a uintptr, so the system call takes it as one.
+	_, _, _ = unix.Syscall(unix.SYS_MADVISE, info.Data, uintptr(tx.Size()), unix.MADV_DONTNEED)
 }
 
 // Summary describes the whole manifest.
@@ -431,11 +529,16 @@ type Summary = wire.ManifestSummary
 
 // Commit ends a sync that changed something: it bumps the generation, records the source the entries
 // came from, and stores the digest of the entries (SHA-256 over key, size, ETag and checksum in key
-// order), which it returns with the totals. visit, if not nil, sees every entry on the way.
-func (m *Manifest) Commit(source string, visit func(Entry)) (Summary, error) {
+// order), which it returns with the totals. visit, if not nil, sees every entry on the way; extra, if
+// not nil, is called after the last one, and what it returns is kept with the summary for Cached.
+func (m *Manifest) Commit(source string, visit func(Entry), extra func() []byte) (Summary, error) {
 	s, err := m.summarize(visit)
 	if err != nil {
 		return s, err
+	}
+	var kept []byte
+	if extra != nil {
+		kept = extra()
 	}
 	err = m.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
@@ -446,10 +549,78 @@ func (m *Manifest) Commit(source string, visit func(Entry)) (Summary, error) {
 		if err := meta.Put(metaSource, []byte(source)); err != nil {
 			return err
 		}
-		return meta.Put(metaDigest, []byte(s.Digest))
+		if err := meta.Put(metaDigest, []byte(s.Digest)); err != nil {
+			return err
+		}
+		v, err := json.Marshal(cachedSummary{Summary: s, Extra: kept})
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(metaSummary, v); err != nil {
+			return err
+		}
+		return meta.Delete(metaDirty)
 	})
 	if err != nil {
 		return s, fmt.Errorf("committing manifest: %w", err)
+	}
+	return s, nil
+}
+
+type cachedSummary struct {
+	Summary Summary `json:"summary"`
+	Extra   []byte  `json:"extra,omitempty"`
+}
+
+// Cached returns the summary and extra bytes the last Commit stored, when no entry has changed since:
+// an unchanged sync reports them without reading a million entries. ok is false when an entry
+// changed (a run that published files and did not commit), or nothing was stored.
+func (m *Manifest) Cached() (s Summary, extra []byte, ok bool, err error) {
+	err = m.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		v := meta.Get(metaSummary)
+		if v == nil || meta.Get(metaDirty) != nil || tx.Bucket(bucketPending).Stats().KeyN > 0 {
+			return nil
+		}
+		var c cachedSummary
+		if err := json.Unmarshal(v, &c); err != nil {
+			return fmt.Errorf("decoding stored summary: %w", err)
+		}
+		s, extra, ok = c.Summary, c.Extra, true
+		return nil
+	})
+	return s, extra, ok, err
+}
+
+// State says whether entries changed since the last Commit (dirty), and the generation it made.
+func (m *Manifest) State() (dirty bool, generation int64, err error) {
+	err = m.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		dirty = meta.Get(metaDirty) != nil || tx.Bucket(bucketPending).Stats().KeyN > 0
+		generation = int64(decodeUint(meta.Get(metaGeneration)))
+		return nil
+	})
+	return dirty, generation, err
+}
+
+// Remember computes the summary of the entries as Summary does and stores it with extra for Cached,
+// without a new generation: for a manifest whose entries did not change since its last commit but
+// that has no stored summary (one written before summaries were stored).
+func (m *Manifest) Remember(visit func(Entry), extra func() []byte) (Summary, error) {
+	s, err := m.Summary(visit)
+	if err != nil {
+		return s, err
+	}
+	var kept []byte
+	if extra != nil {
+		kept = extra()
+	}
+	v, err := json.Marshal(cachedSummary{Summary: s, Extra: kept})
+	if err != nil {
+		return s, err
+	}
+	if err := m.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaSummary, v) }); err != nil {
+		return s, fmt.Errorf("storing the manifest summary: %w", err)
 	}
 	return s, nil
 }
@@ -493,6 +664,45 @@ func (m *Manifest) Source() (string, error) {
 		return nil
 	})
 	return s, err
+}
+
+// PieceDigest returns the SHA256 of a file hashed in pieces, from the pieces' SHA-256 digests in order.
+func PieceDigest(sums [][]byte) string {
+	h := sha256.New()
+	for _, s := range sums {
+		h.Write(s)
+	}
+	return fmt.Sprintf("%s-%d", hex.EncodeToString(h.Sum(nil)), len(sums))
+}
+
+// HashFile computes the SHA256 of the file r as the entry e records it: of the whole file, or of its
+// pieces (PieceSize, PieceSizes) with PieceDigest. buf is the read buffer.
+func HashFile(r io.ReaderAt, e Entry, buf []byte) (string, error) {
+	if e.PieceSize <= 0 {
+		h := sha256.New()
+		if _, err := io.CopyBuffer(h, io.NewSectionReader(r, 0, e.Size), buf); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	var sums [][]byte
+	for i, off := 0, int64(0); off < e.Size || i == 0; i++ {
+		n := e.PieceSize
+		if len(e.PieceSizes) > 0 {
+			if i >= len(e.PieceSizes) {
+				return "", fmt.Errorf("%s: %d piece sizes cover %d of %d bytes", e.Key, len(e.PieceSizes), off, e.Size)
+			}
+			n = e.PieceSizes[i]
+		}
+		n = min(n, e.Size-off)
+		h := sha256.New()
+		if _, err := io.CopyBuffer(h, io.NewSectionReader(r, off, n), buf); err != nil {
+			return "", err
+		}
+		sums = append(sums, h.Sum(nil))
+		off += n
+	}
+	return PieceDigest(sums), nil
 }
 
 func encodeUint(v uint64) []byte {

@@ -36,6 +36,11 @@ type Object struct {
 	Size         int64
 	LastModified time.Time
 	ETag         string
+	// ChecksumAlgorithm and ChecksumType are the checksum the store keeps for the object, as listed
+	// (CRC64NVME, FULL_OBJECT...); empty when the store lists none. They say how the download can be
+	// checked (package integrity), and are not part of change detection.
+	ChecksumAlgorithm string `json:",omitempty"`
+	ChecksumType      string `json:",omitempty"`
 }
 
 // Change says why an object must be copied. Any one signal suffices: size-only or time-only

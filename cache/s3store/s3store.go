@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -36,7 +37,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/plan"
 )
 
@@ -66,14 +69,23 @@ type Store struct {
 	client   *s3.Client
 	bucket   string
 	requests *Requests
+	fast     *fastGetter // nil: every GET goes through the SDK
 }
 
 // New builds a Store. It makes no request.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	reqs := &Requests{}
-	count := func(o *s3.Options) { o.HTTPClient = &countingClient{next: o.HTTPClient, n: reqs} }
+	count := func(o *s3.Options) {
+		o.HTTPClient = &countingClient{next: o.HTTPClient, n: reqs}
+		// Ask for checksums only where S3 requires them (S3-compatible stores differ). The sync engine
+		// checks what the store vouches for itself (package integrity), piece by piece as the bytes
+		// stream; the SDK's validation would hash whole-object GETs a second time.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		o.DisableLogOutputChecksumValidationSkipped = true
+	}
 	if cfg.Client != nil {
-		return &Store{client: s3.New(cfg.Client.Options(), count), bucket: cfg.Bucket, requests: reqs}, nil
+		return newStore(ctx, s3.New(cfg.Client.Options(), count), cfg.Bucket, reqs), nil
 	}
 	attempts := cfg.MaxAttempts
 	if attempts == 0 {
@@ -104,14 +116,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
-		// Ask for checksums only where S3 requires them (S3-compatible stores differ), but validate
-		// any checksum a full-object GET returns.
-		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported
-		// Ranged GETs never carry a full-object checksum; the sync verifies those itself.
-		o.DisableLogOutputChecksumValidationSkipped = true
 	}, count)
-	return &Store{client: client, bucket: cfg.Bucket, requests: reqs}, nil
+	return newStore(ctx, client, cfg.Bucket, reqs), nil
+}
+
+func newStore(ctx context.Context, client *s3.Client, bucket string, reqs *Requests) *Store {
+	return &Store{client: client, bucket: bucket, requests: reqs, fast: newFastGetter(ctx, client.Options(), bucket)}
 }
 
 // Bucket is the bucket name.
@@ -120,31 +130,82 @@ func (s *Store) Bucket() string { return s.bucket }
 // Requests returns the request counters.
 func (s *Store) Requests() *Requests { return s.requests }
 
+// listAhead is how many listing pages are fetched ahead of the one being merged, so that the next
+// LIST's round trip overlaps the merge of the current page.
+const listAhead = 2
+
 // List calls fn with each page of objects under prefix, in key order, keys made relative to strip.
-// The listing is ListObjectsV2 only: no per-object HEAD.
+// The listing is ListObjectsV2 only: no per-object HEAD. Pages are fetched up to listAhead ahead of
+// fn; fn owns the page it is given.
 func (s *Store) List(ctx context.Context, prefix, strip string, fn func([]plan.Object) error) error {
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
-	page := make([]plan.Object, 0, 1000)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type page struct {
+		objs []plan.Object
+		err  error
+	}
+	pages := make(chan page, listAhead)
+	go func() {
+		defer close(pages)
+		if s.fast != nil {
+			for token := ""; ; {
+				pg, err := s.fast.list(ctx, prefix, token, strip)
+				if err != nil {
+					pages <- page{err: fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err)}
+					return
+				}
+				select {
+				case pages <- page{objs: pg.objects}:
+				case <-ctx.Done():
+					return
+				}
+				if !pg.truncated || pg.next == "" {
+					return
+				}
+				token = pg.next
+			}
 		}
-		page = page[:0]
-		for _, o := range out.Contents {
-			key := aws.ToString(o.Key)
-			page = append(page, plan.Object{
-				Key:          strings.TrimPrefix(key, strip),
-				Size:         aws.ToInt64(o.Size),
-				LastModified: aws.ToTime(o.LastModified).UTC(),
-				ETag:         aws.ToString(o.ETag),
-			})
+		p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				pages <- page{err: fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err)}
+				return
+			}
+			objs := make([]plan.Object, 0, len(out.Contents))
+			for _, o := range out.Contents {
+				objs = append(objs, object(o, strip))
+			}
+			select {
+			case pages <- page{objs: objs}:
+			case <-ctx.Done():
+				return
+			}
 		}
-		if err := fn(page); err != nil {
+	}()
+	for pg := range pages {
+		if pg.err != nil {
+			return pg.err
+		}
+		if err := fn(pg.objs); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ctx.Err()
+}
+
+func object(o types.Object, strip string) plan.Object {
+	obj := plan.Object{
+		Key:          strings.TrimPrefix(aws.ToString(o.Key), strip),
+		Size:         aws.ToInt64(o.Size),
+		LastModified: aws.ToTime(o.LastModified).UTC(),
+		ETag:         aws.ToString(o.ETag),
+		ChecksumType: string(o.ChecksumType),
+	}
+	if len(o.ChecksumAlgorithm) > 0 {
+		obj.ChecksumAlgorithm = string(o.ChecksumAlgorithm[0])
+	}
+	return obj
 }
 
 // Stat lists exactly one key, to re-plan an object that changed after the listing: it costs one LIST,
@@ -157,8 +218,43 @@ func (s *Store) Stat(ctx context.Context, key, strip string) (plan.Object, bool,
 	if len(out.Contents) == 0 || aws.ToString(out.Contents[0].Key) != key {
 		return plan.Object{}, false, nil
 	}
-	o := out.Contents[0]
-	return plan.Object{Key: strings.TrimPrefix(key, strip), Size: aws.ToInt64(o.Size), LastModified: aws.ToTime(o.LastModified).UTC(), ETag: aws.ToString(o.ETag)}, true, nil
+	return object(out.Contents[0], strip), true, nil
+}
+
+// Range selects what a GET returns.
+type Range struct {
+	// Start and End select bytes [Start, End]; End < 0 means to the end of the object.
+	Start, End int64
+	// PartNumber, when > 0, selects one part of a multipart upload, exactly as uploaded (Start and
+	// End are then ignored).
+	PartNumber int32
+}
+
+// Whole is the Range of a whole object.
+var Whole = Range{End: -1}
+
+// Checksums are the checksums a store returned for a whole object, as it writes them (base64; a
+// composite one ends in "-<parts>").
+type Checksums struct {
+	CRC64NVME, CRC32, CRC32C, SHA1, SHA256 string
+	Type                                   integrity.ChecksumType
+}
+
+// Get returns the checksum of algorithm a, or "".
+func (c Checksums) Get(a integrity.Algorithm) string {
+	switch a {
+	case integrity.CRC64NVME:
+		return c.CRC64NVME
+	case integrity.CRC32:
+		return c.CRC32
+	case integrity.CRC32C:
+		return c.CRC32C
+	case integrity.SHA1:
+		return c.SHA1
+	case integrity.SHA256:
+		return c.SHA256
+	}
+	return ""
 }
 
 // GetInfo describes a GET response.
@@ -166,35 +262,109 @@ type GetInfo struct {
 	// Encrypted is true when the store encrypts the object with SSE-KMS or SSE-C, whose ETags are not
 	// an MD5 of the content.
 	Encrypted bool
-	// ChecksumValidated is true when the response carries a full-object checksum that the SDK checks
-	// as the body is read (a read error reports a mismatch).
-	ChecksumValidated bool
+	// Start is the offset in the object of the body's first byte, and Length the body's length.
+	Start, Length int64
+	// PartsCount is the object's number of upload parts, on a GET of one part.
+	PartsCount int32
+	// Checksums the store vouches for, on a whole-object GET (the engine checks them: the SDK's own
+	// validation is off, so that nothing is hashed twice).
+	Checksums Checksums
 }
 
-// Get opens the bytes [start, end] of key, only if its ETag is still etag; end < 0 reads the whole
-// object, with the store's checksum validated by the SDK when the store has one.
-func (s *Store) Get(ctx context.Context, key, etag string, start, end int64) (io.ReadCloser, GetInfo, error) {
+// checksumMode asks for the object's checksums in the response headers without turning on the SDK's
+// validation of them: the sync engine computes and checks checksums itself, piece by piece.
+var checksumMode = s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-amz-checksum-mode", "ENABLED"))
+
+// Get opens part of key (a byte range or an upload part, Range), only if its ETag is still etag. A
+// whole-object GET also returns the object's checksums.
+func (s *Store) Get(ctx context.Context, key, etag string, r Range) (io.ReadCloser, GetInfo, error) {
+	if s.fast != nil {
+		body, resp, err := s.fast.get(ctx, key, etag, r)
+		if err != nil {
+			return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
+		}
+		info, err := s.fast.info(resp, r)
+		if err != nil {
+			body.Close()
+			return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
+		}
+		return body, info, nil
+	}
 	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
 	if etag != "" {
 		in.IfMatch = aws.String(etag)
 	}
-	if end >= 0 {
-		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", start, end))
-	} else {
-		in.ChecksumMode = types.ChecksumModeEnabled
+	var opts []func(*s3.Options)
+	switch {
+	case r.PartNumber > 0:
+		in.PartNumber = aws.Int32(r.PartNumber)
+	case r.Start == 0 && r.End < 0:
+		opts = append(opts, checksumMode)
+	case r.End < 0:
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-", r.Start))
+	default:
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", r.Start, r.End))
 	}
-	out, err := s.client.GetObject(ctx, in)
+	out, err := s.client.GetObject(ctx, in, opts...)
 	if err != nil {
 		return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 	}
 	info := GetInfo{
-		Encrypted: out.SSECustomerAlgorithm != nil ||
-			out.ServerSideEncryption == types.ServerSideEncryptionAwsKms || out.ServerSideEncryption == types.ServerSideEncryptionAwsKmsDsse,
-		// Composite (per-part) checksums of multipart uploads are not validated by the SDK.
-		ChecksumValidated: end < 0 && out.ChecksumType != types.ChecksumTypeComposite &&
-			(out.ChecksumCRC64NVME != nil || out.ChecksumCRC32C != nil || out.ChecksumCRC32 != nil || out.ChecksumSHA256 != nil || out.ChecksumSHA1 != nil),
+		Encrypted:  encrypted(aws.ToString(out.SSECustomerAlgorithm), string(out.ServerSideEncryption)),
+		Length:     aws.ToInt64(out.ContentLength),
+		PartsCount: aws.ToInt32(out.PartsCount),
+		Checksums: checksums(aws.ToString(out.ChecksumCRC64NVME), aws.ToString(out.ChecksumCRC32), aws.ToString(out.ChecksumCRC32C),
+			aws.ToString(out.ChecksumSHA1), aws.ToString(out.ChecksumSHA256), string(out.ChecksumType)),
+	}
+	if info.Start, err = startOf(aws.ToString(out.ContentRange), r); err != nil {
+		out.Body.Close()
+		return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 	}
 	return out.Body, info, nil
+}
+
+// checksums gathers a response's checksum fields (values as the store writes them).
+func checksums(crc64nvme, crc32, crc32c, sha1, sha256, typ string) Checksums {
+	return Checksums{CRC64NVME: crc64nvme, CRC32: crc32, CRC32C: crc32c, SHA1: sha1, SHA256: sha256, Type: integrity.ChecksumType(typ)}
+}
+
+// encrypted reports whether a response's encryption fields say SSE-C or SSE-KMS, whose ETags are not
+// an MD5 of the bytes.
+func encrypted(sseCustomerAlgorithm, sse string) bool {
+	return sseCustomerAlgorithm != "" || sse == string(types.ServerSideEncryptionAwsKms) || sse == string(types.ServerSideEncryptionAwsKmsDsse)
+}
+
+// startOf returns the object offset of a response body's first byte: from its Content-Range
+// ("bytes START-END/TOTAL"), or the range asked for when there is none.
+func startOf(contentRange string, r Range) (int64, error) {
+	if contentRange == "" {
+		if r.PartNumber > 0 {
+			return 0, nil
+		}
+		return r.Start, nil
+	}
+	rest, ok := strings.CutPrefix(contentRange, "bytes ")
+	dash := strings.IndexByte(rest, '-')
+	if !ok || dash < 0 {
+		return 0, fmt.Errorf("unexpected Content-Range %q", contentRange)
+	}
+	return strconv.ParseInt(rest[:dash], 10, 64)
+}
+
+// Head returns the checksums the store keeps for key, only if its ETag is still etag: a ranged or
+// part GET carries none, so a download in pieces asks once.
+func (s *Store) Head(ctx context.Context, key, etag string) (Checksums, bool, error) {
+	in := &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), ChecksumMode: types.ChecksumModeEnabled}
+	if etag != "" {
+		in.IfMatch = aws.String(etag)
+	}
+	out, err := s.client.HeadObject(ctx, in)
+	if err != nil {
+		return Checksums{}, false, fmt.Errorf("reading checksums of s3://%s/%s: %w", s.bucket, key, err)
+	}
+	return checksums(aws.ToString(out.ChecksumCRC64NVME), aws.ToString(out.ChecksumCRC32), aws.ToString(out.ChecksumCRC32C),
+			aws.ToString(out.ChecksumSHA1), aws.ToString(out.ChecksumSHA256), string(out.ChecksumType)),
+		encrypted(aws.ToString(out.SSECustomerAlgorithm), string(out.ServerSideEncryption)), nil
 }
 
 // Error classes, for retries and for the reason a Dataset reports.
@@ -204,6 +374,9 @@ const (
 	ClassAccessDenied       = "AccessDenied"
 	ClassNoSuchBucket       = "NoSuchBucket"
 	ClassInvalidCredentials = "InvalidCredentials"
+	// ClassInvalidRange: the object is shorter than the bytes asked for (it changed in place, or the
+	// listing was wrong); asking again will not help.
+	ClassInvalidRange = "InvalidRange"
 )
 
 // Classify maps an S3 error to one of the classes above, or "" for anything else (network errors,
@@ -220,6 +393,8 @@ func Classify(err error) string {
 			return ClassAccessDenied
 		case "NoSuchBucket":
 			return ClassNoSuchBucket
+		case "InvalidRange":
+			return ClassInvalidRange
 		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired":
 			return ClassInvalidCredentials
 		}

@@ -1,107 +1,160 @@
 #!/usr/bin/env bash
-# sync.sh measures pqcache sync against rclone and `aws s3 sync`, side by side in one run, on the same
-# data served by a local versitygw (through a request-counting proxy), at equal parallelism:
-#   - a full sync of ~2 GiB: 10,240 objects of 100 KiB in 10 tables, plus 4 objects of 256 MiB;
-#   - an unchanged re-sync of the same prefix (wall time and requests);
-#   - pqcache's peak RSS on one 2 GiB object, to show memory does not follow file size.
-# Prints a Markdown table. Needs rclone and awscli (Debian packages) and GNU time. Traffic stays on
-# 127.0.0.1. Usage: hack/bench/sync.sh [WORKDIR]   (default /tmp/pqcache-bench; ~9 GB of disk)
+# sync.sh compares pqcache sync with the tools users would otherwise run, side by side in one run, on
+# the same data served by a local versitygw, at equal parallelism, for three shapes of data reported
+# apart:
+#   large  8 objects of 128 MiB (uploaded by `aws s3 cp`: multipart, 8 MiB parts)
+#   mid    400 objects of 512 KiB
+#   small  3,000 objects of 64 KiB
+# Tools: pqcache; the "floor" (hack/bench/floor: list + parallel GET into files, nothing else);
+# rclone at a pinned release built from the Go module proxy (RCLONE_VERSION, with its fast flags for
+# S3 to local: --fast-list --use-server-modtime, transfers = checkers = parallelism); Debian's rclone;
+# Debian's `aws s3 sync`. For each: the wall time of a full sync, the time a `sync -f` of its
+# destination still takes after it exits (the durability it did not pay for; pqcache's is ~0), user+sys
+# CPU seconds per GiB, peak RSS, and an unchanged re-sync. Then REPEAT more alternating runs of pqcache
+# and the floor on each shape, to show the spread, and `pqcache stage` durable and --ephemeral
+# (STAGE=0 skips it). TOOLS picks tools (pqcache-size: pqcache --verify size, no hashing); BEFORE=/path/to/an/older/pqcache adds it as tool "before"
+# (BEFORE_LABEL names it), for before/after figures from one run. Prints Markdown.
+#
+# Needs Debian's rclone, awscli and time (apt-get install -y rclone awscli time) and bc. Builds
+# rclone at the Makefile's RCLONE_VERSION once into bin/ (`make rclone`, a long build: tens of minutes).
+# Usage: hack/bench/sync.sh [WORKDIR]   (default /tmp/pqcache-bench; ~15 GB of disk: runs delete nothing
+# until the end, see settle in lib.sh)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WORK=${1:-/tmp/pqcache-bench}
 PARALLEL=${PARALLEL:-8}
 S3_PORT=${S3_PORT:-7170}
-PROXY_PORT=${PROXY_PORT:-7171}
-AWS=${AWS:-/usr/bin/aws}   # Debian's awscli v2, not a pip shim earlier in PATH
-for tool in rclone "$AWS" /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "sync.sh: $tool not found (apt-get install rclone awscli time)" >&2; exit 1; }
+REPEAT=${REPEAT:-2}
+SHAPES=${SHAPES:-large mid small}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+RCLONE_VERSION=${RCLONE_VERSION:-$(sed -n 's/^RCLONE_VERSION ?= //p' "$ROOT/Makefile")}
+for tool in rclone "$AWS" /usr/bin/time bc; do
+  command -v "$tool" >/dev/null || { echo "sync.sh: $tool not found (apt-get install rclone awscli time bc)" >&2; exit 1; }
 done
-
-log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
-cd "$ROOT"
-make -s build versitygw >&2
-go build -o bin/countproxy ./hack/bench/countproxy
-PQCACHE=$ROOT/bin/pqcache
-
 mkdir -p "$WORK"
-rm -rf "$WORK/s3" "$WORK/dest" "$WORK/src"
-mkdir -p "$WORK/s3" "$WORK/src"
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-export AWS_CONFIG_FILE=$WORK/aws-config
-unset AWS_CA_BUNDLE AWS_PROFILE
-printf '[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = %s\n' "$PARALLEL" >"$AWS_CONFIG_FILE"
+cd "$ROOT"
+build_tools
+RCLONE_NEW=$ROOT/bin/rclone-$RCLONE_VERSION
+case " ${TOOLS:-rclone-new} " in *" rclone-new "*) make -s rclone RCLONE_VERSION="$RCLONE_VERSION" ;; esac
+RCLONE_OLD=/usr/bin/rclone
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-ROOT_ACCESS_KEY=$AWS_ACCESS_KEY_ID ROOT_SECRET_KEY=$AWS_SECRET_ACCESS_KEY \
-  bin/versitygw --port "127.0.0.1:$S3_PORT" --health /health posix "$WORK/s3" >"$WORK/versitygw.log" 2>&1 &
-pids+=($!)
-bin/countproxy -listen "127.0.0.1:$PROXY_PORT" -target "http://127.0.0.1:$S3_PORT" 2>"$WORK/proxy.log" &
-pids+=($!)
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$S3_PORT/health" >/dev/null && curl -sf "http://127.0.0.1:$PROXY_PORT/__counts" >/dev/null && break; sleep 0.1; done
-DIRECT=http://127.0.0.1:$S3_PORT
-EP=http://127.0.0.1:$PROXY_PORT
+rm -rf "$WORK/s3" "$WORK/dest" "$WORK/src"
+mkdir -p "$WORK/dest"
+start_s3 "$WORK/s3"
+export AWS_CONFIG_FILE=$WORK/aws-config
+printf '[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = %s\n' "$PARALLEL" >"$AWS_CONFIG_FILE"
+export RCLONE_CONFIG_B_TYPE=s3 RCLONE_CONFIG_B_PROVIDER=Other RCLONE_CONFIG_B_ENDPOINT=$S3 \
+  RCLONE_CONFIG_B_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_B_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY \
+  RCLONE_CONFIG_B_FORCE_PATH_STYLE=true RCLONE_CONFIG=/dev/null
 
 log "generating data"
-for t in $(seq 0 9); do
-  mkdir -p "$WORK/src/many/table$t"
-  head -c $((100 * 1024 * 1024)) /dev/urandom | split -b 100K -a 4 -d - "$WORK/src/many/table$t/part-"
+mkdir -p "$WORK/src/large" "$WORK/src/mid" "$WORK/src/small"
+for i in $(seq 1 8); do head -c $((128 << 20)) /dev/urandom >"$WORK/src/large/part-$i.bin"; done
+head -c $((400 * 512 << 10)) /dev/urandom | split -b 512K -a 3 -d - "$WORK/src/mid/part-"
+for t in 0 1 2; do
+  mkdir -p "$WORK/src/small/t$t"
+  head -c $((1000 * 64 << 10)) /dev/urandom | split -b 64K -a 3 -d - "$WORK/src/small/t$t/part-"
 done
-mkdir -p "$WORK/src/many/large" "$WORK/src/big"
-for i in 1 2 3 4; do head -c $((256 * 1024 * 1024)) /dev/urandom >"$WORK/src/many/large/blob$i.bin"; done
-head -c $((2048 * 1024 * 1024)) /dev/urandom >"$WORK/src/big/one.bin"
-"$AWS" --endpoint-url "$DIRECT" s3 mb s3://bench >/dev/null
+"$AWS" --endpoint-url "$S3" s3 mb s3://bench >/dev/null
 log "uploading"
-"$AWS" --endpoint-url "$DIRECT" s3 cp --recursive --only-show-errors "$WORK/src" s3://bench/
+"$AWS" --endpoint-url "$S3" s3 cp --recursive --only-show-errors "$WORK/src" s3://bench/
 rm -rf "$WORK/src"
-objects=$("$AWS" --endpoint-url "$DIRECT" s3 ls --recursive s3://bench/many/ | wc -l)
-bytes=$("$AWS" --endpoint-url "$DIRECT" s3 ls --recursive --summarize s3://bench/many/ | sed -n 's/.*Total Size: //p')
-log "dataset: $objects objects, $bytes bytes"
+settle
 
-counts() { curl -s "$EP/__counts"; }
-reset() { curl -s -X DELETE "$EP/__counts" >/dev/null; sync; }
-# measure NAME CMD...: runs CMD under GNU time; prints "wall_s maxrss_kib counts_json".
-measure() {
-  reset
-  /usr/bin/time -f '%e %M' -o "$WORK/time.out" "$@" >"$WORK/cmd.out" 2>&1 || { cat "$WORK/cmd.out" >&2; return 1; }
-  echo "$(cat "$WORK/time.out") $(counts)"
+declare -A BYTES COUNT
+for shape in $SHAPES; do
+  read -r COUNT[$shape] BYTES[$shape] < <(find "$WORK/s3/bench/$shape" -type f -printf '%s\n' | awk '{n++; s+=$1} END {print n, s}')
+done
+
+# tool_cmd TOOL SHAPE DEST: the command line of one tool.
+tool_cmd() {
+  local tool=$1 shape=$2 dest=$3
+  case $tool in
+  pqcache) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  pqcache-size) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --verify size --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  before) echo "$BEFORE sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  floor) echo "$ROOT/bin/floor -endpoint $S3 -parallel $PARALLEL s3://bench/$shape/ $dest" ;;
+  rclone-new) echo "$RCLONE_NEW sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
+  rclone-old) echo "$RCLONE_OLD sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
+  aws) echo "$AWS --endpoint-url $S3 s3 sync --only-show-errors s3://bench/$shape/ $dest" ;;
+  esac
+}
+declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
+
+# run TOOL SHAPE: one full sync into a new directory, its sync -f, and an unchanged re-sync.
+# Prints "wall user sys rss_kib durable_s resync_s load".
+run() {
+  local dest; dest=$(mktemp -d "$WORK/dest/$1-$2-XXXXXX") # run is called in $(...): no counter survives
+  sync
+  local l; l=$(load)
+  local full dur again
+  # shellcheck disable=SC2046
+  full=$(measure $(tool_cmd "$1" "$2" "$dest"))
+  dur=$(durable "$dest")
+  # shellcheck disable=SC2046
+  again=$(measure $(tool_cmd "$1" "$2" "$dest"))
+  local n; n=$(find "$dest" -path "$dest/.pqcache" -prune -o -type f -print | wc -l)
+  [ "$n" = "${COUNT[$2]}" ] || { echo "$1 left $n files of ${COUNT[$2]} in $dest" >&2; return 1; }
+  echo "$full $dur $(cut -d' ' -f1 <<<"$again") ${l// /\/}"
 }
 
-declare -A full again
-run_tool() { # name full-command...
-  local name=$1; shift
-  rm -rf "$WORK/dest"; mkdir -p "$WORK/dest"
-  log "$name: full sync"
-  full[$name]=$(measure "$@")
-  log "$name: unchanged re-sync"
-  again[$name]=$(measure "$@")
+row() { # TOOL SHAPE RESULT
+  read -r wall user sys rss dur again l <<<"$3"
+  local gib; gib=$(echo "${BYTES[$2]} / 1073741824" | bc -l)
+  printf '| %s | %s | %.2f s | %.2f s | **%.2f s** | %.1f | %d MiB | %.2f s | %s |\n' "$2" "${NAME[$1]}" "$wall" "$dur" \
+    "$(echo "$wall + $dur" | bc -l)" "$(echo "($user + $sys) / $gib" | bc -l)" $((rss / 1024)) "$again" "$l"
 }
-run_tool pqcache "$PQCACHE" sync s3://bench/many/ "$WORK/dest" --endpoint "$EP" --path-style --parallel "$PARALLEL" --progress none
-run_tool rclone env RCLONE_CONFIG_B_TYPE=s3 RCLONE_CONFIG_B_PROVIDER=Other RCLONE_CONFIG_B_ENDPOINT="$EP" \
-  RCLONE_CONFIG_B_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" RCLONE_CONFIG_B_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
-  RCLONE_CONFIG_B_FORCE_PATH_STYLE=true rclone sync b:bench/many "$WORK/dest" --transfers "$PARALLEL" --checkers "$PARALLEL"
-run_tool "aws s3 sync" "$AWS" --endpoint-url "$EP" s3 sync --only-show-errors s3://bench/many/ "$WORK/dest"
 
-rm -rf "$WORK/dest"; mkdir -p "$WORK/dest"
-log "pqcache: one 2 GiB object"
-big=$(measure "$PQCACHE" sync s3://bench/big/ "$WORK/dest" --endpoint "$EP" --path-style --parallel "$PARALLEL" --progress none)
+TOOLS=${TOOLS:-floor pqcache rclone-new rclone-old aws}
+out=$WORK/table.md
+{
+  echo "Parallelism $PARALLEL, versitygw v1.8.0 on 127.0.0.1, $(nproc) cores, $(date -u +%F)."
+  echo
+  echo "| shape | tool | full sync | then \`sync -f\` | durable total | CPU s/GiB | peak RSS | unchanged re-sync | load (1/5/15 min) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+} >"$out"
+for shape in $SHAPES; do
+  log "$shape: ${COUNT[$shape]} objects, ${BYTES[$shape]} bytes"
+  for tool in $TOOLS; do
+    log "$shape: $tool"
+    row "$tool" "$shape" "$(run "$tool" "$shape")" >>"$out"
+  done
+done
+if [ "$REPEAT" -gt 0 ]; then
+  {
+    echo
+    echo "Spread: $REPEAT more alternating runs of ${SPREAD_TOOLS:-floor pqcache}."
+    echo
+    echo "| shape | tool | full sync | then \`sync -f\` | durable total | CPU s/GiB | peak RSS | unchanged re-sync | load (1/5/15 min) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+  } >>"$out"
+  for shape in $SHAPES; do
+    for _ in $(seq "$REPEAT"); do
+      for tool in ${SPREAD_TOOLS:-floor pqcache}; do
+        log "spread $shape: $tool"
+        row "$tool" "$shape" "$(run "$tool" "$shape")" >>"$out"
+      done
+    done
+  done
+fi
+# pqcache stage into a scratch directory (a BenchRun's mixed-staged step), durable and --ephemeral.
+[ "${STAGE:-1}" = 1 ] && {
+  echo
+  echo "\`pqcache stage\` of the whole shape into a new directory, durable and with \`--ephemeral\` (no syncfs, no fsync), alternating:"
+  echo
+  echo "| shape | durable | --ephemeral | load (1/5/15 min) |"
+  echo "|---|---|---|---|"
+} >>"$out"
+for shape in $SHAPES; do
+  [ "${STAGE:-1}" = 1 ] || break
+  for _ in 1 2; do
+    declare -A st=()
+    for mode in durable ephemeral; do
+      dest=$(mktemp -d "$WORK/dest/stage-$shape-XXXXXX"); sync
+      flag=(); [ $mode = ephemeral ] && flag=(--ephemeral)
+      read -r st[$mode] _ <<<"$(measure "$ROOT/bin/pqcache" stage "s3://bench/$shape/" "$dest" --prefix "" "${flag[@]}" --endpoint "$S3" --path-style --parallel "$PARALLEL" --progress none)"
+    done
+    printf '| %s | %s s | %s s | %s |\n' "$shape" "${st[durable]}" "${st[ephemeral]}" "$(load)" >>"$out"
+  done
+done
 rm -rf "$WORK/dest"
-
-req() { # counts-json kind
-  python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], 0))' "$1" "$2"
-}
-row() { # name full again
-  read -r fw fr fc <<<"$2"; read -r aw ar ac <<<"$3"
-  printf '| %s | %s s | %d MiB | %s LIST, %s GET | %s s | %s LIST, %s HEAD, %s GET |\n' "$1" "$fw" $((fr / 1024)) \
-    "$(req "$fc" LIST)" "$(req "$fc" GET)" "$aw" "$(req "$ac" LIST)" "$(req "$ac" HEAD)" "$(req "$ac" GET)"
-}
-echo
-echo "Dataset: $objects objects, $(( bytes / 1024 / 1024 )) MiB (10,240 × 100 KiB + 4 × 256 MiB), versitygw on 127.0.0.1, parallelism $PARALLEL; the page cache is left as it is (the source files are read from it by the server alike for every tool)."
-echo
-echo "| tool | full sync | peak RSS | full sync requests | unchanged re-sync | re-sync requests |"
-echo "|---|---|---|---|---|---|"
-for name in pqcache rclone "aws s3 sync"; do row "$name" "${full[$name]}" "${again[$name]}"; done
-read -r bw br _ <<<"$big"
-echo
-echo "pqcache on one 2 GiB object: $bw s, peak RSS $((br / 1024)) MiB."
+cat "$out"

@@ -25,6 +25,8 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +56,9 @@ type syncFlags struct {
 	progress         string
 	reportFile       string
 	logLevel         string
+	cpuProfile       string
+	trace            string
+	ephemeral        bool
 }
 
 func (f *syncFlags) register(cmd *cobra.Command) {
@@ -72,6 +77,10 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.progress, "progress", "auto", "Progress on stderr: auto (a bar on a terminal), json (JSON lines), none.")
 	fl.StringVar(&f.reportFile, "report-file", "", "Also write the report to this file as compact JSON of at most 4 KiB (fits a termination message: /dev/termination-log).")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "Log level on stderr: debug, info, warn, error.")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "Write a CPU profile of the sync to this file (go tool pprof).")
+	fl.StringVar(&f.trace, "trace", "", "Write an execution trace of the sync to this file (go tool trace).")
+	_ = fl.MarkHidden("cpuprofile")
+	_ = fl.MarkHidden("trace")
 }
 
 func newSyncCommand() *cobra.Command {
@@ -115,6 +124,7 @@ It shares DIR's manifest with sync, so files already staged and unchanged cost n
 	}
 	f.register(cmd)
 	cmd.Flags().StringArrayVar(&subs, "prefix", nil, "Sub-prefix to stage, relative to PREFIX (repeatable), e.g. lineitem/batch=42/.")
+	cmd.Flags().BoolVar(&f.ephemeral, "ephemeral", false, "DIR is scratch space that dies with the pod (an emptyDir): skip making the files and the manifest durable (no syncfs, no fsync). Files are still published atomically.")
 	return cmd
 }
 
@@ -178,7 +188,7 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 	opts := cache.Options{
 		Dir: dir, Source: sourceID(f.endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
 		Include: f.include, Exclude: f.exclude, Parallelism: f.parallel, PartSize: q.Value(),
-		Verify: verify, Prune: !f.noDelete, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
+		Verify: verify, Prune: !f.noDelete, Ephemeral: f.ephemeral, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
 	}
 	stderr := cmd.ErrOrStderr()
 	if f.dryRun {
@@ -208,6 +218,23 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		return fmt.Errorf("--progress %q: must be auto, json or none", f.progress)
 	}
 
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
+	if f.trace != "" {
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		if err := trace.Start(tf); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer func() { trace.Stop(); tf.Close() }()
+	}
 	rep, syncErr := cache.Sync(ctx, store, opts)
 	if opts.Progress != nil && f.progress == "auto" {
 		fmt.Fprintln(stderr)
@@ -325,6 +352,19 @@ func shortHash(h string) string {
 		return fmt.Sprintf("%-12s", h)
 	}
 	return h[:12]
+}
+
+// startCPUProfile profiles the process into path until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {

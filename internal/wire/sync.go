@@ -36,27 +36,35 @@ const (
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 	ReasonHostileKeys          = "HostileKeys"
 	ReasonSyncFailed           = "SyncFailed"
+	// The cache volume refused writes: read-only (EROFS), not writable by pqcache (EACCES, EPERM), or
+	// failing (EIO). A full volume (ENOSPC, EDQUOT) is InsufficientCapacity.
+	ReasonVolumeReadOnly         = "VolumeReadOnly"
+	ReasonVolumePermissionDenied = "VolumePermissionDenied"
+	ReasonVolumeIOError          = "VolumeIOError"
 )
 
 // SyncReport is the machine-readable summary of a sync: `pqcache sync --json` prints it, a worker
 // writes it (Compact) as its termination message, and the operator turns it into Dataset status.
 // Measurements are integers (bytes, milliseconds).
 type SyncReport struct {
-	Result         string          `json:"result"`
-	Reason         string          `json:"reason,omitempty"`
-	Message        string          `json:"message,omitempty"`
-	Source         string          `json:"source"`
-	DryRun         bool            `json:"dryRun,omitempty"`
-	Start          time.Time       `json:"start"`
-	End            time.Time       `json:"end"`
-	DurationMillis int64           `json:"durationMillis"`
-	FilesListed    int64           `json:"filesListed"`
-	FilesCopied    int64           `json:"filesCopied"`
-	FilesDeleted   int64           `json:"filesDeleted"`
-	FilesUnchanged int64           `json:"filesUnchanged"`
-	FilesFailed    int64           `json:"filesFailed"`
-	Replanned      int64           `json:"replanned,omitempty"`
-	BytesCopied    int64           `json:"bytesCopied"`
+	Result         string    `json:"result"`
+	Reason         string    `json:"reason,omitempty"`
+	Message        string    `json:"message,omitempty"`
+	Source         string    `json:"source"`
+	DryRun         bool      `json:"dryRun,omitempty"`
+	Start          time.Time `json:"start"`
+	End            time.Time `json:"end"`
+	DurationMillis int64     `json:"durationMillis"`
+	FilesListed    int64     `json:"filesListed"`
+	FilesCopied    int64     `json:"filesCopied"`
+	FilesDeleted   int64     `json:"filesDeleted"`
+	FilesUnchanged int64     `json:"filesUnchanged"`
+	FilesFailed    int64     `json:"filesFailed"`
+	Replanned      int64     `json:"replanned,omitempty"`
+	BytesCopied    int64     `json:"bytesCopied"`
+	// BytesResumed are bytes of large files that an interrupted earlier run had fetched and verified,
+	// and this one did not fetch again.
+	BytesResumed   int64           `json:"bytesResumed,omitempty"`
 	BytesPerSecond int64           `json:"bytesPerSecond"`
 	Requests       RequestCounts   `json:"requests"`
 	Manifest       ManifestSummary `json:"manifest"`

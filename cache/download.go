@@ -1,0 +1,551 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/pqcache/pqcache/cache/integrity"
+	"github.com/pqcache/pqcache/cache/manifest"
+	"github.com/pqcache/pqcache/cache/parquetmeta"
+	"github.com/pqcache/pqcache/cache/plan"
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+const (
+	// copyBufferSize is the buffer each GET streams through: memory is about Parallelism × 256 KiB
+	// whatever the file and part sizes.
+	copyBufferSize = 256 << 10
+	// getAttempts bounds the GETs of one piece whose body failed mid-stream (the SDK retries failures
+	// before the body); each attempt continues where the last one stopped.
+	getAttempts = 4
+	// replans bounds how often an object that changed after the listing is listed again and
+	// re-downloaded before the sync gives up on it.
+	replans = 3
+	// reserveAbove is the size above which a staging file's space is reserved (fallocate) before its
+	// bytes are fetched, so that a full disk fails it early; a smaller file fails as fast by writing.
+	reserveAbove = 1 << 20
+)
+
+// ErrCorrupt marks a download that does not match what the store says it should be.
+var ErrCorrupt = errors.New("verification failed")
+
+// copyFile downloads, verifies and hands one object to the publisher, re-planning it if it changed
+// after the listing. Small files are staged in the worker's directory shard (relative to the root).
+func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, events chan<- event) {
+	obj := a.Object
+	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil {
+			return
+		}
+		ev, err := s.download(ctx, shard, obj)
+		if err == nil {
+			s.progress.filesDone.Add(1)
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+				if ev.record == "" { // a resumable download stays for the next run
+					os.Remove(filepath.Join(s.root, ev.staged))
+				}
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if r := volumeReason(err); r != "" {
+			// A full, read-only or failing volume fails every later file too, and may leave no room
+			// to commit the manifest: stop now, with the published files as they were.
+			s.abort(fmt.Errorf("copying %s: %w", obj.Key, err))
+			return
+		}
+		class := s3store.Classify(err)
+		if class != s3store.ClassPreconditionFailed && class != s3store.ClassNotFound {
+			s.fail(obj.Key, class, err)
+			return
+		}
+		if attempt == replans {
+			s.fail(obj.Key, "", fmt.Errorf("object kept changing while it was copied (%d attempts): %w", attempt+1, err))
+			return
+		}
+		// The object changed (or vanished) between the listing and the GET: list it again and copy
+		// the version that is there now, never a mix of two.
+		now, ok, serr := s.store.Stat(ctx, s.opts.Prefix+obj.Key, s.opts.Prefix)
+		if serr != nil {
+			s.fail(obj.Key, s3store.Classify(serr), serr)
+			return
+		}
+		s.mu.Lock()
+		s.rep.Replanned++
+		s.mu.Unlock()
+		s.log.Info("Object changed after listing; copying its new version", "key", obj.Key, "etag", obj.ETag, "gone", !ok)
+		if !ok {
+			if a.Old != nil && s.opts.Prune {
+				select {
+				case events <- event{del: true, entry: *a.Old}:
+				case <-ctx.Done():
+				}
+			}
+			return
+		}
+		s.progress.bytesTotal.Add(now.Size - obj.Size)
+		obj = now
+	}
+}
+
+// fetchPlan returns how obj is fetched and what it is checked against.
+func (s *syncer) fetchPlan(obj plan.Object) integrity.Plan {
+	p := integrity.Choose(integrity.Facts{
+		Size: obj.Size, ETag: obj.ETag,
+		Algorithm: integrity.Algorithm(obj.ChecksumAlgorithm), Type: integrity.ChecksumType(obj.ChecksumType),
+	}, s.opts.PartSize)
+	if s.opts.Verify != VerifyChecksum {
+		p = p.Unchecked()
+	}
+	return p
+}
+
+// piece is one GET's worth of a download: a byte range, or one part of a multipart upload.
+type piece struct {
+	start, length int64 // length < 0: an upload part whose bounds its GET will tell
+	done          int64 // bytes written and hashed
+	sha, chk      hash.Hash
+	shaSum        []byte // when complete
+	chkSum        []byte
+	complete      bool
+}
+
+// download is one object being fetched into its staging file.
+type download struct {
+	s      *syncer
+	obj    plan.Object
+	key    string
+	plan   integrity.Plan
+	hashed bool // SHA-256 for the manifest
+	f      *os.File
+	staged string  // relative to the root
+	rec    *record // resume record; nil when the download is not resumable
+	pieces []piece
+	// every is how many bytes of a piece pass between two checkpoints of a resumable download.
+	every int64
+
+	mu         sync.Mutex // guards claim, pieces' bounds learned from responses
+	claim      string     // the value the store vouches for (checksum methods)
+	encrypted  atomic.Bool
+	fetched    atomic.Int64 // bytes received in this run
+	resumedLen int64        // bytes a resume did not fetch again
+}
+
+// download writes obj into a staging file and verifies it, returning the event that publishes it.
+func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (ev event, err error) {
+	d := &download{s: s, obj: obj, key: s.opts.Prefix + obj.Key, plan: s.fetchPlan(obj), hashed: s.opts.Verify == VerifyChecksum}
+	d.pieces = d.layout()
+	if d.hashed && obj.Size > s.opts.PartSize {
+		// Large downloads survive the process: a resumable staging file and a record of its pieces.
+		if err := s.resume.open(ctx, d); err != nil {
+			return ev, err
+		}
+	} else {
+		d.staged = filepath.ToSlash(filepath.Join(shard, randomName()+".part"))
+		if d.f, err = os.OpenFile(filepath.Join(s.root, d.staged), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644); err != nil {
+			return ev, fmt.Errorf("creating staging file: %w", err)
+		}
+	}
+	defer func() {
+		if cerr := d.f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing staging file: %w", cerr)
+		}
+		if d.rec != nil {
+			d.rec.close()
+		}
+		if err != nil {
+			s.progress.bytesDone.Add(-d.fetched.Load() - d.resumedLen)
+			if d.rec == nil || !keepForResume(err) {
+				d.discard()
+			}
+		}
+	}()
+	s.progress.bytesDone.Add(d.resumedLen)
+	if d.resumedLen > 0 {
+		s.mu.Lock()
+		s.rep.BytesResumed += d.resumedLen
+		s.mu.Unlock()
+	}
+	// Reserve the space now, so that a full disk fails the file before its bytes are fetched.
+	if obj.Size > reserveAbove {
+		if ferr := syscall.Fallocate(int(d.f.Fd()), 0, 0, obj.Size); ferr != nil && !errors.Is(ferr, syscall.EOPNOTSUPP) {
+			return ev, &os.PathError{Op: "fallocate", Path: d.f.Name(), Err: fmt.Errorf("reserving %d bytes for %s: %w", obj.Size, obj.Key, ferr)}
+		}
+	}
+	if d.plan.FromHead {
+		sums, encrypted, err := s.store.Head(ctx, d.key, obj.ETag)
+		if err != nil {
+			return ev, err
+		}
+		d.claim = sums.Get(d.plan.Algorithm)
+		d.encrypted.Store(encrypted)
+	}
+	if err := d.fetch(ctx); err != nil {
+		return ev, err
+	}
+	entry, err := d.verify(ctx)
+	if err != nil {
+		return ev, err
+	}
+	ev = event{entry: entry, staged: d.staged}
+	if d.rec != nil {
+		ev.record = d.rec.rel
+	}
+	return ev, nil
+}
+
+// layout cuts the object into pieces as its plan says.
+func (d *download) layout() []piece {
+	size := d.obj.Size
+	switch d.plan.Fetch {
+	case integrity.FetchParts:
+		ps := make([]piece, d.plan.Parts)
+		for i := range ps {
+			ps[i].length = -1
+		}
+		return ps
+	case integrity.FetchRanges:
+		part := d.s.opts.PartSize
+		ps := make([]piece, 0, (size+part-1)/part)
+		for off := int64(0); off < size; off += part {
+			ps = append(ps, piece{start: off, length: min(part, size-off)})
+		}
+		return ps
+	}
+	return []piece{{length: size}}
+}
+
+// fetch gets every piece not yet complete. A piece takes a slot before its goroutine starts and its
+// buffer after the slot: at most Parallelism goroutines and buffers, whatever the object's size.
+func (d *download) fetch(ctx context.Context) error {
+	if len(d.pieces) == 1 {
+		if d.pieces[0].complete {
+			return nil
+		}
+		if err := d.s.acquire(ctx); err != nil {
+			return err
+		}
+		defer d.s.release()
+		buf := buffers.get()
+		defer buffers.put(buf)
+		return d.fetchPiece(ctx, 0, *buf)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for i := range d.pieces {
+		if d.pieces[i].complete {
+			continue
+		}
+		if err := d.s.acquire(ctx); err != nil {
+			break
+		}
+		wg.Go(func() {
+			defer d.s.release()
+			buf := buffers.get()
+			defer buffers.put(buf)
+			if err := d.fetchPiece(ctx, i, *buf); err != nil {
+				errOnce.Do(func() { firstErr = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return context.Cause(ctx)
+}
+
+func (s *syncer) acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *syncer) release() { <-s.slots }
+
+// fetchPiece gets piece i, retrying a body that fails mid-stream with backoff and jitter; each retry
+// asks for the bytes not yet written, so nothing is fetched twice.
+func (d *download) fetchPiece(ctx context.Context, i int, buf []byte) error {
+	for attempt := 1; ; attempt++ {
+		r := d.request(i)
+		body, info, err := d.s.store.Get(ctx, d.key, d.obj.ETag, r)
+		if err == nil {
+			err = d.stream(i, r, body, info, buf)
+			body.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || s3store.Classify(err) != "" || errors.Is(err, ErrCorrupt) || volumeReason(err) != "" || attempt == getAttempts {
+			return err
+		}
+		backoff := backoffDelay(attempt)
+		d.s.log.Info("Retrying GET", "key", d.obj.Key, "piece", i, "attempt", attempt, "backoff", backoff, "error", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// request is what piece i still needs: its upload part, its byte range, or the rest of it.
+func (d *download) request(i int) s3store.Range {
+	d.mu.Lock()
+	pc := d.pieces[i]
+	d.mu.Unlock()
+	switch {
+	case pc.length < 0:
+		return s3store.Range{PartNumber: int32(i + 1)}
+	case pc.done == 0 && d.plan.Fetch == integrity.FetchWhole:
+		return s3store.Whole // with the store's checksums in the response
+	}
+	return s3store.Range{Start: pc.start + pc.done, End: pc.start + pc.length - 1}
+}
+
+// stream writes one response into piece i, hashing it on the way, and checkpoints a resumable
+// download as it goes.
+func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.GetInfo, buf []byte) error {
+	d.mu.Lock()
+	pc := &d.pieces[i]
+	if pc.length < 0 { // an upload part: the response says where it lies
+		if info.PartsCount != int32(d.plan.Parts) {
+			d.mu.Unlock()
+			return fmt.Errorf("%w: %s: the store says %d parts, its ETag %s says %d", ErrCorrupt, d.obj.Key, info.PartsCount, d.obj.ETag, d.plan.Parts)
+		}
+		if info.Start < 0 || info.Length <= 0 || info.Start+info.Length > d.obj.Size {
+			d.mu.Unlock()
+			return fmt.Errorf("%w: %s: part %d is bytes %d+%d of an object of %d", ErrCorrupt, d.obj.Key, i+1, info.Start, info.Length, d.obj.Size)
+		}
+		pc.start, pc.length = info.Start, info.Length
+	}
+	if r == s3store.Whole && d.plan.Method == integrity.MethodChecksum && !d.plan.FromHead {
+		d.claim = info.Checksums.Get(d.plan.Algorithm)
+	}
+	start, want := pc.start+pc.done, pc.length-pc.done
+	d.mu.Unlock()
+	if info.Encrypted {
+		d.encrypted.Store(true)
+	}
+	if info.Start != start || info.Length != want {
+		return fmt.Errorf("%w: %s: asked for %d bytes at %d, the store sent %d at %d", ErrCorrupt, d.obj.Key, want, start, info.Length, info.Start)
+	}
+	if d.hashed && pc.sha == nil {
+		pc.sha = sha256.New()
+	}
+	if d.plan.Algorithm != "" && pc.chk == nil && !d.shaIsCheck() {
+		pc.chk = integrity.NewHash(d.plan.Algorithm)
+	}
+	var sinceCheckpoint int64
+	for pc.done < pc.length {
+		n, rerr := body.Read(buf[:min(int64(len(buf)), pc.length-pc.done)])
+		if n > 0 {
+			if _, err := d.f.WriteAt(buf[:n], pc.start+pc.done); err != nil {
+				return err
+			}
+			if pc.sha != nil {
+				pc.sha.Write(buf[:n])
+			}
+			if pc.chk != nil {
+				pc.chk.Write(buf[:n])
+			}
+			pc.done += int64(n)
+			sinceCheckpoint += int64(n)
+			d.fetched.Add(int64(n))
+			d.s.progress.bytesDone.Add(int64(n))
+			if d.rec != nil && sinceCheckpoint >= d.every && pc.done < pc.length {
+				d.rec.checkpoint(i, pc)
+				sinceCheckpoint = 0
+			}
+		}
+		if rerr == io.EOF && pc.done < pc.length {
+			return fmt.Errorf("reading s3 object %s: %d of %d bytes at %d: %w", d.key, pc.done, pc.length, pc.start, io.ErrUnexpectedEOF)
+		}
+		if rerr != nil && rerr != io.EOF {
+			if d.rec != nil && pc.done > 0 {
+				d.rec.checkpoint(i, pc)
+			}
+			return fmt.Errorf("reading s3 object %s: %w", d.key, rerr)
+		}
+	}
+	if pc.sha != nil {
+		pc.shaSum, pc.sha = pc.sha.Sum(nil), nil
+	}
+	if pc.chk != nil {
+		pc.chkSum, pc.chk = pc.chk.Sum(nil), nil
+	} else if d.shaIsCheck() {
+		pc.chkSum = pc.shaSum
+	}
+	pc.complete = true
+	if d.rec != nil {
+		d.rec.checkpoint(i, pc)
+	}
+	return nil
+}
+
+// shaIsCheck is true when the store's check is SHA-256 itself: one hash serves both.
+func (d *download) shaIsCheck() bool { return d.hashed && d.plan.Algorithm == integrity.SHA256 }
+
+// verify checks that the pieces cover the object and match what the store vouches for, and returns
+// the manifest entry.
+func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
+	obj := d.obj
+	var off int64
+	sizes := make([]int64, len(d.pieces))
+	for i, pc := range d.pieces {
+		if !pc.complete || pc.start != off {
+			return manifest.Entry{}, fmt.Errorf("%w: %s: piece %d at %d, expected at %d", ErrCorrupt, obj.Key, i, pc.start, off)
+		}
+		off += pc.length
+		sizes[i] = pc.length
+	}
+	if off != obj.Size {
+		return manifest.Entry{}, fmt.Errorf("%w: %s: downloaded %d bytes, listed size is %d", ErrCorrupt, obj.Key, off, obj.Size)
+	}
+	p := d.plan
+	if d.encrypted.Load() && (p.Method == integrity.MethodETag || p.Method == integrity.MethodMultipartETag) {
+		p = p.Unchecked() // SSE-KMS and SSE-C ETags are not MD5s of the bytes
+	}
+	claim := d.claim
+	switch p.Method {
+	case integrity.MethodETag, integrity.MethodMultipartETag:
+		claim = obj.ETag
+	case integrity.MethodChecksum, integrity.MethodComposite:
+		if claim == "" { // a store that lists a checksum but did not return it with the bytes
+			sums, _, err := d.s.store.Head(ctx, d.key, obj.ETag)
+			if err != nil {
+				return manifest.Entry{}, err
+			}
+			claim = sums.Get(p.Algorithm)
+		}
+	}
+	pieces := make([]integrity.Piece, len(d.pieces))
+	for i, pc := range d.pieces {
+		pieces[i] = integrity.Piece{Len: pc.length, Sum: pc.chkSum}
+	}
+	if err := p.Verify(pieces, claim); err != nil {
+		return manifest.Entry{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
+	}
+	entry := manifest.Entry{Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified, ETag: obj.ETag, Verified: p.Label()}
+	if d.hashed {
+		if len(d.pieces) == 1 {
+			entry.SHA256 = hex.EncodeToString(d.pieces[0].shaSum)
+		} else {
+			sums := make([][]byte, len(d.pieces))
+			for i, pc := range d.pieces {
+				sums[i] = pc.shaSum
+			}
+			entry.SHA256 = manifest.PieceDigest(sums)
+			entry.PieceSize = sizes[0]
+			for i, n := range sizes {
+				if i < len(sizes)-1 && n != sizes[0] || n > sizes[0] {
+					entry.PieceSizes = sizes // upload parts of several sizes
+					break
+				}
+			}
+		}
+	}
+	if parquetmeta.IsParquet(obj.Key) {
+		facts, err := parquetmeta.Inspect(d.f, obj.Size)
+		if err != nil {
+			return manifest.Entry{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
+		}
+		entry.Parquet = facts
+	}
+	return entry, nil
+}
+
+// keepForResume says whether a failed download's pieces are worth keeping for the next run: yes
+// when the sync was interrupted or the network failed, no when the bytes are wrong or the object
+// changed.
+func keepForResume(err error) bool {
+	c := s3store.Classify(err)
+	return !errors.Is(err, ErrCorrupt) && c != s3store.ClassPreconditionFailed && c != s3store.ClassNotFound
+}
+
+// discard removes the staging file (and the resume record) of a download that will not be published.
+func (d *download) discard() {
+	os.Remove(filepath.Join(d.s.root, d.staged))
+	if d.rec != nil {
+		d.rec.remove()
+	}
+}
+
+// bufferPool recycles copy buffers, and counts how many are out: a sync of many small files would
+// otherwise allocate one per GET, and the count shows memory stays bounded.
+type bufferPool struct {
+	pool      sync.Pool
+	out, peak atomic.Int64
+}
+
+var buffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}}
+
+func (p *bufferPool) get() *[]byte {
+	n := p.out.Add(1)
+	for {
+		peak := p.peak.Load()
+		if n <= peak || p.peak.CompareAndSwap(peak, n) {
+			break
+		}
+	}
+	return p.pool.Get().(*[]byte)
+}
+
+func (p *bufferPool) put(b *[]byte) {
+	p.out.Add(-1)
+	p.pool.Put(b)
+}
+
+func backoffDelay(attempt int) time.Duration {
+	base := 200 * time.Millisecond << (attempt - 1)
+	var b [1]byte
+	_, _ = rand.Read(b[:])
+	// Full jitter: anywhere from half to the whole of the exponential delay.
+	return base/2 + time.Duration(int64(base/2)*int64(b[0])/255)
+}
+
+func randomName() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

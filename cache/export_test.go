@@ -1,0 +1,26 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache
+
+// BuffersPeak returns the most copy buffers out at once since ResetBuffersPeak, for tests.
+func BuffersPeak() int64 { return buffers.peak.Load() }
+
+// ResetBuffersPeak starts a new peak from the buffers out now.
+func ResetBuffersPeak() { buffers.peak.Store(buffers.out.Load()) }
+
+// Flushes returns how many times a sync has flushed a filesystem (syncfs) in this process.
+func Flushes() int64 { return flushes.Load() }

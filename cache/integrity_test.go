@@ -1,0 +1,170 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"golang.org/x/sys/unix"
+
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/manifest"
+)
+
+// putMultipart uploads parts as one multipart object, with the checksum algorithm and type the
+// upload declares ("" for none, as older clients do).
+func (e *env) putMultipart(key string, parts [][]byte, algo types.ChecksumAlgorithm, typ types.ChecksumType) {
+	e.t.Helper()
+	c, ctx, k := e.srv.Client(), context.Background(), aws.String(e.prefix+key)
+	in := &s3.CreateMultipartUploadInput{Bucket: aws.String(e.bucket), Key: k}
+	if algo != "" {
+		in.ChecksumAlgorithm, in.ChecksumType = algo, typ
+	}
+	up, err := c.CreateMultipartUpload(ctx, in)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var done []types.CompletedPart
+	for i, p := range parts {
+		n := aws.Int32(int32(i + 1))
+		pin := &s3.UploadPartInput{Bucket: aws.String(e.bucket), Key: k, UploadId: up.UploadId, PartNumber: n, Body: bytes.NewReader(p)}
+		if algo != "" {
+			pin.ChecksumAlgorithm = algo
+		}
+		out, err := c.UploadPart(ctx, pin)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		done = append(done, types.CompletedPart{PartNumber: n, ETag: out.ETag, ChecksumCRC32: out.ChecksumCRC32,
+			ChecksumCRC32C: out.ChecksumCRC32C, ChecksumSHA256: out.ChecksumSHA256, ChecksumCRC64NVME: out.ChecksumCRC64NVME})
+	}
+	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(e.bucket), Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// storedPath is where versitygw keeps an object: its bytes in the file, its ETag and checksums in
+// extended attributes.
+func (e *env) storedPath(key string) string { return filepath.Join(e.srv.Root, e.bucket, e.prefix+key) }
+
+// forgetChecksums removes the checksums versitygw keeps for an object, leaving its ETag: a store
+// without checksums, such as one that predates them.
+func (e *env) forgetChecksums(key string) {
+	e.t.Helper()
+	if err := unix.Removexattr(e.storedPath(key), "user.checksums"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// flipByte corrupts a stored object behind the server's back; its ETag and checksums stay.
+func (e *env) flipByte(key string, at int64) {
+	e.t.Helper()
+	f, err := os.OpenFile(e.storedPath(key), os.O_RDWR, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, at); err != nil {
+		e.t.Fatal(err)
+	}
+	b[0] ^= 0x20
+	if _, err := f.WriteAt(b, at); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestEveryKindOfObjectIsVerifiedAgainstTheStore uploads each kind of object versitygw v1.8.0 can
+// hold, syncs it, and checks what the manifest says it was verified against, how it was fetched
+// (requests), and that the same object with one byte changed behind the server's back is refused.
+func TestEveryKindOfObjectIsVerifiedAgainstTheStore(t *testing.T) {
+	const part = 5 << 20 // S3's smallest part but the last
+	parts := [][]byte{randomBytes(part, 1), randomBytes(part, 2), randomBytes(1234, 3)}
+	whole := bytes.Join(parts, nil)
+	cases := []struct {
+		name     string
+		upload   func(e *env, key string)
+		partSize int64
+		verified string
+		gets     int64 // GETs for the object
+		heads    int64
+	}{
+		{"single PUT, small: CRC64NVME from the GET", func(e *env, k string) { e.put(k, whole) }, 16 << 20, "checksum:CRC64NVME", 1, 0},
+		{"single PUT, large: ranges, CRC64NVME combined", func(e *env, k string) { e.put(k, whole) }, 4 << 20, "checksum:CRC64NVME", 3, 1},
+		{"single PUT without checksum: whole, ETag MD5", func(e *env, k string) { e.put(k, whole); e.forgetChecksums(k) }, 4 << 20, "etag", 1, 0},
+		{"multipart, server's default full-object CRC64NVME: ranges", func(e *env, k string) { e.putMultipart(k, parts, "", "") }, 4 << 20, "checksum:CRC64NVME", 3, 1},
+		{"multipart, full-object CRC32C", func(e *env, k string) {
+			e.putMultipart(k, parts, types.ChecksumAlgorithmCrc32c, types.ChecksumTypeFullObject)
+		}, 4 << 20, "checksum:CRC32C", 3, 1},
+		{"multipart, composite CRC32: upload parts", func(e *env, k string) {
+			e.putMultipart(k, parts, types.ChecksumAlgorithmCrc32, types.ChecksumTypeComposite)
+		}, 4 << 20, "composite:CRC32", 3, 1},
+		{"multipart, composite SHA256: upload parts", func(e *env, k string) {
+			e.putMultipart(k, parts, types.ChecksumAlgorithmSha256, types.ChecksumTypeComposite)
+		}, 16 << 20, "composite:SHA256", 3, 1},
+		{"multipart without checksum: upload parts, ETag of part MD5s", func(e *env, k string) {
+			e.putMultipart(k, parts, "", "")
+			e.forgetChecksums(k)
+		}, 16 << 20, "multipart-etag", 3, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.put("other.bin", []byte("unrelated"))
+			tc.upload(e, "obj.bin")
+			rep := e.mustSync(func(o *cache.Options) { o.PartSize = tc.partSize })
+			e.expectFile("obj.bin", whole)
+			e.expectVerified()
+			m, err := manifest.OpenReadOnly(e.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry, _, _ := m.Get("obj.bin")
+			m.Close()
+			if entry.Verified != tc.verified {
+				t.Errorf("verified against %q, want %q", entry.Verified, tc.verified)
+			}
+			if got := rep.Requests.Get - 1; got != tc.gets || rep.Requests.Head != tc.heads {
+				t.Errorf("%d GETs and %d HEADs for the object, want %d and %d", got, rep.Requests.Head, tc.gets, tc.heads)
+			}
+			if strings.Contains(entry.SHA256, "-") != (tc.gets > 1) {
+				t.Errorf("manifest SHA-256 %q: pieces hashed as they arrived should show as -N when fetched in pieces", entry.SHA256)
+			}
+
+			// The same version, one byte changed where the store cannot see it: refused.
+			if err := os.Remove(filepath.Join(e.dir, "obj.bin")); err != nil {
+				t.Fatal(err)
+			}
+			e.flipByte("obj.bin", int64(len(whole))/2+1)
+			rep, err = e.sync(func(o *cache.Options) { o.PartSize = tc.partSize; o.Source = "elsewhere" })
+			if !errors.Is(err, cache.ErrFilesFailed) || rep.FilesFailed != 1 || !strings.Contains(rep.Failed[0].Error, "integrity check failed: "+tc.verified) {
+				t.Fatalf("a corrupted object was not refused by its %s: %v %+v", tc.verified, err, rep.Failed)
+			}
+			t.Log(rep.Failed[0].Error)
+		})
+	}
+}

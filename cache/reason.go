@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+// volumeReason returns the reason a failed file operation on the cache volume gives the whole sync,
+// by its errno: a full, read-only or failing volume, or one pqcache may not write, fails every later
+// file too, so the sync stops. It returns "" for errors that are not about the volume: S3 and network
+// errors, and the errors of one path (ENOTDIR, EISDIR, ENAMETOOLONG...), which fail only that file.
+func volumeReason(err error) string {
+	var (
+		pe *fs.PathError
+		le *os.LinkError
+	)
+	if !errors.As(err, &pe) && !errors.As(err, &le) {
+		return "" // only file operations: a refused connect(2) is EACCES too
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return ""
+	}
+	switch errno {
+	case syscall.ENOSPC, syscall.EDQUOT:
+		return ReasonInsufficientCapacity
+	case syscall.EROFS:
+		return ReasonVolumeReadOnly
+	case syscall.EACCES, syscall.EPERM:
+		return ReasonVolumePermissionDenied
+	case syscall.EIO:
+		return ReasonVolumeIOError
+	}
+	return ""
+}
+
+// reason picks the condition reason a Dataset reports for a failed sync.
+func (s *syncer) reason(err error) string {
+	switch s3store.Classify(err) {
+	case s3store.ClassAccessDenied:
+		return ReasonAccessDenied
+	case s3store.ClassNoSuchBucket:
+		return ReasonNoSuchBucket
+	case s3store.ClassInvalidCredentials:
+		return ReasonInvalidCredentials
+	}
+	if errors.Is(err, ErrInsufficientCapacity) {
+		return ReasonInsufficientCapacity
+	}
+	if r := volumeReason(err); r != "" {
+		return r
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The most frequent class among failed files.
+	best, n := "", int64(0)
+	for c, k := range s.classes {
+		if c != "" && k > n {
+			best, n = c, k
+		}
+	}
+	switch best {
+	case s3store.ClassAccessDenied:
+		return ReasonAccessDenied
+	case s3store.ClassInvalidCredentials:
+		return ReasonInvalidCredentials
+	case ReasonHostileKeys:
+		return ReasonHostileKeys
+	}
+	return ReasonSyncFailed
+}

@@ -1,0 +1,181 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command floor is the "floor" of the sync benchmark: the least a client can do to copy an S3 prefix
+// into a directory. It lists the prefix and GETs every object into its file with -parallel requests
+// in flight, objects larger than -part-size in ranged parts, and nothing else: no manifest, no
+// verification, no fsync, no staging, no rename. It uses pqcache's own S3 client (package s3store:
+// the same listing and the same lean GET path), so that the difference between pqcache and the floor
+// is what pqcache does beyond moving bytes; -sdk sends the GETs through the AWS SDK's GetObject
+// instead, to show what that costs. hack/bench/sync.sh reports every tool against it, and against it
+// plus the `sync -f` that makes its bytes durable.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime/trace"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/pqcache/pqcache/cache/plan"
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+func main() {
+	endpoint := flag.String("endpoint", "", "S3 endpoint URL")
+	parallel := flag.Int("parallel", 8, "GETs in flight")
+	partSize := flag.Int64("part-size", 16<<20, "objects larger than this are fetched in ranged parts of this size")
+	sdk := flag.Bool("sdk", false, "GET through the AWS SDK's GetObject instead of pqcache's lean GET path")
+	traceFile := flag.String("trace", "", "write an execution trace to this file (go tool trace)")
+	listOnly := flag.Bool("list-only", false, "only list the prefix and print the number of objects: the listing time")
+	flag.Parse()
+	if *traceFile != "" {
+		tf, err := os.Create(*traceFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(tf); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { trace.Stop(); tf.Close() }()
+	}
+	if flag.NArg() != 2 || !strings.HasPrefix(flag.Arg(0), "s3://") {
+		log.Fatal("usage: floor [-endpoint URL] [-parallel N] [-part-size BYTES] [-sdk] s3://BUCKET/PREFIX DIR")
+	}
+	bucket, prefix, _ := strings.Cut(strings.TrimPrefix(flag.Arg(0), "s3://"), "/")
+	dir := flag.Arg(1)
+	ctx := context.Background()
+	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Endpoint: *endpoint, PathStyle: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *listOnly {
+		n := 0
+		if err := store.List(ctx, prefix, prefix, func(page []plan.Object) error { n += len(page); return nil }); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(n, "objects")
+		return
+	}
+	get := store.Get
+	if *sdk {
+		get = sdkGetter(ctx, bucket, *endpoint)
+	}
+
+	type job struct {
+		key  string
+		r    s3store.Range
+		f    *os.File
+		done *sync.WaitGroup
+	}
+	jobs := make(chan job, *parallel)
+	var workers sync.WaitGroup
+	for range *parallel {
+		workers.Go(func() {
+			buf := make([]byte, 256<<10)
+			for j := range jobs {
+				body, info, err := get(ctx, j.key, "", j.r)
+				if err != nil {
+					log.Fatal(err)
+				}
+				if _, err := io.CopyBuffer(io.NewOffsetWriter(j.f, info.Start), body, buf); err != nil {
+					log.Fatal(err)
+				}
+				body.Close()
+				j.done.Done()
+			}
+		})
+	}
+	// Files close once their last part is written; a goroutine per open file waits for that.
+	var closers sync.WaitGroup
+	made := map[string]bool{}
+	err = store.List(ctx, prefix, prefix, func(page []plan.Object) error {
+		for _, o := range page {
+			path := filepath.Join(dir, o.Key)
+			if d := filepath.Dir(path); !made[d] {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return err
+				}
+				made[d] = true
+			}
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			done := &sync.WaitGroup{}
+			key := prefix + o.Key
+			if o.Size <= *partSize {
+				done.Add(1)
+				jobs <- job{key: key, r: s3store.Whole, f: f, done: done}
+			} else {
+				for off := int64(0); off < o.Size; off += *partSize {
+					done.Add(1)
+					jobs <- job{key: key, r: s3store.Range{Start: off, End: min(off+*partSize, o.Size) - 1}, f: f, done: done}
+				}
+			}
+			closers.Go(func() {
+				done.Wait()
+				if err := f.Close(); err != nil {
+					log.Fatal(err)
+				}
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	close(jobs)
+	workers.Wait()
+	closers.Wait()
+}
+
+// sdkGetter GETs with the AWS SDK's GetObject, no checksum validation.
+func sdkGetter(ctx context.Context, bucket, endpoint string) func(context.Context, string, string, s3store.Range) (io.ReadCloser, s3store.GetInfo, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+		o.UsePathStyle = true
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	return func(ctx context.Context, key, _ string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error) {
+		in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}
+		if r.End >= 0 {
+			in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", r.Start, r.End))
+		}
+		out, err := client.GetObject(ctx, in)
+		if err != nil {
+			return nil, s3store.GetInfo{}, err
+		}
+		return out.Body, s3store.GetInfo{Start: r.Start, Length: aws.ToInt64(out.ContentLength)}, nil
+	}
+}
