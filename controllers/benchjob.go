@@ -134,7 +134,8 @@ const (
 func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOptions) {
 	bench := &spec.Containers[0]
 	s3 := ds.Spec.Source.S3
-	args := []string{"stage", "s3://" + s3.Bucket + "/" + s3.Prefix, scratchPath, "--progress", "none",
+	// --ephemeral: the scratch volume dies with the pod, so the copies need not be made durable.
+	args := []string{"stage", "s3://" + s3.Bucket + "/" + s3.Prefix, scratchPath, "--progress", "none", "--ephemeral",
 		"--parallel", strconv.Itoa(int(max(ds.Spec.Sync.Parallelism, 1))), "--report-file", corev1.TerminationMessagePathDefault}
 	for _, p := range ds.Spec.Fresh {
 		args = append(args, "--prefix", p)

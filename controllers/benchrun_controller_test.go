@@ -433,7 +433,7 @@ var _ = Describe("BenchRun controller", func() {
 		Expect(pod.InitContainers).To(HaveLen(1))
 		stage := pod.InitContainers[0]
 		Expect(stage.Args[:3]).To(Equal([]string{"stage", "s3://analytics/tpch/", "/scratch"}))
-		Expect(stage.Args).To(ContainElements("--prefix", "lineitem/batch=7/", "--endpoint", "http://s3.example.test:9000"))
+		Expect(stage.Args).To(ContainElements("--prefix", "lineitem/batch=7/", "--endpoint", "http://s3.example.test:9000", "--ephemeral"))
 		Expect(stage.Env[0].ValueFrom.SecretKeyRef.Name).To(Equal("s3-creds"))
 		Expect(pod.Containers[0].Args).To(ContainElements("--fresh-data", "/scratch", "--fresh-prefix", "lineitem/batch=7/"))
 		Expect(pod.Containers[0].VolumeMounts[0].ReadOnly).To(BeTrue(), "the cache volume stays read-only")

@@ -192,6 +192,12 @@ func reasonFromReport(r string) string {
 		return datav1alpha1.ReasonInsufficientCapacity
 	case wire.ReasonHostileKeys:
 		return datav1alpha1.ReasonHostileKeys
+	case wire.ReasonVolumeReadOnly:
+		return datav1alpha1.ReasonVolumeReadOnly
+	case wire.ReasonVolumePermissionDenied:
+		return datav1alpha1.ReasonVolumePermissionDenied
+	case wire.ReasonVolumeIOError:
+		return datav1alpha1.ReasonVolumeIOError
 	}
 	return datav1alpha1.ReasonSyncFailed
 }
@@ -201,7 +207,8 @@ func reasonFromReport(r string) string {
 func retryWontHelp(reason string) bool {
 	switch reason {
 	case datav1alpha1.ReasonAccessDenied, datav1alpha1.ReasonNoSuchBucket, datav1alpha1.ReasonInvalidCredentials,
-		datav1alpha1.ReasonInsufficientCapacity, datav1alpha1.ReasonHostileKeys:
+		datav1alpha1.ReasonInsufficientCapacity, datav1alpha1.ReasonHostileKeys,
+		datav1alpha1.ReasonVolumeReadOnly, datav1alpha1.ReasonVolumePermissionDenied:
 		return true
 	}
 	return false

@@ -57,6 +57,13 @@ const (
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 	// ReasonHostileKeys: some keys would escape the cache directory and were refused.
 	ReasonHostileKeys = "HostileKeys"
+	// ReasonVolumeReadOnly: the cache volume is mounted read-only (EROFS); nothing could be published.
+	ReasonVolumeReadOnly = "VolumeReadOnly"
+	// ReasonVolumePermissionDenied: the worker may not write to the cache volume (EACCES, EPERM), e.g. an
+	// existing claim whose files belong to another user.
+	ReasonVolumePermissionDenied = "VolumePermissionDenied"
+	// ReasonVolumeIOError: the cache volume failed writes (EIO); retried with backoff.
+	ReasonVolumeIOError = "VolumeIOError"
 	// ReasonJobFailed: a worker Job failed for a reason not listed above.
 	ReasonJobFailed = "JobFailed"
 	// ReasonDeadlineExceeded: a worker Job ran past its deadline and was stopped.
