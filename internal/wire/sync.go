@@ -75,6 +75,10 @@ type SyncReport struct {
 	Plan PlanSummary `json:"plan,omitzero"`
 	// Space is set when the sync was refused for lack of room: what it needed and what the volume had.
 	Space *Space `json:"space,omitempty"`
+	// Changes is set by a targeted sync (a ChangeSet from event notifications): what it did with them.
+	Changes *ChangeOutcome `json:"changes,omitempty"`
+	// Generations says which complete generations the volume keeps for consistent readers.
+	Generations *GenerationSummary `json:"generations,omitempty"`
 }
 
 // ManifestSummary describes a committed manifest: its totals, its generation (one more with every
