@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/pqcache/pqcache/bench/memory"
+	"github.com/pqcache/pqcache/bench/netdev"
 	"github.com/pqcache/pqcache/internal/wire"
 )
 
@@ -106,6 +107,14 @@ type Spec struct {
 	Progress func(QueryResult)
 	// Label is copied into the result.
 	Label string
+	// Config and Input name the resource configuration and the input path in reports, which compare
+	// engines within one configuration × input; both are copied into the result.
+	Config, Input string
+	// NetInterfaces selects the network interfaces whose received bytes, read before and after each
+	// query iteration, are the queries' network reads (NetworkReadBytes). The zero value counts every
+	// interface but the loopback: in a pod, the pod's own traffic, which during a query is its S3
+	// reads. Standalone against a server on 127.0.0.1, only the loopback carries them ("lo").
+	NetInterfaces netdev.Interfaces
 }
 
 // QueryResult summarises one query's measured iterations (see wire.QueryResult).
@@ -120,7 +129,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if spec.Iterations < 1 {
 		spec.Iterations = 1
 	}
-	res := &Result{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
+	res := &Result{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Config: spec.Config, Input: spec.Input,
+		Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
 	for _, q := range spec.Queries {
 		qr := QueryResult{Query: q, Status: StatusSucceeded}
 		for i := 0; i < spec.Warmups+spec.Iterations; i++ {
@@ -128,6 +138,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 				return res, err
 			}
 			it := runOnce(ctx, spec, q)
+			// Every iteration's transfer is the run's, warm-ups and failed ones included: it was paid for.
+			res.NetworkReadBytes += it.netBytes
 			if it.status != StatusSucceeded {
 				qr.Status, qr.ExitCode, qr.StderrTail = it.status, it.exitCode, it.stderrTail
 				break
@@ -146,6 +158,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			}
 			qr.PeakAnonBytes = max(qr.PeakAnonBytes, it.peak.Anon)
 			qr.PeakFileBytes = max(qr.PeakFileBytes, it.peak.File)
+			qr.NetworkReadBytes = max(qr.NetworkReadBytes, it.netBytes)
 		}
 		if qr.Status == StatusSucceeded {
 			sorted := slices.Clone(qr.Millis)
@@ -180,6 +193,8 @@ type iteration struct {
 	digest     string
 	exitCode   int
 	stderrTail string
+	// netBytes is what the selected interfaces received while the query ran.
+	netBytes int64
 }
 
 // stderrTailBytes is how much of a failed query's stderr is kept.
@@ -208,6 +223,7 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	// The kernel's max RSS of a child started with vfork (as Go does) includes the parent's RSS at exec
 	// time, so it only says something about the query when it is above ours.
 	self, _ := memory.TreeUsage(os.Getpid())
+	netBefore := netdev.Read(spec.NetInterfaces)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return iteration{status: StatusFailed, stderrTail: err.Error()}
@@ -216,9 +232,10 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	rows, digest, readErr := digestRows(stdout)
 	waitErr := cmd.Wait()
 	elapsed := time.Since(start)
+	netBytes := netdev.Read(spec.NetInterfaces).Since(netBefore)
 	peak := sampler.Stop()
 
-	it := iteration{status: StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled"}
+	it := iteration{status: StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled", netBytes: netBytes}
 	// The kernel's max RSS is the largest single process of the tree: a floor for the tree's peak that
 	// a 50 ms sampler can miss.
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > self.Total {

@@ -41,32 +41,63 @@ const probeBuffer = 1 << 20
 // far less than reading a whole large data set again after every run.
 const DefaultProbeBytes = 1 << 30
 
+// ProbeSource is what a probe reads: the files of a directory (DirSource), or the objects under a
+// bucket prefix (internal/cli's, through cache/s3store: bench itself stays free of the AWS SDK).
+type ProbeSource interface {
+	// Files lists what to read, in the order to read it.
+	Files(ctx context.Context) ([]string, error)
+	// Open starts one sequential read of a listed file: a GET of a whole object, a file opened.
+	Open(ctx context.Context, name string) (io.ReadCloser, error)
+}
+
+// DirSource is the regular files under a directory, except those under a .pqcache directory (the
+// cache's own bookkeeping).
+type DirSource string
+
+// Files lists the files under the directory.
+func (d DirSource) Files(context.Context) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(string(d), func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && e.Name() == ".pqcache" {
+			return filepath.SkipDir
+		}
+		if e.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", string(d), err)
+	}
+	return files, nil
+}
+
+// Open opens a listed file.
+func (DirSource) Open(_ context.Context, name string) (io.ReadCloser, error) { return os.Open(name) }
+
 // Probe reads the files under dir sequentially, with streams files in flight at a time, until it has
 // read maxBytes (0: DefaultProbeBytes; negative: everything), and reports the throughput: the input
 // path's speed (volume, mount, ...) without an engine in the way. Files under a .pqcache directory
 // (the cache's own bookkeeping) are skipped.
 func Probe(ctx context.Context, dir string, streams int, maxBytes int64) (*ProbeResult, error) {
+	return ProbeFrom(ctx, DirSource(dir), streams, maxBytes)
+}
+
+// ProbeFrom is Probe over any source: the same parallel sequential reads, bounded alike, of a
+// directory's files or a bucket's objects, so that the two input paths are measured the same way.
+func ProbeFrom(ctx context.Context, src ProbeSource, streams int, maxBytes int64) (*ProbeResult, error) {
 	if streams < 1 {
 		streams = 1
 	}
 	if maxBytes == 0 {
 		maxBytes = DefaultProbeBytes
 	}
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".pqcache" {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files, err := src.Files(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", dir, err)
+		return nil, err
 	}
 	var (
 		total, read atomic.Int64
@@ -85,7 +116,7 @@ func Probe(ctx context.Context, dir string, streams int, maxBytes int64) (*Probe
 					continue // drain: the probe has its fill
 				}
 				read.Add(1)
-				err := readAll(ctx, p, buf, &total, enough)
+				err := readAll(ctx, src, p, buf, &total, enough)
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
@@ -118,9 +149,9 @@ feed:
 	return r, errors.Join(errs...)
 }
 
-// readAll reads path to its end, or until enough says the probe has read its fill, counting into total.
-func readAll(ctx context.Context, path string, buf []byte, total *atomic.Int64, enough func() bool) error {
-	f, err := os.Open(path)
+// readAll reads name to its end, or until enough says the probe has read its fill, counting into total.
+func readAll(ctx context.Context, src ProbeSource, name string, buf []byte, total *atomic.Int64, enough func() bool) error {
+	f, err := src.Open(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -132,7 +163,7 @@ func readAll(ctx context.Context, path string, buf []byte, total *atomic.Int64, 
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
+			return fmt.Errorf("reading %s: %w", name, err)
 		}
 	}
 	return ctx.Err()

@@ -31,12 +31,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/netdev"
+	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/bench/report"
 )
 
 func newBenchCommand() *cobra.Command {
 	var (
 		data, queries, engine, command, jsonOut, csvOut, ioType, scale, engineVersion, label, reportFile string
+		configName, netInterfaces                                                                        string
 		iterations, warmups, threads, probeStreams                                                       int
 		probeBytes                                                                                       int64
 		freshData                                                                                        string
@@ -118,11 +121,20 @@ The command prints its result rows to stdout, one per line.`,
 			if engine == "duckdb" && strings.HasPrefix(data, "s3://") {
 				return errors.New("the built-in DuckDB has no httpfs and cannot read s3://: use --engine polars, or a command engine")
 			}
+			nets, err := netdev.Parse(netInterfaces)
+			if err != nil {
+				return err
+			}
+			input := ""
+			if cmd.Flags().Changed("io-type") {
+				input = ioType
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			stderr := cmd.ErrOrStderr()
 			res, err := bench.Run(ctx, bench.Spec{
 				Label: label, Engine: eng, Data: data, Queries: qs, Iterations: iterations, Warmups: warmups, QueryTimeout: queryTimeout,
+				Config: configName, Input: input, NetInterfaces: nets,
 				Progress: func(q bench.QueryResult) {
 					fmt.Fprintf(stderr, "q%-2d %-9s median %6d ms  peak %6d MiB\n", q.Query, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
 				},
@@ -131,8 +143,13 @@ The command prints its result rows to stdout, one per line.`,
 				return err
 			}
 			if probeStreams > 0 {
-				// After the queries, so that they start from the same page cache as without a probe.
-				if res.Probe, err = bench.Probe(ctx, data, probeStreams, probeBytes); err != nil {
+				// After the queries, so that they start from the same page cache as without a probe (and
+				// its reads are not counted as theirs).
+				src, err := probeSource(ctx, data, pl.s3)
+				if err != nil {
+					return err
+				}
+				if res.Probe, err = bench.ProbeFrom(ctx, src, probeStreams, probeBytes); err != nil {
 					return fmt.Errorf("probing %s: %w", data, err)
 				}
 			}
@@ -182,13 +199,15 @@ The command prints its result rows to stdout, one per line.`,
 	f.DurationVar(&queryTimeout, "query-timeout", 30*time.Minute, "Bound on one run of one query; past it the query is recorded as Timeout.")
 	f.StringVar(&freshData, "fresh-data", "", "With a built-in engine: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data (Polars: or an s3:// URL).")
 	f.StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths relative to --data (e.g. lineitem/batch=7/) read from --fresh-data instead (repeatable).")
-	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams (0: no probe).")
+	f.IntVar(&probeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams, after the queries (0: no probe); for s3:// data, parallel GETs of the objects.")
 	f.Int64Var(&probeBytes, "probe-bytes", bench.DefaultProbeBytes, "Stop the throughput probe after this many bytes (-1: read everything).")
 	f.StringVar(&reportFile, "report-file", "", "Also write a compact summary (gzip+base64, at most 4 KiB) to this file, e.g. /dev/termination-log.")
 	f.StringVar(&label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
+	f.StringVar(&configName, "config-name", "", "Name of the resource configuration in reports (e.g. 2cpu-4gi), which compare engines per configuration and input.")
+	f.StringVar(&netInterfaces, "net-interfaces", "auto", "Network interfaces whose received bytes are the queries' network reads (networkReadBytes): auto (every interface but lo: a pod's own traffic), lo (standalone, against S3 on 127.0.0.1), names such as eth0,eth1, or none.")
 	f.StringVar(&jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
 	f.StringVar(&csvOut, "csv", "", "Write a polars-benchmark style timings CSV, with memory columns, to this file.")
-	f.StringVar(&ioType, "io-type", "volume", "The io_type column of the CSV: how the data was read.")
+	f.StringVar(&ioType, "io-type", "volume", "The io_type column of the CSV: how the data was read; when given, also the input's name in reports (default there: --data).")
 	f.StringVar(&scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&engineVersion, "engine-version", "", "The version column of the CSV.")
 	f.StringVar(&duckdbMemoryLimit, "memory-limit", "auto", "With --engine duckdb: "+memoryLimitUsage)
@@ -251,16 +270,21 @@ func newProbeCommand() *cobra.Command {
 		streams  int
 		maxBytes int64
 		jsonOut  bool
+		s3       polars.S3
 	)
 	cmd := &cobra.Command{
-		Use:   "probe --data DIR [--streams 8]",
-		Short: "Read every file under DIR once with parallel sequential streams and report the throughput",
+		Use:   "probe --data DIR|s3://BUCKET/PREFIX [--streams 8]",
+		Short: "Read every file under DIR (or object under an S3 prefix) once with parallel sequential streams and report the throughput",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if data == "" {
 				return errors.New("--data is required")
 			}
-			r, err := bench.Probe(cmd.Context(), data, streams, maxBytes)
+			src, err := probeSource(cmd.Context(), data, s3)
+			if err != nil {
+				return err
+			}
+			r, err := bench.ProbeFrom(cmd.Context(), src, streams, maxBytes)
 			if err != nil {
 				return err
 			}
@@ -274,10 +298,11 @@ func newProbeCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "Directory to read (the input path: a cache volume, a bucket mount, ...).")
+	cmd.Flags().StringVar(&data, "data", "", "Directory to read (the input path: a cache volume, a bucket mount, ...), or s3://bucket/prefix.")
 	cmd.Flags().IntVar(&streams, "streams", 8, "Files read at once.")
 	cmd.Flags().Int64Var(&maxBytes, "max-bytes", -1, "Stop after this many bytes (-1: read every file once).")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "Print the result as JSON.")
+	registerS3Endpoint(cmd, &s3, "With s3:// data")
 	return cmd
 }
 

@@ -34,9 +34,7 @@ func (p *polarsFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.dir, "polars-dir", "", "With --engine polars: the directory of run.js and its node_modules (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, or the checkout's bench/polars).")
 	f.BoolVar(&p.streaming, "polars-streaming", false, "With --engine polars: run on Polars' streaming engine instead of the in-memory one.")
 	f.BoolVar(&p.forceAsync, "polars-force-async", false, "With --engine polars: POLARS_FORCE_ASYNC=1, the object-store reader for local files too.")
-	f.StringVar(&p.s3.Endpoint, "endpoint", "", "With --engine polars and s3:// data: URL of an S3-compatible store (default: AWS S3, or $AWS_ENDPOINT_URL).")
-	f.StringVar(&p.s3.Region, "region", "", "With --engine polars and s3:// data: the bucket's region (default: $AWS_REGION).")
-	f.BoolVar(&p.s3.PathStyle, "path-style", false, "With --engine polars and s3:// data: address buckets as endpoint/bucket (most S3-compatible stores need it).")
+	registerS3Endpoint(cmd, &p.s3, "With s3:// data (--engine polars, --probe-streams)")
 }
 
 // engine finds the Polars program and returns the engine and the nodejs-polars version.

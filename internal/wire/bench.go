@@ -76,9 +76,13 @@ type ProbeResult struct {
 // (EncodeBenchSummary) as its termination message.
 type BenchResult struct {
 	// Label names the run in reports, e.g. "2cpu-4gi / volume"; empty uses the engine and data.
-	Label               string        `json:"label,omitempty"`
-	Engine              string        `json:"engine"`
-	Data                string        `json:"data"`
+	Label  string `json:"label,omitempty"`
+	Engine string `json:"engine"`
+	Data   string `json:"data"`
+	// Config and Input name the resource configuration and the input path (volume, s3, ...) the run
+	// measured, when known; reports compare engines within one configuration × input.
+	Config              string        `json:"config,omitempty"`
+	Input               string        `json:"input,omitempty"`
 	Start               time.Time     `json:"start"`
 	WallMillis          int64         `json:"wallMillis"`
 	Iterations          int           `json:"iterations"`

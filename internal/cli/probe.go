@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/polars"
+	"github.com/pqcache/pqcache/cache/plan"
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+// registerS3Endpoint adds --endpoint, --region and --path-style for s3:// data to cmd, filling s;
+// scope says which uses of the command they are for. Credentials come from the environment
+// (AWS_ACCESS_KEY_ID, ..., AWS_CA_BUNDLE), for the probe as for the Polars engine.
+func registerS3Endpoint(cmd *cobra.Command, s *polars.S3, scope string) {
+	f := cmd.Flags()
+	f.StringVar(&s.Endpoint, "endpoint", "", scope+": URL of an S3-compatible store (default: AWS S3, or $AWS_ENDPOINT_URL).")
+	f.StringVar(&s.Region, "region", "", scope+": the bucket's region (default: $AWS_REGION).")
+	f.BoolVar(&s.PathStyle, "path-style", false, scope+": address buckets as endpoint/bucket (most S3-compatible stores need it).")
+}
+
+// probeSource is what a throughput probe of data reads: the objects under an s3:// prefix, read with
+// the same endpoint flags and credentials as the Polars engine, or a directory's files.
+func probeSource(ctx context.Context, data string, s polars.S3) (bench.ProbeSource, error) {
+	if !strings.HasPrefix(data, "s3://") {
+		return bench.DirSource(data), nil
+	}
+	bucket, prefix, err := parseS3URL(data)
+	if err != nil {
+		return nil, err
+	}
+	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: s.Region, Endpoint: s.Endpoint, PathStyle: s.PathStyle})
+	if err != nil {
+		return nil, err
+	}
+	// The prefix is a directory, as the engines read it: s3://b/tpch is tpch/..., not tpch-old/...
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return s3Source{store: store, prefix: prefix}, nil
+}
+
+// s3Source is the objects under a bucket prefix, each read with one GET of the whole object: how an
+// engine scanning s3:// without a cache reads, minus the engine.
+type s3Source struct {
+	store  *s3store.Store
+	prefix string
+}
+
+// Files lists the prefix's objects in key order, leaving out "directory" markers (keys ending in /)
+// and the cache's own bookkeeping under .pqcache/, as the directory probe does.
+func (s s3Source) Files(ctx context.Context) ([]string, error) {
+	var keys []string
+	err := s.store.List(ctx, s.prefix, "", func(objs []plan.Object) error {
+		for _, o := range objs {
+			if strings.HasSuffix(o.Key, "/") || slices.Contains(strings.Split(o.Key, "/"), ".pqcache") {
+				continue
+			}
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	return keys, err
+}
+
+// Open GETs a whole object; the probe closes the body early when it has read its fill.
+func (s s3Source) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	body, _, err := s.store.Get(ctx, key, "", s3store.Whole)
+	return body, err
+}
