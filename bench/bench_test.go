@@ -19,7 +19,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +29,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pqcache/pqcache/bench/netdev"
 )
 
 // The tests use this binary as the query engine: run with fakeEngineEnv set, it behaves per query.
@@ -63,8 +67,23 @@ func fakeEngine(q, data string) {
 		time.Sleep(time.Second)
 	case "5":
 		fmt.Println(rand.Int())
+	case "6": // reads everything a server on the loopback sends, as an engine reads from S3
+		conn, err := net.Dial("tcp", os.Getenv(fakeNetAddrEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		n, err := io.Copy(io.Discard, conn)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(n)
 	}
 }
+
+// fakeNetAddrEnv is the address query 6 of the fake engine reads from.
+const fakeNetAddrEnv = "PQCACHE_FAKE_NET_ADDR"
 
 func fakeSpec(queries ...int) Spec {
 	return Spec{
@@ -132,6 +151,66 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	if differs.Queries[0].Digest == q1.Digest {
 		t.Error("different rows gave the same digest")
 	}
+}
+
+// TestNetworkReadBytes runs a query that reads 8 MiB from a server on 127.0.0.1: counting the
+// loopback, each measured iteration received at least that, and the run at least that for every
+// iteration, warm-up included; with measuring off, nothing. (Other traffic on the machine's loopback
+// can only add to these lower bounds.)
+func TestNetworkReadBytes(t *testing.T) {
+	const body = 8 << 20
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.CopyN(c, zeros{}, body)
+			}()
+		}
+	}()
+	t.Setenv(fakeEngineEnv, "1")
+	t.Setenv(fakeNetAddrEnv, ln.Addr().String())
+	spec := fakeSpec(6)
+	spec.QueryTimeout = 30 * time.Second
+	spec.NetInterfaces = netdev.Interfaces{Only: []string{netdev.Loopback}}
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := res.Queries[0]
+	if q.Status != StatusSucceeded {
+		t.Fatalf("query 6: %+v", q)
+	}
+	if q.NetworkReadBytes < body {
+		t.Errorf("query 6 received %d bytes in an iteration, want at least %d", q.NetworkReadBytes, body)
+	}
+	if runs := int64(spec.Warmups + spec.Iterations); res.NetworkReadBytes < runs*body || res.NetworkReadBytes < q.NetworkReadBytes {
+		t.Errorf("the run received %d bytes, want at least %d (%d iterations of %d)", res.NetworkReadBytes, runs*body, runs, body)
+	}
+	t.Logf("per iteration %d bytes, whole run %d bytes (%d sent per iteration)", q.NetworkReadBytes, res.NetworkReadBytes, body)
+
+	spec.NetInterfaces = netdev.Interfaces{Off: true}
+	if res, err = Run(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if res.NetworkReadBytes != 0 || res.Queries[0].NetworkReadBytes != 0 {
+		t.Errorf("with measuring off: run %d, query %d bytes", res.NetworkReadBytes, res.Queries[0].NetworkReadBytes)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 func TestDigestRows(t *testing.T) {
