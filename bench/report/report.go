@@ -44,11 +44,31 @@ type Series struct {
 func seriesOf(results []*bench.Result) []Series {
 	out := make([]Series, len(results))
 	for i, r := range results {
-		label := r.Label
-		if label == "" {
-			label = fmt.Sprintf("%s %s", r.Engine, r.Data)
-		}
-		out[i] = Series{Label: label, Color: palette[i%len(palette)], Result: r}
+		out[i] = Series{Label: seriesLabel(r), Color: palette[i%len(palette)], Result: r}
+	}
+	return out
+}
+
+// seriesLabel names a run: its label, else its engine and data.
+func seriesLabel(r *bench.Result) string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return fmt.Sprintf("%s %s", r.Engine, r.Data)
+}
+
+// bars is one series of a chart: a run, and the figure of each query it draws.
+type bars struct {
+	Label, Color string
+	Result       *bench.Result
+	Value        func(*bench.QueryResult) float64
+}
+
+// barsOf draws the same figure of every series.
+func barsOf(series []Series, value func(*bench.QueryResult) float64) []bars {
+	out := make([]bars, len(series))
+	for i, s := range series {
+		out[i] = bars{Label: s.Label, Color: s.Color, Result: s.Result, Value: value}
 	}
 	return out
 }
@@ -79,7 +99,7 @@ func find(r *bench.Result, q int) *bench.QueryResult {
 }
 
 // chart draws a grouped bar chart: one group per query, one bar per series, as SVG.
-func chart(title, unit string, series []Series, qs []int, value func(*bench.QueryResult) float64) template.HTML {
+func chart(title, unit string, series []bars, qs []int) template.HTML {
 	const (
 		width, height         = 960, 320
 		left, right, top, bot = 64, 16, 28, 40
@@ -87,8 +107,11 @@ func chart(title, unit string, series []Series, qs []int, value func(*bench.Quer
 	maxV := 0.0
 	for _, s := range series {
 		for _, q := range qs {
+			if s.Result == nil {
+				continue
+			}
 			if qr := find(s.Result, q); qr != nil {
-				maxV = math.Max(maxV, value(qr))
+				maxV = math.Max(maxV, s.Value(qr))
 			}
 		}
 	}
@@ -110,11 +133,14 @@ func chart(title, unit string, series []Series, qs []int, value func(*bench.Quer
 	for gi, q := range qs {
 		x0 := float64(left) + groupW*float64(gi) + groupW*0.1
 		for si, s := range series {
+			if s.Result == nil {
+				continue
+			}
 			qr := find(s.Result, q)
 			if qr == nil {
 				continue
 			}
-			v := value(qr)
+			v := s.Value(qr)
 			h := plotH * v / maxV
 			x := x0 + barW*float64(si)
 			if qr.Status != bench.StatusSucceeded {
@@ -141,16 +167,19 @@ func short(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-var page = template.Must(template.New("report").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>pqcache benchmark report</title>
-<style>
+// style is the CSS of both pages.
+const style = `{{define "style"}}<style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
-h1{font-size:20px} .chart{display:block;margin:12px 0 24px;max-width:100%;height:auto}
+h1{font-size:20px} h2{font-size:16px;margin-top:28px} .chart{display:block;margin:12px 0 24px;max-width:100%;height:auto}
 .title{font-weight:600;font-size:14px} .axis{font-size:11px;fill:#555} .grid{stroke:#ddd}
 .failed{fill:#c00;opacity:.6} table{border-collapse:collapse;margin:12px 0}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right} th:first-child,td:first-child{text-align:left}
 .legend span{display:inline-block;margin-right:16px} .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
-</style></head><body>
+</style>{{end}}`
+
+var page = template.Must(template.Must(template.New("report").Parse(style)).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>pqcache benchmark report</title>
+{{template "style"}}</head><body>
 <h1>pqcache benchmark report</h1>
 <p class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Label}}</span>{{end}}</p>
 <table><tr><th>run</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
@@ -171,8 +200,12 @@ type row struct {
 	Cells []cell
 }
 
-// WriteHTML writes the self-contained report page.
+// WriteHTML writes the self-contained report page. Results of more than one engine get the engine
+// report: the engines side by side per configuration × input, and which input won per engine.
 func WriteHTML(w io.Writer, results []*bench.Result) error {
+	if len(engines(results)) > 1 {
+		return writeEnginesHTML(w, results)
+	}
 	series := seriesOf(results)
 	qs := queryNumbers(results)
 	var rows []row
@@ -194,13 +227,24 @@ func WriteHTML(w io.Writer, results []*bench.Result) error {
 	return page.Execute(w, map[string]any{
 		"Series":      series,
 		"Rows":        rows,
-		"TimeChart":   chart("Median time per query", "ms", series, qs, func(q *bench.QueryResult) float64 { return float64(q.MedianMillis) }),
-		"MemoryChart": chart("Peak memory per query", "MiB", series, qs, func(q *bench.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }),
+		"TimeChart":   chart("Median time per query", "ms", barsOf(series, medianOf), qs),
+		"MemoryChart": chart("Peak memory per query", "MiB", barsOf(series, func(q *bench.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
 	})
 }
 
-// WriteMarkdown writes one table per run, for pasting into docs.
+func medianOf(q *bench.QueryResult) float64 { return float64(q.MedianMillis) }
+
+// WriteMarkdown writes one table per run, for pasting into docs; results of more than one engine
+// start with the engines side by side, as the HTML report shows them.
 func WriteMarkdown(w io.Writer, results []*bench.Result) error {
+	if len(engines(results)) > 1 {
+		if err := writeEnginesMarkdown(w, results); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "## Runs\n\n"); err != nil {
+			return err
+		}
+	}
 	for _, s := range seriesOf(results) {
 		if _, err := fmt.Fprintf(w, "### %s\n\n", s.Label); err != nil {
 			return err

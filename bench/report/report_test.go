@@ -78,13 +78,36 @@ func TestHTMLIsSelfContainedAndDrawsEveryBar(t *testing.T) {
 // TestChromiumDrawsTheCharts opens the report in headless Chromium (Debian's chromium package) and
 // counts the bars the browser actually laid out with a non-zero size.
 func TestChromiumDrawsTheCharts(t *testing.T) {
+	charts, drawn := drawnInChromium(t, sampleResults())
+	if charts != 2 {
+		t.Errorf("%d charts laid out, want 2", charts)
+	}
+	if drawn != 2*43 {
+		t.Errorf("%d bars drawn with a size, want %d", drawn, 2*43)
+	}
+	// The engine report: per configuration × input a time chart (a bar per engine and query) and a
+	// memory chart (two per engine and query: anonymous, file-backed).
+	charts, drawn = drawnInChromium(t, engineResults())
+	if charts != 2*2 {
+		t.Errorf("engine report: %d charts laid out, want 4", charts)
+	}
+	// volume: duckdb and polars, 22 queries each; s3: polars, 21 of 22 (q9 OOMKilled).
+	if want := (2*22 + 21) * 3; drawn != want {
+		t.Errorf("engine report: %d bars drawn with a size, want %d", drawn, want)
+	}
+}
+
+// drawnInChromium renders the HTML report of results in headless Chromium and returns how many
+// charts and bars it laid out with a size.
+func drawnInChromium(t *testing.T, results []*bench.Result) (charts, bars int) {
+	t.Helper()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatal("chromium not found: apt-get install chromium (.ci/run installs it)")
 	}
 	dir := t.TempDir()
 	var b bytes.Buffer
-	if err := WriteHTML(&b, sampleResults()); err != nil {
+	if err := WriteHTML(&b, results); err != nil {
 		t.Fatal(err)
 	}
 	// The test's own measuring script goes into a copy; the report itself has none.
@@ -113,12 +136,7 @@ document.body.setAttribute("data-drawn", drawn); document.body.setAttribute("dat
 		n, _ := strconv.Atoi(string(m[1]))
 		return n
 	}
-	if got := attr("data-charts"); got != 2 {
-		t.Errorf("%d charts laid out, want 2", got)
-	}
-	if got := attr("data-drawn"); got != 2*43 {
-		t.Errorf("%d bars drawn with a size, want %d", got, 2*43)
-	}
+	return attr("data-charts"), attr("data-drawn")
 }
 
 func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
@@ -138,5 +156,26 @@ func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "&lt;img src=x") {
 		t.Error("the status is missing from the page")
+	}
+
+	// The engine report draws engine, configuration and input names too.
+	other := &bench.Result{Label: "x", Engine: `<i>engine</i>`, Config: `<b>cfg</b>`, Input: `<u>in|put</u>`, NetworkReadBytes: 5 << 20, Queries: []bench.QueryResult{
+		{Query: 1, Status: `<img src=y onerror=alert(2)>`},
+		{Query: 2, Status: bench.StatusSucceeded, MedianMillis: 12, NetworkReadBytes: 1 << 20},
+	}}
+	hostile.Input = `<script>input()</script>`
+	b.Reset()
+	if err := WriteHTML(&b, []*bench.Result{hostile, other}); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"<script", "<img", "<i>", "<b>", "<u>"} {
+		if strings.Contains(b.String(), raw) {
+			t.Errorf("the engine report contains %q unescaped", raw)
+		}
+	}
+	for _, want := range []string{"&lt;i&gt;engine&lt;/i&gt; median", "&lt;img src=y", "&lt;b&gt;cfg&lt;/b&gt; / &lt;u&gt;in|put&lt;/u&gt;"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the engine report lacks %q", want)
+		}
 	}
 }

@@ -90,11 +90,16 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
 			Label:               fmt.Sprintf("%s: %s / %s / %s", br.Name, engine, r.Config, r.Input),
 			Engine:              engine,
 			Data:                fmt.Sprintf("Dataset %s/%s (%s)", br.Namespace, br.Spec.DatasetRef.Name, r.Input),
+			Config:              r.Config,
+			Input:               r.Input,
 			WallMillis:          r.WallMillis,
 			Iterations:          iterations,
 			Warmups:             warmups,
 			GeometricMeanMillis: r.GeometricMeanMillis,
 			NetworkReadBytes:    r.NetworkReadBytes,
+		}
+		if r.ReadBytesPerSecond > 0 {
+			res.Probe = &bench.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}
 		}
 		if r.StartTime != nil {
 			res.Start = r.StartTime.Time

@@ -97,3 +97,58 @@ func TestReportReadsABenchRun(t *testing.T) {
 		t.Errorf("ConfigMap: %v", err)
 	}
 }
+
+// A BenchRun over engines duckdb and polars and inputs volume and s3, as the e2e suite runs one.
+const engineBenchRunYAML = `apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: engines, namespace: demo}
+spec:
+  datasetRef: {name: tpch}
+  iterations: 3
+status:
+  results:
+  - {engine: duckdb, config: small, input: volume, completionTime: "2026-12-02T10:00:00Z", wallMillis: 900, readBytesPerSecond: 2420000000,
+     queries: [{query: 1, status: Succeeded, medianMillis: 40, peakMemoryBytes: 52428800, peakAnonBytes: 41943040, peakFileBytes: 10485760},
+               {query: 6, status: Succeeded, medianMillis: 10, peakMemoryBytes: 20971520, peakAnonBytes: 10485760, peakFileBytes: 10485760}]}
+  - {engine: polars, config: small, input: volume, completionTime: "2026-12-02T10:00:01Z", wallMillis: 800,
+     queries: [{query: 1, status: Succeeded, medianMillis: 30, peakMemoryBytes: 104857600, peakAnonBytes: 31457280, peakFileBytes: 73400320},
+               {query: 6, status: Succeeded, medianMillis: 12, peakMemoryBytes: 62914560, peakAnonBytes: 10485760, peakFileBytes: 52428800}]}
+  - {engine: polars, config: small, input: s3, completionTime: "2026-12-02T10:00:02Z", wallMillis: 4000, networkReadBytes: 125829120,
+     queries: [{query: 1, status: Succeeded, medianMillis: 120, peakMemoryBytes: 104857600, peakAnonBytes: 94371840, networkReadBytes: 31457280},
+               {query: 6, status: Succeeded, medianMillis: 48, peakMemoryBytes: 62914560, peakAnonBytes: 52428800, networkReadBytes: 20971520}]}
+`
+
+// TestReportComparesEngines: `pqcache report` on a BenchRun of two engines puts them side by side
+// per configuration × input and says which input path won for polars.
+func TestReportComparesEngines(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "benchrun.yaml")
+	if err := os.WriteFile(in, []byte(engineBenchRunYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md, err := run(t, "report", in, "--format", "markdown")
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, md)
+	}
+	for _, want := range []string{
+		"### small / volume\n",
+		"| q | duckdb median | polars median | duckdb peak (anon/file) | polars peak (anon/file) |\n",
+		"| q1 | 40 ms | 30 ms | 40 / 10 MiB | 30 / 70 MiB |\n",
+		"- For polars, volume is 4.0x faster than s3; geometric means over 2 queries: volume 19 ms, s3 76 ms.",
+		"| small / s3 | – | 120.0 MiB |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	html := filepath.Join(dir, "report.html")
+	if out, err := run(t, "report", in, "-o", html); err != nil {
+		t.Fatalf("report html: %v\n%s", err, out)
+	}
+	page, _ := os.ReadFile(html)
+	for _, want := range []string{"<th>duckdb median</th><th>polars median</th>", "For polars, volume is 4.0x faster than s3", "2.25 GiB/s"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pqcache/pqcache/bench"
+)
+
+// engineResults are a BenchRun's results over two engines: duckdb and polars on the volume, polars
+// also straight from S3 (3.1x slower per query, q9 OOMKilled there), on one configuration.
+func engineResults() []*bench.Result {
+	mk := func(engine, input string, msPerQuery int64, failed int, network int64) *bench.Result {
+		r := &bench.Result{Label: "run: " + engine + " / 2cpu-4gi / " + input, Engine: engine, Config: "2cpu-4gi", Input: input,
+			Iterations: 3, Warmups: 1, NetworkReadBytes: network}
+		for q := 1; q <= 22; q++ {
+			qr := bench.QueryResult{Query: q, Status: bench.StatusSucceeded, MedianMillis: int64(q) * msPerQuery,
+				PeakMemoryBytes: int64(q) << 21, PeakAnonBytes: int64(q) << 20, PeakFileBytes: int64(q) << 20}
+			if engine == "polars" {
+				qr.PeakFileBytes = int64(q) << 22 // Polars maps the Parquet files it reads
+			}
+			if network > 0 {
+				qr.NetworkReadBytes = network / 88
+			}
+			if q == failed {
+				qr = bench.QueryResult{Query: q, Status: bench.StatusOOMKilled}
+				r.FailedQueries = []int{q}
+			}
+			r.Queries = append(r.Queries, qr)
+		}
+		return r
+	}
+	return []*bench.Result{
+		mk("duckdb", "volume", 10, 0, 0),
+		mk("polars", "volume", 20, 0, 0),
+		mk("polars", "s3", 62, 9, 3<<30),
+	}
+}
+
+func TestCompareGroupsByConfigAndInput(t *testing.T) {
+	c := compare(engineResults())
+	if d := cmp.Diff([]string{"duckdb", "polars"}, c.Engines); d != "" {
+		t.Errorf("engines (-want +got):\n%s", d)
+	}
+	var titles []string
+	for _, g := range c.Groups {
+		titles = append(titles, g.Title())
+	}
+	if d := cmp.Diff([]string{"2cpu-4gi / volume", "2cpu-4gi / s3"}, titles); d != "" {
+		t.Errorf("groups (-want +got):\n%s", d)
+	}
+	v := c.inputVerdicts()
+	if len(v) != 1 || v[0].Subject != "For polars" || v[0].Queries != 21 || v[0].Means[0].Name != "volume" {
+		t.Fatalf("input verdicts: %+v", v)
+	}
+	if ratio := v[0].Means[1].Millis / v[0].Means[0].Millis; ratio < 3.0999 || ratio > 3.1001 {
+		t.Errorf("s3/volume ratio %.4f, want 3.1 (per query 62 vs 20 ms)", ratio)
+	}
+	// A standalone run names no input: its data is the input; two runs of one engine over the same
+	// group both stay, the second by its label.
+	a := &bench.Result{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []bench.QueryResult{{Query: 1, Status: bench.StatusSucceeded, MedianMillis: 5}}}
+	b := &bench.Result{Engine: "polars", Data: "/data/tpch", Label: "streaming", Queries: a.Queries}
+	d := &bench.Result{Engine: "duckdb", Data: "/data/tpch", Queries: a.Queries}
+	c = compare([]*bench.Result{a, b, d})
+	if len(c.Groups) != 1 || c.Groups[0].Title() != "/data/tpch" {
+		t.Fatalf("standalone groups: %+v", c.Groups)
+	}
+	if diff := cmp.Diff([]string{"polars", "polars (streaming)", "duckdb"}, c.Engines); diff != "" {
+		t.Errorf("standalone engines (-want +got):\n%s", diff)
+	}
+}
+
+func TestVerdictSentences(t *testing.T) {
+	runs := func(ms ...int64) map[string]*bench.Result {
+		out := map[string]*bench.Result{}
+		for i, m := range ms {
+			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &bench.Result{Queries: []bench.QueryResult{{Query: 1, Status: bench.StatusSucceeded, MedianMillis: m}}}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		ms   []int64
+		want string
+	}{
+		{[]int64{100, 310}, "For polars, volume is 3.1x faster than s3; geometric means over 1 query: volume 100 ms, s3 310 ms."},
+		{[]int64{300, 100, 102}, "For polars, s3 is about as fast as mixed-staged (1.02x) and 3.0x faster than volume; geometric means over 1 query: s3 100 ms, mixed-staged 102 ms, volume 300 ms."},
+	} {
+		names := []string{"volume", "s3", "mixed-staged"}[:len(tc.ms)]
+		if got := judge("For polars", names, runs(tc.ms...)).Sentence(); got != tc.want {
+			t.Errorf("verdict of %v:\n got %s\nwant %s", tc.ms, got, tc.want)
+		}
+	}
+	failed := map[string]*bench.Result{"volume": {Queries: []bench.QueryResult{{Query: 1, Status: bench.StatusFailed}}}, "s3": {}}
+	if got := judge("For polars", []string{"volume", "s3"}, failed).Sentence(); !strings.Contains(got, "nothing to compare") {
+		t.Errorf("verdict without a common query: %s", got)
+	}
+}
+
+// TestEngineReportMarkdownAndHTML: both formats put the engines side by side per configuration ×
+// input (median, anonymous / file-backed peak, network bytes where measured), and say which input
+// won for each engine and by how much.
+func TestEngineReportMarkdownAndHTML(t *testing.T) {
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, engineResults()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"### 2cpu-4gi / volume\n",
+		"| q | duckdb median | polars median | duckdb peak (anon/file) | polars peak (anon/file) |\n",
+		"| q1 | 10 ms | 20 ms | 1 / 1 MiB | 1 / 4 MiB |\n",
+		"On 2cpu-4gi / volume, duckdb is 2.0x faster than polars; geometric means over 22 queries",
+		"### 2cpu-4gi / s3\n",
+		"| q | polars median | polars peak (anon/file) | polars network read |\n",
+		"| q9 | OOMKilled | OOMKilled | – |\n",
+		"| q10 | 620 ms | 10 / 40 MiB | 34.9 MiB |\n",
+		"- For polars, volume is 3.1x faster than s3; geometric means over 21 queries",
+		"### Network bytes read\n\n| configuration / input | duckdb | polars |\n|---|---|---|\n| 2cpu-4gi / volume | – | – |\n| 2cpu-4gi / s3 | – | 3.00 GiB |\n",
+		"## Runs\n\n### run: duckdb / 2cpu-4gi / volume\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	var html bytes.Buffer
+	if err := WriteHTML(&html, engineResults()); err != nil {
+		t.Fatal(err)
+	}
+	page := html.String()
+	for _, want := range []string{
+		"<th>q</th><th>duckdb median</th><th>polars median</th><th>duckdb peak (anon/file)</th><th>polars peak (anon/file)</th></tr>",
+		"<td>q1</td><td>10 ms</td><td>20 ms</td><td>1 / 1 MiB</td><td>1 / 4 MiB</td>",
+		"For polars, volume is 3.1x faster than s3",
+		"<h2>Network bytes read</h2>",
+		"<td>3.00 GiB</td>",
+		"polars file-backed q3: 12 MiB",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<svg"); n != 4 {
+		t.Errorf("%d charts, want 4 (time and memory per configuration × input)", n)
+	}
+	for _, banned := range []string{"<script", "http://", "https://", "<link"} {
+		if strings.Contains(page, banned) {
+			t.Errorf("the report contains %q: it must open offline, with nothing to fetch", banned)
+		}
+	}
+
+	// One engine: the report stays the per-run one.
+	var single bytes.Buffer
+	if err := WriteMarkdown(&single, engineResults()[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(single.String(), "Engines side by side") || !strings.HasPrefix(single.String(), "### run: polars / 2cpu-4gi / volume") {
+		t.Errorf("a single-engine report changed:\n%.300s", single.String())
+	}
+}
