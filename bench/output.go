@@ -71,6 +71,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	}
 	fmt.Fprintf(&b, "\nGeometric mean of medians: %s; %d of %d queries failed; wall time %s (%d iterations, %d warm-up).\n",
 		ms(res.GeometricMeanMillis), len(res.FailedQueries), len(res.Queries), ms(res.WallMillis), res.Iterations, res.Warmups)
+	if res.NetworkReadBytes > 0 {
+		fmt.Fprintf(&b, "Network read: %s over the whole run.\n", mib(res.NetworkReadBytes))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

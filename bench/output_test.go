@@ -62,6 +62,18 @@ func TestWriteMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, b.String())
 		}
 	}
+	if strings.Contains(b.String(), "Network read") {
+		t.Error("a run without network bytes reports some")
+	}
+	r := sampleResult()
+	r.NetworkReadBytes = 3 << 20
+	b.Reset()
+	if err := WriteMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Network read: 3 MiB over the whole run.") {
+		t.Errorf("markdown lacks the network bytes:\n%s", b.String())
+	}
 }
 
 func TestParseQueries(t *testing.T) {
