@@ -88,18 +88,7 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 	e := engine(t)
 	dir := tpch(t, duckdb.LayoutFlat)
 	srv := s3test.Start(t)
-	srv.CreateBucket(t, "tpch")
-	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if err != nil || len(files) != 8 {
-		t.Fatalf("SF 0.01 files: %v %v", files, err)
-	}
-	for _, f := range files {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.PutObject(t, "tpch", "net/"+filepath.Base(f), body)
-	}
+	putFlat(t, srv, "net/")
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	t.Setenv("AWS_SESSION_TOKEN", "")

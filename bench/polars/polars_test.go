@@ -261,11 +261,9 @@ func TestReadsFromS3(t *testing.T) {
 	}
 }
 
-// TestReadsFromS3WithAPrivateCA: an HTTPS endpoint whose certificate a private CA signed, trusted
-// through AWS_CA_BUNDLE as a BenchRun with a CA bundle sets it (the system's roots do not know it).
-func TestReadsFromS3WithAPrivateCA(t *testing.T) {
-	e := engine(t)
-	srv, ca := s3test.StartTLS(t)
+// putFlat puts the flat SF 0.01 files into bucket tpch of srv, under prefix.
+func putFlat(t *testing.T, srv *s3test.Server, prefix string) {
+	t.Helper()
 	srv.CreateBucket(t, "tpch")
 	files, err := filepath.Glob(filepath.Join(tpch(t, duckdb.LayoutFlat), "*.parquet"))
 	if err != nil || len(files) != 8 {
@@ -276,8 +274,16 @@ func TestReadsFromS3WithAPrivateCA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv.PutObject(t, "tpch", "sf0.01/"+filepath.Base(f), body)
+		srv.PutObject(t, "tpch", prefix+filepath.Base(f), body)
 	}
+}
+
+// TestReadsFromS3WithAPrivateCA: an HTTPS endpoint whose certificate a private CA signed, trusted
+// through AWS_CA_BUNDLE as a BenchRun with a CA bundle sets it (the system's roots do not know it).
+func TestReadsFromS3WithAPrivateCA(t *testing.T) {
+	e := engine(t)
+	srv, ca := s3test.StartTLS(t)
+	putFlat(t, srv, "sf0.01/")
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(caFile, ca, 0o644); err != nil {
 		t.Fatal(err)
