@@ -113,6 +113,9 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 	result, err := r.reconcileSync(ctx, &ds, &facts)
 	ds.Status.ObservedGeneration = ds.Generation
+	if m := ds.Status.Manifest; m != nil {
+		m.Size = humanBytes(m.Bytes)
+	}
 	setDatasetConditions(&ds, facts)
 	if r.Events != nil {
 		st, problem := r.Events.Status(req.NamespacedName)

@@ -449,6 +449,9 @@ type ManifestSummary struct {
 	Files int64 `json:"files"`
 	// bytes is their total size.
 	Bytes int64 `json:"bytes"`
+	// size is bytes for people, as `kubectl get pvc` shows capacities ("22Mi", "1.4Gi").
+	// +optional
+	Size string `json:"size,omitempty"`
 	// generation increases by one with every committed manifest.
 	Generation int64 `json:"generation"`
 	// digest identifies the manifest's content (keys, sizes, checksums); equal digests mean equal data.
@@ -584,7 +587,8 @@ type LayoutSummary struct {
 // +kubebuilder:resource:shortName=pqds,categories=pqcache
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Files",type=integer,JSONPath=`.status.manifest.files`
-// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.manifest.bytes`,description="Bytes published on the volume"
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.manifest.size`,description="Bytes published on the volume"
+// +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.status.manifest.generation`,description="The published generation of the data"
 // +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSync.completionTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1

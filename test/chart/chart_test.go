@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"reflect"
 	"strings"
 	"testing"
@@ -292,5 +293,25 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("--set %s: error does not point at %q:\n%v", set, want, err)
 		}
+	}
+}
+
+// The install notes point at documentation that exists in this repository, not at an invented site.
+func TestNotesPointAtDocsThatExist(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chartDir, "templates", "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := regexp.MustCompile(`docs/[a-z-]+\.md`).FindAllString(string(data), -1)
+	if len(docs) == 0 {
+		t.Fatal("NOTES.txt names no document")
+	}
+	for _, d := range docs {
+		if _, err := os.Stat(filepath.Join(chartDir, "..", "..", d)); err != nil {
+			t.Errorf("NOTES.txt points at %s: %v", d, err)
+		}
+	}
+	if strings.Contains(string(data), "pqcache.dev/docs") {
+		t.Error("NOTES.txt points at a site that does not exist")
 	}
 }
