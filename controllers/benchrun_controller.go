@@ -80,6 +80,10 @@ func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	orig := run.DeepCopy()
 	result, err := r.reconcileRun(ctx, &run)
 	run.Status.ObservedGeneration = run.Generation
+	run.Status.Shape = fmt.Sprintf("%d×%d×%d", len(runEngines(&run)), len(run.Spec.Configs), len(run.Spec.Inputs))
+	if run.Status.StartTime != nil {
+		run.Status.Duration = humanDuration(run.Status.DurationMillis)
+	}
 	if !equality.Semantic.DeepEqual(orig.Status, run.Status) {
 		// The patch carries the resourceVersion read: a reconcile that started from a stale copy
 		// (before another recorded the same Job) is refused instead of writing over that record.

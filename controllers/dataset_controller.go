@@ -60,6 +60,8 @@ type DatasetReconciler struct {
 	MaxConcurrentSyncs int
 	// SweepInterval is how often the admission queue drops keys of Datasets that are gone (default 5m).
 	SweepInterval time.Duration
+	// Events runs the Datasets' event sources (spec.refresh.events); nil: none.
+	Events EventHub
 
 	admission *admission
 }
@@ -70,6 +72,8 @@ type DatasetReconciler struct {
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=create;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 
 // datasetFacts is what one reconcile learned, from which the conditions follow.
 type datasetFacts struct {
@@ -82,6 +86,9 @@ type datasetFacts struct {
 	sizing      bool   // a Job is listing the source to size the claim
 	// podProblem is what keeps the active Job's pod from running: the scheduler's or the kubelet's words.
 	podProblem podProblem
+	// settledBatch is the event batch a Job recorded in this reconcile applied: settled once the status
+	// is written, it must not start another sync meanwhile.
+	settledBatch string
 	// announce holds what to log, count and send as events about recorded Jobs: done only once the
 	// status that records them is written, so a reconcile from a stale cache, whose write is refused,
 	// never counts a Job twice.
@@ -95,6 +102,9 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if apierrors.IsNotFound(err) {
 			r.admission.ForgetOwner(req.NamespacedName)
 			forgetDataset(req.Namespace, req.Name)
+			if r.Events != nil {
+				r.Events.Forget(req.NamespacedName)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -103,7 +113,17 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 	result, err := r.reconcileSync(ctx, &ds, &facts)
 	ds.Status.ObservedGeneration = ds.Generation
+	if m := ds.Status.Manifest; m != nil {
+		m.Size = humanBytes(m.Bytes)
+	}
 	setDatasetConditions(&ds, facts)
+	if r.Events != nil {
+		st, problem := r.Events.Status(req.NamespacedName)
+		setEventConditions(&ds, &st, problem)
+	} else if ds.Spec.Refresh.Events != nil {
+		setEventConditions(&ds, &datav1alpha1.EventStatus{}, &EventProblem{Reason: datav1alpha1.ReasonUnavailable,
+			Message: "this operator runs no event sources; the Dataset refreshes on its schedule"})
+	}
 	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady))
 
 	if !equality.Semantic.DeepEqual(orig.Status, ds.Status) {
@@ -135,6 +155,9 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
 		r.admission.ForgetOwner(key)
 		return ctrl.Result{}, nil // nothing to retry until the spec changes
+	}
+	if err := r.watchEvents(ctx, ds, key); err != nil {
+		return ctrl.Result{}, err
 	}
 	wait, err := r.ensureClaim(ctx, ds, facts)
 	switch {
@@ -183,7 +206,14 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	ds.Status.Progress = nil
 
-	d := decideSync(ds, sched, facts.hash, now)
+	var batch *EventBatch
+	if r.Events != nil && ds.Spec.Refresh.Events != nil {
+		batch = r.Events.Pending(key)
+		if batch != nil && batch.ID == facts.settledBatch {
+			batch = nil
+		}
+	}
+	d := decideSync(ds, sched, facts.hash, now, batch)
 	if d.NextScheduled != nil {
 		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
 	} else {
@@ -195,7 +225,9 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		r.admission.ForgetOwner(key)
 		return result, nil
 	}
-	if !r.admission.Admit(key, r.activeSyncs(ctx), now) {
+	// A new partition under spec.fresh goes first: its targeted sync takes no place in the queue.
+	freshFirst := d.Trigger == TriggerEvents && batch.Fresh
+	if !freshFirst && !r.admission.Admit(key, r.activeSyncs(ctx), now) {
 		facts.queued = true
 		// A finishing sync Job wakes the queue (see SetupWithManager); the requeue is a safety net.
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
@@ -203,6 +235,15 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash)
 	if err := controllerutil.SetControllerReference(ds, job, r.Scheme()); err != nil {
 		return ctrl.Result{}, err
+	}
+	if batch != nil && d.Trigger != TriggerManual && d.Trigger != TriggerSourceChanged {
+		// The sync applies the batch (a listing covers it too); it is settled when the Job is recorded.
+		job.Annotations[AnnotationEventBatch] = batch.ID
+	}
+	if d.Trigger == TriggerEvents {
+		if err := r.createChanges(ctx, ds, job, batch); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	facts.activeJob = job
 	if err := r.Create(ctx, job); err != nil {
@@ -220,6 +261,38 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		r.event(ds, job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, trigger)
 	})
 	return ctrl.Result{RequeueAfter: progressPoll}, nil
+}
+
+// watchEvents keeps the Dataset's event source running as its spec says (or stopped).
+func (r *DatasetReconciler) watchEvents(ctx context.Context, ds *datav1alpha1.Dataset, key types.NamespacedName) error {
+	if r.Events == nil {
+		return nil
+	}
+	if ds.Spec.Refresh.Events == nil || !ds.DeletionTimestamp.IsZero() {
+		r.Events.Forget(key)
+		return nil
+	}
+	if err := r.Events.Watch(ctx, ds); err != nil {
+		return fmt.Errorf("watching the event source: %w", err)
+	}
+	return nil
+}
+
+// createChanges writes a targeted sync's change set into the ConfigMap its Job mounts, owned by the
+// Dataset (deleted when the Job is recorded, or with the Dataset), and points the Job at it.
+func (r *DatasetReconciler) createChanges(ctx context.Context, ds *datav1alpha1.Dataset, job *batchv1.Job, b *EventBatch) error {
+	cm, err := changesConfigMap(ds, job.Name, b)
+	if err != nil {
+		return err
+	}
+	if err := controllerutil.SetControllerReference(ds, cm, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating change set %s: %w", cm.Name, err)
+	}
+	withChanges(&job.Spec.Template.Spec, cm.Name)
+	return nil
 }
 
 // ensureClaim creates the Dataset's claim, or checks that its existing claim is there, and makes the
@@ -493,7 +566,28 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	if err != nil {
 		return err
 	}
-	ok, summary := recordSync(ds, j, js, outcomeFromPods(pods))
+	wo := outcomeFromPods(pods)
+	ok, summary := recordSync(ds, j, js, wo)
+	if id := j.Annotations[AnnotationEventBatch]; id != "" && r.Events != nil {
+		key := client.ObjectKeyFromObject(ds)
+		facts.settledBatch = id
+		var outcome *wire.ChangeOutcome
+		if wo.Report != nil {
+			outcome = wo.Report.Changes
+		}
+		facts.announce = append(facts.announce, func() {
+			if lag, has := r.Events.Done(key, id, ok, outcome); has {
+				observeEventLag(ds, lag)
+			}
+		})
+	}
+	if j.Annotations[AnnotationTrigger] == TriggerEvents {
+		// The change set served its Job.
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name}}
+		if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
+			return fmt.Errorf("deleting change set %s: %w", j.Name, err)
+		}
+	}
 	// The metrics read the status just recorded; the Dataset object may change after this returns.
 	recorded := ds.DeepCopy()
 	failedAttempts := ds.Status.FailedAttempts
@@ -562,14 +656,18 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := sweep.Add(mgr); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.Dataset{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		// When any sync Job finishes or goes, a slot frees up: wake the Datasets queued for one.
 		Watches(&batchv1.Job{}, slotFreed(r.admission, componentSync)).
-		WatchesRawSource(sweep.Source()).
-		Named("dataset").
+		WatchesRawSource(sweep.Source())
+	if r.Events != nil {
+		// A batch of changed keys, or news about a Dataset's event source.
+		b = b.WatchesRawSource(r.Events.Source())
+	}
+	return b.Named("dataset").
 		// Datasets are independent; a few workers keep a burst of applies from queueing behind each other.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)

@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -53,6 +55,11 @@ var (
 		Name: "pqcache_dataset_out_of_sync",
 		Help: "1 while the Dataset is not Ready (its volume does not hold the data of its current source), else 0.",
 	}, datasetLabels)
+	eventLagSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pqcache_dataset_event_lag_seconds",
+		Help:    "Freshness of event-driven refreshes: from the newest event of a batch to its publication on the volume.",
+		Buckets: []float64{0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300},
+	}, datasetLabels)
 	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pqcache_dataset_cache_bytes",
 		Help: "Bytes published on the Dataset's volume, from its manifest.",
@@ -60,7 +67,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes)
+	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes)
 }
 
 // observeSync records one finished sync; it is called once per Job.
@@ -73,6 +80,11 @@ func observeSync(ds *datav1alpha1.Dataset, ok bool) {
 	if !ok {
 		syncFailures.With(l).Add(1)
 	}
+}
+
+// observeEventLag records the lag of one applied batch of events.
+func observeEventLag(ds *datav1alpha1.Dataset, lag time.Duration) {
+	eventLagSeconds.With(prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}).Observe(lag.Seconds())
 }
 
 // observeDataset sets the gauges from the Dataset's status.
@@ -94,7 +106,7 @@ func observeDataset(ds *datav1alpha1.Dataset, ready bool) {
 // forgetDataset drops a deleted Dataset's series.
 func forgetDataset(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "dataset": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes} {
 		v.DeletePartialMatch(l)
 	}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	MaxConcurrentBenchJobs int
 	// AdmissionSweepInterval is how often the admission queues drop keys of deleted objects (default 5m).
 	AdmissionSweepInterval time.Duration
+	// Events runs the Datasets' event sources (spec.refresh.events); nil: such Datasets refresh on
+	// their schedule only, and their EventSource condition says so.
+	Events EventHub
 }
 
 // minJobTTL is the shortest TTLAfterFinished the operator accepts: a finished Job's report is read
@@ -111,6 +114,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		Worker:             opts.Worker,
 		MaxConcurrentSyncs: opts.MaxConcurrentSyncs,
 		SweepInterval:      opts.AdmissionSweepInterval,
+		Events:             opts.Events,
 	}
 	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)

@@ -108,11 +108,12 @@ type syncDecision struct {
 	RequeueAfter time.Duration
 }
 
-// decideSync is the refresh policy, a pure function of the Dataset, its parsed schedule and the time.
-// A manual token beats everything, then the first sync, a changed source, a retry after backoff, and
-// the schedule. Schedules count from the start of the last sync, so schedules missed while the
+// decideSync is the refresh policy, a pure function of the Dataset, its parsed schedule, the time and
+// the batch of event notifications waiting for it, if any. A manual token beats everything, then the
+// first sync, a changed source, a retry after backoff (events wait out the backoff too: the sync that
+// failed would fail for them as well), the schedule, and events. Schedules count from the start of the last sync, so schedules missed while the
 // operator was down run once, not once per miss.
-func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now time.Time) syncDecision {
+func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now time.Time, events *EventBatch) syncDecision {
 	var d syncDecision
 	if ds.Spec.Refresh.Suspend {
 		return d
@@ -158,7 +159,12 @@ func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now 
 			wake(retryAt)
 		}
 	case scheduledDue:
-		d.Trigger = TriggerScheduled
+		d.Trigger = TriggerScheduled // a listing: it covers any pending events too
+	case events != nil && (events.Overflow != "" || st.LastSuccessfulSyncTime == nil):
+		// Too many changes, lost events, or nothing synced yet to apply changes to: list.
+		d.Trigger = TriggerEventsOverflow
+	case events != nil:
+		d.Trigger = TriggerEvents
 	}
 	return d
 }

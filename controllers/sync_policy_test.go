@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 func TestRetryBackoff(t *testing.T) {
@@ -53,7 +54,10 @@ func TestDecideSync(t *testing.T) {
 	}
 	synced := func(d *datav1alpha1.Dataset) {
 		d.Status.LastSync = &datav1alpha1.SyncResult{Result: datav1alpha1.SyncSucceeded, SourceHash: "h", StartTime: at(0), CompletionTime: at(time.Minute)}
+		d.Status.LastSuccessfulSyncTime = at(time.Minute)
 	}
+	batch := &EventBatch{ID: "b1", Changes: []wire.Change{{Key: "t/a.parquet"}}}
+	overflow := &EventBatch{ID: "b2", Overflow: "TooManyKeys"}
 	failed := func(attempts int32, when time.Duration) func(*datav1alpha1.Dataset) {
 		return func(d *datav1alpha1.Dataset) {
 			d.Status.LastSync = &datav1alpha1.SyncResult{Result: datav1alpha1.SyncFailed, SourceHash: "h", StartTime: at(when - time.Minute), CompletionTime: at(when)}
@@ -66,6 +70,7 @@ func TestDecideSync(t *testing.T) {
 		ds          *datav1alpha1.Dataset
 		sched       cron.Schedule
 		now         time.Duration
+		events      *EventBatch
 		wantTrigger string
 		wantRequeue time.Duration
 	}{
@@ -81,11 +86,17 @@ func TestDecideSync(t *testing.T) {
 		{name: "schedule not yet due", ds: ds(synced), sched: hourly, now: 30 * time.Minute, wantRequeue: 30 * time.Minute},
 		{name: "schedule due", ds: ds(synced), sched: hourly, now: time.Hour, wantTrigger: TriggerScheduled},
 		{name: "missed schedules run once", ds: ds(synced), sched: hourly, now: 5*time.Hour + 10*time.Minute, wantTrigger: TriggerScheduled},
+		{name: "events start a targeted sync", ds: ds(synced), sched: hourly, now: 10 * time.Minute, events: batch, wantTrigger: TriggerEvents, wantRequeue: 50 * time.Minute},
+		{name: "an overflow lists", ds: ds(synced), now: 10 * time.Minute, events: overflow, wantTrigger: TriggerEventsOverflow},
+		{name: "events before any sync list", ds: ds(func(d *datav1alpha1.Dataset) { d.Spec.Refresh.OnCreate = ptr.To(false) }), events: batch, wantTrigger: TriggerEventsOverflow},
+		{name: "a due schedule lists for the events too", ds: ds(synced), sched: hourly, now: time.Hour, events: batch, wantTrigger: TriggerScheduled},
+		{name: "events wait out a failure's backoff", ds: ds(failed(2, 10*time.Minute)), now: 10*time.Minute + 20*time.Second, events: batch, wantRequeue: 40 * time.Second},
+		{name: "suspend holds events", ds: ds(func(d *datav1alpha1.Dataset) { synced(d); d.Spec.Refresh.Suspend = true }), events: batch},
 		{name: "a failure's backoff beats the schedule", ds: ds(failed(3, 59*time.Minute)), sched: hourly, now: 60*time.Minute + 30*time.Second, wantRequeue: 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decideSync(tt.ds, tt.sched, "h", created.Add(tt.now))
+			d := decideSync(tt.ds, tt.sched, "h", created.Add(tt.now), tt.events)
 			if d.Trigger != tt.wantTrigger || d.RequeueAfter != tt.wantRequeue {
 				t.Errorf("decideSync = trigger %q requeue %s, want %q %s", d.Trigger, d.RequeueAfter, tt.wantTrigger, tt.wantRequeue)
 			}

@@ -2,10 +2,13 @@
 # demo.sh: pqcache on a real one-node Kubernetes cluster, end to end, on this machine.
 #  1. starts the local cluster (hack/local-cluster up: builds what is missing, loads the images);
 #  2. installs pqcache with Helm;
-#  3. runs versitygw in the cluster and loads TPC-H SF 0.1 (partitioned) into it with a Job;
+#  3. runs versitygw in the cluster behind a shaping proxy (hack/shapeproxy: DEMO_LATENCY per request,
+#     DEMO_RATE per connection, so that the in-cluster server behaves like a bucket in a region), and
+#     loads TPC-H SF 0.1 (partitioned) into it with a Job;
 #  4. applies a Dataset and waits until its volume holds the data;
-#  5. applies a BenchRun (two resource configurations x the volume and mixed-staged inputs, 22 queries);
-#  6. prints the results table and writes report.html.
+#  5. applies a BenchRun comparing the engines DuckDB and Polars on every input path (the volume, s3,
+#     mixed-staged and mixed-direct; DuckDB cannot read S3 and skips those two), 22 queries;
+#  6. prints the results tables (which input path won, by how much, per engine) and writes report.html.
 # The cluster stays up for a look around (export KUBECONFIG=bin/cluster/kubeconfig); `make demo-down`
 # removes it. DEMO_SCALE changes the scale factor.
 set -euo pipefail
@@ -13,6 +16,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 SCALE=${DEMO_SCALE:-0.1}
 NS=pqcache-demo
+LATENCY=${DEMO_LATENCY:-20ms}
+RATE=${DEMO_RATE:-50MiB}
 REPORT=${DEMO_REPORT:-$ROOT/report.html}
 OUT=$ROOT/bin/demo
 step() { printf '\n== %s\n' "$*"; }
@@ -59,8 +64,24 @@ spec:
 YAML
 $KUBECTL -n $NS wait --for=condition=Ready pod/versitygw --timeout=2m
 # No Service: the local cluster's pods reach each other by pod IP only (docs/local-cluster.md).
-ENDPOINT=http://$($KUBECTL -n $NS get pod versitygw -o jsonpath='{.status.podIP}'):7070
-echo "S3 endpoint: $ENDPOINT"
+DIRECT=$($KUBECTL -n $NS get pod versitygw -o jsonpath='{.status.podIP}'):7070
+$KUBECTL -n $NS delete pod s3-region --ignore-not-found >/dev/null
+$KUBECTL apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: s3-region, namespace: $NS, labels: {app: s3-region}}
+spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+    - name: shapeproxy
+      image: pqcache.local/shapeproxy:dev
+      args: [-listen, ":7071", -upstream, "$DIRECT", -latency, "$LATENCY", -rate, "$RATE"]
+      securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+YAML
+$KUBECTL -n $NS wait --for=condition=Ready pod/s3-region --timeout=2m
+# Everything reads the bucket through the proxy: syncs, staging and the s3 inputs alike.
+ENDPOINT=http://$($KUBECTL -n $NS get pod s3-region -o jsonpath='{.status.podIP}'):7071
+echo "S3 endpoint: $ENDPOINT ($LATENCY per request, $RATE/s per connection in front of versitygw at $DIRECT)"
 
 step "generating TPC-H SF $SCALE in the cluster and uploading it to s3://demo/tpch/"
 $KUBECTL -n $NS delete job load-tpch --ignore-not-found >/dev/null
@@ -113,7 +134,7 @@ YAML
 $KUBECTL -n $NS wait --for=condition=Ready dataset/tpch --timeout=5m
 $KUBECTL -n $NS get dataset tpch -o wide
 
-step "running the BenchRun compare: 22 queries x 2 configurations x 2 inputs"
+step "running the BenchRun compare: 22 queries x DuckDB and Polars x 4 input paths"
 $KUBECTL -n $NS delete benchrun compare --ignore-not-found >/dev/null
 $KUBECTL apply -f - <<YAML
 apiVersion: data.pqcache.dev/v1alpha1
@@ -121,11 +142,11 @@ kind: BenchRun
 metadata: {name: compare, namespace: $NS}
 spec:
   datasetRef: {name: tpch}
-  inputs: [{type: volume}, {type: mixed-staged}]
+  engines: [{name: duckdb}, {name: polars}]
+  inputs: [{type: volume}, {type: s3}, {type: mixed-staged}, {type: mixed-direct}]
   configs:
-    # Both fit the local node (2 CPUs; a pod asking for all of them would wait forever).
+    # It fits the local node (2 CPUs; a pod asking for all of them would wait forever).
     - {name: 1cpu-2gi, cpu: "1", memory: 2Gi}
-    - {name: 500m-1gi, cpu: 500m, memory: 1Gi}
   iterations: 2
   warmups: 1
 YAML

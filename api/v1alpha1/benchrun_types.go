@@ -301,6 +301,14 @@ type BenchRunStatus struct {
 	// +optional
 	DurationMillis int64 `json:"durationMillis,omitempty"`
 
+	// duration is durationMillis for people ("1m23s"), for kubectl get.
+	// +optional
+	Duration string `json:"duration,omitempty"`
+
+	// shape is the run's size as engines × configs × inputs ("2×1×4"), for kubectl get.
+	// +optional
+	Shape string `json:"shape,omitempty"`
+
 	// datasetDigest is the manifest digest of the Dataset the queries read, for reproducibility.
 	// +optional
 	DatasetDigest string `json:"datasetDigest,omitempty"`
@@ -466,12 +474,13 @@ type QueryResult struct {
 // +kubebuilder:resource:shortName=pqbr,categories=pqcache
 // +kubebuilder:printcolumn:name="Succeeded",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].status`
 // +kubebuilder:printcolumn:name="Queries",type=integer,JSONPath=`.status.queries`
-// +kubebuilder:printcolumn:name="Configs",type=string,JSONPath=`.spec.configs[*].name`
+// +kubebuilder:printcolumn:name="Engines×Configs×Inputs",type=string,JSONPath=`.status.shape`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
-// +kubebuilder:printcolumn:name="Duration",type=integer,JSONPath=`.status.durationMillis`,description="Wall time in milliseconds"
+// +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`,description="Wall time"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Dataset",type=string,JSONPath=`.spec.datasetRef.name`,priority=1
+// +kubebuilder:printcolumn:name="Configs",type=string,JSONPath=`.spec.configs[*].name`,priority=1
 type BenchRun struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

@@ -31,6 +31,10 @@ const (
 	// ConditionSucceeded is True on a BenchRun that finished with every Job complete, False on one
 	// that finished otherwise, and Unknown while it runs.
 	ConditionSucceeded = "Succeeded"
+	// ConditionEventSource is True on a Dataset whose spec.refresh.events source delivers, False with a
+	// reason (QueueNotFound, AccessDenied, InvalidCredentials, Unavailable, TokenRejected) when it is
+	// broken. It does not affect Ready: the schedule keeps the data fresh meanwhile.
+	ConditionEventSource = "EventSource"
 	// ConditionReconciling is True while the controller is still working towards the spec.
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when the controller cannot make progress without a change from a
@@ -89,6 +93,15 @@ const (
 	// ReasonClaimInUse: the claim already holds another Dataset's cache; two Datasets syncing into one
 	// volume would prune each other's files.
 	ReasonClaimInUse = "ClaimInUse"
+	// ReasonEventsFlowing: the event source is reachable (and, for a webhook, no wrong token was
+	// presented lately).
+	ReasonEventsFlowing = "EventsFlowing"
+	// ReasonQueueNotFound: spec.refresh.events.sqs names a queue that does not exist.
+	ReasonQueueNotFound = "QueueNotFound"
+	// ReasonUnavailable: the event source cannot be reached right now; it is retried with backoff.
+	ReasonUnavailable = "Unavailable"
+	// ReasonTokenRejected: a store posted notifications with a missing or wrong webhook token.
+	ReasonTokenRejected = "TokenRejected"
 	// ReasonNoFailures: the last sync succeeded.
 	ReasonNoFailures = "NoFailures"
 	// ReasonInvalidSpec: the spec passed API validation but cannot be acted on (for example a cron

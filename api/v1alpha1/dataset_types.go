@@ -232,6 +232,63 @@ type RefreshPolicy struct {
 	// suspend holds every trigger. A sync already running finishes.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// events is a source of the bucket's S3 event notifications: each batch of changed keys is synced
+	// within seconds by a targeted sync that lists nothing (a new partition under spec.fresh first).
+	// The schedule keeps running as the safety net, since notifications can be lost.
+	// +optional
+	Events *EventSource `json:"events,omitempty"`
+}
+
+// EventSource is where a Dataset's S3 event notifications come from: exactly one of an SQS queue the
+// operator polls, or pqcache's own webhook endpoint that the store posts to.
+// +kubebuilder:validation:XValidation:rule="has(self.sqs) != has(self.webhook)",message="events must set exactly one of sqs or webhook"
+type EventSource struct {
+	// sqs is an SQS queue the bucket sends its notifications to (directly, or through SNS or
+	// EventBridge). The operator long-polls it and deletes a message once the change it carries is
+	// published or found stale. One queue serves one Dataset.
+	// +optional
+	SQS *SQSEventSource `json:"sqs,omitempty"`
+
+	// webhook makes the operator accept notifications posted to its endpoint,
+	// POST /events/NAMESPACE/NAME, with the Dataset's token (status.events.webhookPath says where;
+	// the token is in the Secret named by tokenSecretRef, created by the operator when omitted).
+	// +optional
+	Webhook *WebhookEventSource `json:"webhook,omitempty"`
+}
+
+// SQSEventSource is an SQS (or SQS-compatible) queue.
+type SQSEventSource struct {
+	// queueURL is the queue's URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/lake-events.
+	// +required
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https']",message="queueURL must be an http:// or https:// URL, as SQS's GetQueueUrl returns it"
+	QueueURL string `json:"queueURL"`
+
+	// region of the queue; empty takes it from an AWS queue URL.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Region string `json:"region,omitempty"`
+
+	// endpoint of an SQS-compatible server; empty means AWS, or the queue URL's host when it is not AWS's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// credentialsSecretRef names a Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the
+	// queue. Omitted, the source's credentials Secret is used, or else the operator's own identity
+	// (its ServiceAccount's role): the operator, not a worker pod, polls the queue.
+	// +optional
+	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// WebhookEventSource is pqcache's own notification endpoint.
+type WebhookEventSource struct {
+	// tokenSecretRef names a Secret whose key "token" holds the token a store must present (as
+	// "Authorization: Bearer TOKEN", or "?token=TOKEN" for stores that cannot send headers). Omitted,
+	// the operator creates the Secret NAME-events-token with a random token.
+	// +optional
+	TokenSecretRef *SecretReference `json:"tokenSecretRef,omitempty"`
 }
 
 // VerifyMode says how much a worker checks a downloaded file before publishing it.
@@ -342,10 +399,48 @@ type DatasetStatus struct {
 	// +optional
 	CapacityBytes int64 `json:"capacityBytes,omitempty"`
 
+	// events counts the S3 event notifications received and applied, and the freshness they gave.
+	// +optional
+	Events *EventStatus `json:"events,omitempty"`
+
 	// capacityNote says how pqcache chose the claim's size when volume.capacity is omitted.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	CapacityNote string `json:"capacityNote,omitempty"`
+}
+
+// EventStatus is what a Dataset's event source delivered.
+type EventStatus struct {
+	// source is sqs or webhook.
+	Source string `json:"source"`
+	// webhookPath is where a store posts notifications for this Dataset, on the operator's event
+	// endpoint (the token is in tokenSecret).
+	// +optional
+	WebhookPath string `json:"webhookPath,omitempty"`
+	// tokenSecret names the Secret that holds the webhook's token.
+	// +optional
+	TokenSecret string `json:"tokenSecret,omitempty"`
+	// lastEventTime is the newest event time received.
+	// +optional
+	LastEventTime *metav1.Time `json:"lastEventTime,omitempty"`
+	// received counts the changes the notifications carried for this Dataset.
+	// +optional
+	Received int64 `json:"received,omitempty"`
+	// applied counts changes published by targeted syncs (or by a listing sync after an overflow).
+	// +optional
+	Applied int64 `json:"applied,omitempty"`
+	// ignored counts records outside the Dataset's prefix or include/exclude globs.
+	// +optional
+	Ignored int64 `json:"ignored,omitempty"`
+	// stale counts changes that no longer described the bucket when they were synced.
+	// +optional
+	Stale int64 `json:"stale,omitempty"`
+	// lagMillis is, for the last applied batch, the time from its newest event to its publication.
+	// +optional
+	LagMillis int64 `json:"lagMillis,omitempty"`
+	// lastPublishTime is when the last applied batch was published.
+	// +optional
+	LastPublishTime *metav1.Time `json:"lastPublishTime,omitempty"`
 }
 
 // ManifestSummary describes the manifest committed on the volume.
@@ -354,6 +449,9 @@ type ManifestSummary struct {
 	Files int64 `json:"files"`
 	// bytes is their total size.
 	Bytes int64 `json:"bytes"`
+	// size is bytes for people, as `kubectl get pvc` shows capacities ("22Mi", "1.4Gi").
+	// +optional
+	Size string `json:"size,omitempty"`
 	// generation increases by one with every committed manifest.
 	Generation int64 `json:"generation"`
 	// digest identifies the manifest's content (keys, sizes, checksums); equal digests mean equal data.
@@ -489,7 +587,8 @@ type LayoutSummary struct {
 // +kubebuilder:resource:shortName=pqds,categories=pqcache
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Files",type=integer,JSONPath=`.status.manifest.files`
-// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.manifest.bytes`,description="Bytes published on the volume"
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.manifest.size`,description="Bytes published on the volume"
+// +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.status.manifest.generation`,description="The published generation of the data"
 // +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSync.completionTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1

@@ -100,6 +100,9 @@ type Outcome struct {
 	// Stale lists the keys (Change.Key) that the sync found superseded by a newer state of the
 	// object and left alone. The rest of the batch counts as applied.
 	Stale []string
+	// StaleCount, when Stale is empty, is how many of the batch's changes were stale, for a consumer
+	// that learns only the count (a worker's report); the lag then runs from the newest event of all.
+	StaleCount int
 }
 
 // AckResult is what Ack counted, for the consumer's metrics.
@@ -429,6 +432,11 @@ func (d *Debouncer) finish(b *Batch, o *Outcome) AckResult {
 		published = d.cfg.Clock.Now()
 	}
 	res = b.count(o.Stale, published)
+	if len(o.Stale) == 0 && o.StaleCount > 0 && b.Overflow == "" {
+		res.Stale = min(o.StaleCount, len(b.Changes))
+		res.Applied = len(b.Changes) - res.Stale
+		res.HasLag = res.HasLag && res.Applied > 0
+	}
 	if live {
 		ds.stats.Applied += int64(res.Applied)
 		ds.stats.Stale += int64(res.Stale)

@@ -147,8 +147,12 @@ polars:
   image:
     repository: %s
     tag: %s
+# The event endpoint listens on the pods' bridge, where in-cluster stores can post to it.
+events:
+  bindHost: %s
+  port: %d
 `, strings.Split(pqcacheImage, ":")[0], strings.Split(pqcacheImage, ":")[1], apiserverPort,
-		strings.Split(polarsImage, ":")[0], strings.Split(polarsImage, ":")[1])
+		strings.Split(polarsImage, ":")[0], strings.Split(polarsImage, ":")[1], bridgeIP, eventsPort)
 	_ = os.WriteFile(path, []byte(values), 0o644)
 	return path
 }

@@ -43,6 +43,7 @@ const (
 	versitygwImage = "pqcache.local/versitygw:" + versitygwVersion
 	pqcacheImage   = "pqcache.local/pqcache:dev"
 	polarsImage    = "pqcache.local/pqcache-polars:dev"
+	shapeImage     = "pqcache.local/shapeproxy:dev"
 	// versitygwVersion matches VERSITYGW_VERSION in the Makefile.
 	versitygwVersion = "v1.8.0"
 )
@@ -58,7 +59,7 @@ type imageSpec struct {
 	user       string
 }
 
-// buildImages builds the four images from the working tree and the module proxy into imagesDir as
+// buildImages builds the five images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
 	dir := c.imagesDir()
@@ -86,6 +87,20 @@ func (c *cluster) buildImages(ctx context.Context) error {
 		return err
 	}
 	if err := writeImage(filepath.Join(dir, "pause.tar"), imageSpec{ref: pauseImage, rootfs: pauseRoot, entrypoint: []string{"/pause"}, user: "65535:65535"}); err != nil {
+		return err
+	}
+	done()
+
+	// The shaping proxy that makes the in-cluster S3 server behave like a bucket in a region.
+	done = step("building the shapeproxy image")
+	shapeRoot := filepath.Join(dir, "shapeproxy-rootfs")
+	if err := os.MkdirAll(shapeRoot, 0o755); err != nil {
+		return err
+	}
+	if err := goBuild(filepath.Join(shapeRoot, "shapeproxy"), static, "./hack/shapeproxy"); err != nil {
+		return err
+	}
+	if err := writeImage(filepath.Join(dir, "shapeproxy.tar"), imageSpec{ref: shapeImage, rootfs: shapeRoot, entrypoint: []string{"/shapeproxy"}, user: "65532:65532"}); err != nil {
 		return err
 	}
 	done()

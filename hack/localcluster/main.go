@@ -46,10 +46,16 @@ const (
 	nodeName    = "pqcache-local"
 	// cgroupRoot is the one cgroup subtree, in every hierarchy, that holds the node's pods.
 	cgroupRoot = "pqcache-local"
-	// bridgeName is the CNI bridge. It has no address: the host cannot reach pods, pods cannot reach
-	// the host, and nothing is forwarded or masqueraded.
+	// bridgeName is the CNI bridge. It has one address, bridgeIP, which pods never get: the host
+	// reaches pods and pods reach the host's bridge address (the manager's event endpoint binds there,
+	// and only there), and nothing is routed beyond: no gateway for pods, no forwarding, no masquerade.
 	bridgeName  = "pqcache0"
 	podSubnet   = "10.244.77.0/24"
+	bridgeIP    = "10.244.77.1"
+	// podRangeStart leaves the bottom of the subnet to the bridge.
+	podRangeStart = "10.244.77.10"
+	// eventsPort is where the manager's event endpoint listens, on bridgeIP.
+	eventsPort = 18082
 	serviceCIDR = "10.97.0.0/24"
 	serviceIP   = "10.97.0.1"
 	// provisionerName provisions local PersistentVolumes in the cluster directory (provisioner.go).

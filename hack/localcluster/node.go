@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -110,11 +111,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       "isGateway": false,
       "ipMasq": false,
       "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "rangeStart": %q}]], "dataDir": %q}
     }
   ]
 }
-`, clusterName, bridgeName, podSubnet, c.path("cni", "ipam"))
+`, clusterName, bridgeName, podSubnet, podRangeStart, c.path("cni", "ipam"))
 	if err := os.WriteFile(c.path("cni", "net.d", "10-pqcache-local.conflist"), []byte(cni), 0o644); err != nil {
 		return err
 	}
@@ -214,6 +215,9 @@ func (c *cluster) startNode(ctx context.Context) error {
 	if err := makeCgroupRoot(); err != nil {
 		return err
 	}
+	if err := makeBridge(ctx); err != nil {
+		return err
+	}
 	if err := c.startProcess("node", c.self, []string{"node"}, nil, syscall.CLONE_NEWNS); err != nil {
 		return err
 	}
@@ -300,4 +304,21 @@ func (c *cluster) importImages(ctx context.Context) error {
 		logf("imported %s in %.1fs", filepath.Base(tar), time.Since(start).Seconds())
 	}
 	return nil
+}
+
+// makeBridge creates the pods' bridge with its one address before CNI would create it bare, so that
+// the manager (in the host's network namespace) and pods can reach each other on it. It routes
+// nothing: pods get no gateway, and no sysctl or iptables rule changes.
+func makeBridge(ctx context.Context) error {
+	if _, err := os.Stat("/sys/class/net/" + bridgeName); err != nil {
+		if err := run(ctx, "ip", "link", "add", bridgeName, "type", "bridge"); err != nil {
+			return fmt.Errorf("creating the bridge %s: %w", bridgeName, err)
+		}
+	}
+	if out, _ := exec.CommandContext(ctx, "ip", "-4", "addr", "show", "dev", bridgeName).Output(); !strings.Contains(string(out), bridgeIP+"/") {
+		if err := run(ctx, "ip", "addr", "add", bridgeIP+"/24", "dev", bridgeName); err != nil {
+			return fmt.Errorf("giving the bridge %s its address: %w", bridgeName, err)
+		}
+	}
+	return run(ctx, "ip", "link", "set", bridgeName, "up")
 }

@@ -20,9 +20,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,6 +37,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/internal/eventhub"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -47,6 +50,7 @@ type managerOptions struct {
 	leaderElectionNS       string
 	workerImage            string
 	polarsImage            string
+	eventsAddr             string
 	maxConcurrentSyncs     int
 	syncJobTTL             time.Duration
 	workerServiceAccount   string
@@ -75,6 +79,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.StringVar(&opts.polarsImage, "polars-image", "pqcache-polars:"+version.Version, "Image of BenchRuns' polars engine: Node.js and pqcache's Polars program (the runner is injected from --worker-image).")
+	f.StringVar(&opts.eventsAddr, "events-bind-address", ":8082", "Address of the endpoint stores post S3 event notifications to (POST /events/NAMESPACE/NAME); \"0\" disables it (SQS sources still run).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished worker Jobs (and their pods, whose termination messages carry the reports) are kept; at least 1m.")
@@ -86,6 +91,16 @@ func newManagerCommand() *cobra.Command {
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless addr is "0",
+// the webhook endpoint on addr. It reads Secrets uncached.
+func newEventHub(mgr ctrl.Manager, addr string) *eventhub.Hub {
+	if addr == "0" {
+		addr = ""
+	}
+	return eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), BindAddress: addr,
+		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("events")))})
 }
 
 func runManager(opts managerOptions) error {
@@ -135,7 +150,12 @@ func runManager(opts managerOptions) error {
 		}
 		worker.Resources = res
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs, MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs}); err != nil {
+	hub := newEventHub(mgr, opts.eventsAddr)
+	if err := mgr.Add(hub); err != nil {
+		return fmt.Errorf("adding the event hub: %w", err)
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
+		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, Events: hub}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestDefaults(t *testing.T) {
 	args := r.managerArgs(t)
 	for _, want := range []string{
 		"manager", "--leader-elect=true", "--leader-election-namespace=pqcache-system", "--metrics-bind-address=:8080",
-		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--polars-image=ghcr.io/pqcache/pqcache-polars:" + appVersion(t), "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--sync-job-ttl=1h",
+		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--polars-image=ghcr.io/pqcache/pqcache-polars:" + appVersion(t), "--events-bind-address=:8082", "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--sync-job-ttl=1h",
 		"--zap-log-level=info", "--zap-encoder=json",
 	} {
 		if !hasArg(args, want) {
@@ -106,7 +107,9 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("%d Roles, want the leader-election one", got)
 	}
 	r.one(t, "ServiceAccount")
-	r.one(t, "Service")
+	if got := len(r.all("Service")); got != 2 {
+		t.Errorf("%d Services, want metrics and events", got)
+	}
 	if len(r.all("ServiceMonitor")) != 0 {
 		t.Error("ServiceMonitor rendered without being asked for")
 	}
@@ -175,7 +178,7 @@ func TestMetrics(t *testing.T) {
 	if sm.GetLabels()["release"] != "prom" {
 		t.Errorf("ServiceMonitor labels %v", sm.GetLabels())
 	}
-	ports, _, _ := unstructured.NestedSlice(r.one(t, "Service").Object, "spec", "ports")
+	ports, _, _ := unstructured.NestedSlice(r.named(t, "Service", "pq-pqcache-metrics").Object, "spec", "ports")
 	if len(ports) != 1 || fmt.Sprint(ports[0].(map[string]any)["port"]) != "9090" {
 		t.Errorf("metrics Service ports %v", ports)
 	}
@@ -183,9 +186,22 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("args %v", r.managerArgs(t))
 	}
 
-	off := render(t, "metrics.enabled=false", "metrics.serviceMonitor.enabled=true")
-	if len(off.all("Service")) != 0 || len(off.all("ServiceMonitor")) != 0 || !hasArg(off.managerArgs(t), "--metrics-bind-address=0") {
+	off := render(t, "metrics.enabled=false", "metrics.serviceMonitor.enabled=true", "events.enabled=false")
+	if len(off.all("Service")) != 0 || !hasArg(off.managerArgs(t), "--events-bind-address=0") || len(off.all("ServiceMonitor")) != 0 || !hasArg(off.managerArgs(t), "--metrics-bind-address=0") {
 		t.Error("metrics.enabled=false still exposes metrics")
+	}
+}
+
+func TestEventsEndpoint(t *testing.T) {
+	r := render(t, "events.port=9443")
+	ports, _, _ := unstructured.NestedSlice(r.named(t, "Service", "pq-pqcache-events").Object, "spec", "ports")
+	if len(ports) != 1 || fmt.Sprint(ports[0].(map[string]any)["port"]) != "9443" || !hasArg(r.managerArgs(t), "--events-bind-address=:9443") {
+		t.Errorf("events Service ports %v, args %v", ports, r.managerArgs(t))
+	}
+	// On the node's network, only loopback, or the address given (the local cluster's bridge).
+	if !hasArg(render(t, "hostNetwork=true").managerArgs(t), "--events-bind-address=127.0.0.1:8082") ||
+		!hasArg(render(t, "hostNetwork=true", "events.bindHost=10.244.77.1").managerArgs(t), "--events-bind-address=10.244.77.1:8082") {
+		t.Error("events bind address with hostNetwork")
 	}
 }
 
@@ -277,5 +293,25 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("--set %s: error does not point at %q:\n%v", set, want, err)
 		}
+	}
+}
+
+// The install notes point at documentation that exists in this repository, not at an invented site.
+func TestNotesPointAtDocsThatExist(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chartDir, "templates", "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := regexp.MustCompile(`docs/[a-z-]+\.md`).FindAllString(string(data), -1)
+	if len(docs) == 0 {
+		t.Fatal("NOTES.txt names no document")
+	}
+	for _, d := range docs {
+		if _, err := os.Stat(filepath.Join(chartDir, "..", "..", d)); err != nil {
+			t.Errorf("NOTES.txt points at %s: %v", d, err)
+		}
+	}
+	if strings.Contains(string(data), "pqcache.dev/docs") {
+		t.Error("NOTES.txt points at a site that does not exist")
 	}
 }

@@ -148,3 +148,15 @@ func (w *syncWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// named is the one object of kind with that name.
+func (r rendered) named(t *testing.T, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range r.all(kind) {
+		if o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s rendered", kind, name)
+	return nil
+}

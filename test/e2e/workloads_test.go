@@ -60,14 +60,21 @@ func startS3(ns string) string {
 		ObjectMeta: objectMeta(ns, s3Secret),
 		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey},
 	})).To(Succeed())
+	return startS3Pod(ns, "versitygw")
+}
+
+// startS3Pod runs one more versitygw pod (the credentials Secret must exist), with extra global
+// flags before its posix backend (e.g. --event-webhook-url), and returns its endpoint.
+func startS3Pod(ns, name string, flags ...string) string {
 	podSec, sec := restricted()
+	args := append([]string{"--port", fmt.Sprintf(":%d", s3Port), "--health", "/health"}, flags...)
 	pod := &corev1.Pod{
-		ObjectMeta: objectMeta(ns, "versitygw"),
+		ObjectMeta: objectMeta(ns, name),
 		Spec: corev1.PodSpec{
 			SecurityContext: podSec,
 			Containers: []corev1.Container{{
 				Name: "versitygw", Image: s3Image, ImagePullPolicy: corev1.PullIfNotPresent,
-				Args:            []string{"--port", fmt.Sprintf(":%d", s3Port), "--health", "/health", "posix", "/data"},
+				Args:            append(args, "posix", "/data"),
 				Env:             []corev1.EnvVar{{Name: "ROOT_ACCESS_KEY", Value: s3AccessKey}, {Name: "ROOT_SECRET_KEY", Value: s3SecretKey}},
 				SecurityContext: sec,
 				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},

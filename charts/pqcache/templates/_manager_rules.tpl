@@ -4,6 +4,13 @@ rules:
 - apiGroups:
   - ""
   resources:
+  - configmaps
+  verbs:
+  - create
+  - delete
+- apiGroups:
+  - ""
+  resources:
   - events
   - pods
   verbs:
@@ -19,6 +26,13 @@ rules:
   - patch
   - update
   - watch
+- apiGroups:
+  - ""
+  resources:
+  - secrets
+  verbs:
+  - create
+  - get
 - apiGroups:
   - batch
   resources:

@@ -1,0 +1,400 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package eventhub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache/notify"
+	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/internal/sqstest"
+	"github.com/pqcache/pqcache/internal/wire"
+)
+
+// The hub runs here with the real Dataset controller in a real manager, against a real kube-apiserver
+// and etcd (envtest), a real SQS-compatible server (goaws) and its real webhook endpoint on 127.0.0.1.
+// Envtest runs no kubelet: the test finishes the sync Jobs the controller starts, as their workers would.
+
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	c   client.Client
+	hub *Hub
+	ns  string
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join("..", "..", "bin", "k8s", "1.37.2-linux-amd64")
+	}
+	te := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	cfg, err := te.Start()
+	if err != nil {
+		t.Fatalf("starting envtest (run `make envtest`): %v", err)
+	}
+	t.Cleanup(func() { _ = te.Stop() })
+	scheme := k8sruntime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := New(Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, BindAddress: "127.0.0.1:0",
+		// Short windows keep the test quick; a batch over three keys overflows into a listing.
+		Debounce:         notify.DebounceConfig{Window: 200 * time.Millisecond, MaxDelay: time.Second, FreshDelay: 50 * time.Millisecond, MaxKeys: 3},
+		SQSClientOptions: []func(*sqs.Options){sqstest.ClientOptions}})
+	if err := mgr.Add(hub); err != nil {
+		t.Fatal(err)
+	}
+	worker := controllers.DefaultWorkerOptions()
+	worker.Image = "example.test/pqcache:test"
+	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, Events: hub}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "events-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: ctx, c: c, hub: hub, ns: ns.Name}
+	e.eventually("the webhook endpoint listens", 10*time.Second, func() error {
+		if hub.Addr() == "" {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	return e
+}
+
+// eventually retries check until it passes or timeout ends (a bounded loop).
+func (e *env) eventually(what string, timeout time.Duration, check func() error) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *env) dataset(name string, events datav1alpha1.EventSource) *datav1alpha1.Dataset {
+	e.t.Helper()
+	ds := &datav1alpha1.Dataset{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "lake", Prefix: "tpch/", Endpoint: "http://s3.example.test:9000", ForcePathStyle: true,
+				Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "s3-creds"}}}},
+			Volume:  datav1alpha1.DatasetVolume{Capacity: ptr.To(resource.MustParse("1Gi"))},
+			Fresh:   []string{"orders/date=2026-12-02/"},
+			Refresh: datav1alpha1.RefreshPolicy{Schedule: "@daily", Events: &events},
+		},
+	}
+	if err := e.c.Create(e.ctx, ds); err != nil {
+		e.t.Fatal(err)
+	}
+	return ds
+}
+
+func (e *env) get(ds *datav1alpha1.Dataset) *datav1alpha1.Dataset {
+	e.t.Helper()
+	out := &datav1alpha1.Dataset{}
+	if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(ds), out); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// runningJob waits for the Dataset's unfinished sync Job and returns it.
+func (e *env) runningJob(ds *datav1alpha1.Dataset) *batchv1.Job {
+	e.t.Helper()
+	var job *batchv1.Job
+	e.eventually("a running sync Job of "+ds.Name, 15*time.Second, func() error {
+		var list batchv1.JobList
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.LabelDataset: ds.Name}); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			j := &list.Items[i]
+			if !finished(j) {
+				job = j
+				return nil
+			}
+		}
+		return fmt.Errorf("%d Jobs, none running", len(list.Items))
+	})
+	return job
+}
+
+func finished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// finish does what the worker and the Job controller would: a pod whose sync container terminated
+// with rep as its termination message, and the Job's terminal conditions.
+func (e *env) finish(job *batchv1.Job, rep *wire.SyncReport) {
+	e.t.Helper()
+	msg, err := rep.Compact(wire.TerminationMessageLimit)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, GenerateName: job.Name + "-", Labels: map[string]string{"batch.kubernetes.io/controller-uid": string(job.UID)}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "sync", Image: "example.test/pqcache:test"}}},
+	}
+	if err := e.c.Create(e.ctx, pod); err != nil {
+		e.t.Fatal(err)
+	}
+	now := metav1.Now()
+	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sync", Image: "example.test/pqcache:test",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: string(msg), FinishedAt: now}}}}
+	if err := e.c.Status().Update(e.ctx, pod); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(job), job); err != nil {
+		e.t.Fatal(err)
+	}
+	start := metav1.NewTime(now.Add(-time.Second))
+	job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &start, &now, 1
+	job.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+	}
+	if err := e.c.Status().Update(e.ctx, job); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func report(files int64, changes *wire.ChangeOutcome) *wire.SyncReport {
+	return &wire.SyncReport{Result: wire.ResultSucceeded, FilesCopied: files, Changes: changes,
+		Manifest: wire.ManifestSummary{Files: 10, Bytes: 1000, Generation: 1, Digest: "sha256:x"}}
+}
+
+// s3Event is an S3 event notification as AWS (and, without URL-encoding, versitygw) writes it.
+func s3Event(key string, removed bool, at time.Time) string {
+	name := "ObjectCreated:Put"
+	if removed {
+		name = "ObjectRemoved:Delete"
+	}
+	rec := map[string]any{"eventVersion": "2.1", "eventSource": "aws:s3", "eventName": name, "eventTime": at.UTC().Format(time.RFC3339Nano),
+		"s3": map[string]any{"bucket": map[string]any{"name": "lake"}, "object": map[string]any{"key": key, "size": 1234, "eTag": "abc", "sequencer": "0055AED6DCD90281E5"}}}
+	b, _ := json.Marshal(map[string]any{"Records": []any{rec}})
+	return string(b)
+}
+
+func (e *env) condition(ds *datav1alpha1.Dataset, t string) *metav1.Condition {
+	return meta.FindStatusCondition(e.get(ds).Status.Conditions, t)
+}
+
+func TestEventsDriveTargetedSyncs(t *testing.T) {
+	if _, err := sqstest.Binary(); err != nil {
+		t.Fatalf("goaws not found (make goaws, or set PQCACHE_GOAWS): %v", err)
+	}
+	e := start(t)
+
+	t.Run("webhook", func(t *testing.T) {
+		e.t = t
+		ds := e.dataset("hooked", datav1alpha1.EventSource{Webhook: &datav1alpha1.WebhookEventSource{}})
+		e.finish(e.runningJob(ds), report(10, nil)) // the first, listing, sync
+		var token string
+		e.eventually("the token Secret and the webhook path in status", 10*time.Second, func() error {
+			cur := e.get(ds)
+			if cur.Status.Events == nil || cur.Status.Events.WebhookPath != "/events/"+e.ns+"/hooked" || cur.Status.Events.TokenSecret != "hooked-events-token" {
+				return fmt.Errorf("status.events %+v", cur.Status.Events)
+			}
+			var sec corev1.Secret
+			if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "hooked-events-token"}, &sec); err != nil {
+				return err
+			}
+			if !metav1.IsControlledBy(&sec, cur) || len(sec.Data["token"]) != 64 {
+				return fmt.Errorf("token secret %+v", sec.ObjectMeta)
+			}
+			token = string(sec.Data["token"])
+			if c := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionEventSource); c == nil || c.Status != metav1.ConditionTrue {
+				return fmt.Errorf("EventSource %+v", c)
+			}
+			return nil
+		})
+		url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/hooked"
+		post := func(tok, body string) int {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := post(token, s3Event("tpch/orders/date=2026-12-02/part-0.parquet", false, time.Now())); code != http.StatusOK {
+			t.Fatalf("webhook answered %d", code)
+		}
+		job := e.runningJob(ds)
+		if job.Annotations[controllers.AnnotationTrigger] != controllers.TriggerEvents || job.Annotations[controllers.AnnotationEventBatch] == "" {
+			t.Fatalf("Job annotations %v", job.Annotations)
+		}
+		c := job.Spec.Template.Spec.Containers[0]
+		if !contains(c.Args, "--changes") {
+			t.Fatalf("a targeted sync without --changes: %v", c.Args)
+		}
+		var cm corev1.ConfigMap
+		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: job.Name}, &cm); err != nil {
+			t.Fatalf("change set: %v", err)
+		}
+		var set wire.ChangeSet
+		if err := json.Unmarshal([]byte(cm.Data["changes.json"]), &set); err != nil || len(set.Changes) != 1 || set.Changes[0].Key != "tpch/orders/date=2026-12-02/part-0.parquet" {
+			t.Fatalf("change set %s: %v", cm.Data["changes.json"], err)
+		}
+		e.finish(job, report(1, &wire.ChangeOutcome{Applied: 1, PublishedAt: time.Now()}))
+		e.eventually("the change counted as applied, and its change set gone", 10*time.Second, func() error {
+			st := e.get(ds).Status.Events
+			if st == nil || st.Received != 1 || st.Applied != 1 || st.LastPublishTime == nil {
+				return fmt.Errorf("status.events %+v", st)
+			}
+			if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(&cm), &cm); err == nil {
+				return fmt.Errorf("change set %s still there", cm.Name)
+			}
+			return nil
+		})
+
+		// Four changes in one batch: over the hub's limit of three, a listing sync instead.
+		for i := range 4 {
+			if code := post(token, s3Event(fmt.Sprintf("tpch/lineitem/part-%d.parquet", i), false, time.Now())); code != http.StatusOK {
+				t.Fatalf("webhook answered %d", code)
+			}
+		}
+		job = e.runningJob(ds)
+		if job.Annotations[controllers.AnnotationTrigger] != controllers.TriggerEventsOverflow || contains(job.Spec.Template.Spec.Containers[0].Args, "--changes") {
+			var cm corev1.ConfigMap
+			_ = e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: job.Name}, &cm)
+			t.Fatalf("an overflow should list: trigger %q, args %v, changes %s", job.Annotations[controllers.AnnotationTrigger], job.Spec.Template.Spec.Containers[0].Args, cm.Data["changes.json"])
+		}
+		e.finish(job, report(4, nil))
+
+		// A wrong token: refused, and said so, while the Dataset stays Ready.
+		if code := post("not-the-token", s3Event("tpch/x.parquet", false, time.Now())); code != http.StatusUnauthorized {
+			t.Fatalf("a wrong token got %d", code)
+		}
+		e.eventually("TokenRejected without leaving Ready", 10*time.Second, func() error {
+			c := e.condition(ds, datav1alpha1.ConditionEventSource)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != datav1alpha1.ReasonTokenRejected {
+				return fmt.Errorf("EventSource %+v", c)
+			}
+			if r := e.condition(ds, datav1alpha1.ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+				return fmt.Errorf("Ready %+v", r)
+			}
+			return nil
+		})
+	})
+
+	t.Run("sqs", func(t *testing.T) {
+		e.t = t
+		srv := sqstest.Start(t)
+		queue := srv.CreateQueue(t, "lake-events", 30*time.Second)
+		if err := e.c.Create(e.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "s3-creds"},
+			StringData: map[string]string{"AWS_ACCESS_KEY_ID": sqstest.AccessKey, "AWS_SECRET_ACCESS_KEY": sqstest.SecretKey}}); err != nil {
+			t.Fatal(err)
+		}
+		ds := e.dataset("queued", datav1alpha1.EventSource{SQS: &datav1alpha1.SQSEventSource{QueueURL: queue, Region: sqstest.Region, Endpoint: srv.Endpoint}})
+		e.finish(e.runningJob(ds), report(10, nil))
+		srv.Send(t, queue, s3Event("tpch/orders/date=2026-12-02/part-1.parquet", false, time.Now()))
+		job := e.runningJob(ds)
+		if job.Annotations[controllers.AnnotationTrigger] != controllers.TriggerEvents {
+			t.Fatalf("trigger %q", job.Annotations[controllers.AnnotationTrigger])
+		}
+		if held := srv.Held(t, queue); held != 1 {
+			t.Fatalf("%d messages held while the sync runs, want 1 (deleted only after publication)", held)
+		}
+		e.finish(job, report(1, &wire.ChangeOutcome{Applied: 1, PublishedAt: time.Now()}))
+		e.eventually("the message deleted once its change is published", 15*time.Second, func() error {
+			if held := srv.Held(t, queue); held != 0 {
+				return fmt.Errorf("%d messages still in the queue", held)
+			}
+			if st := e.get(ds).Status.Events; st == nil || st.Applied != 1 || st.Source != "sqs" {
+				return fmt.Errorf("status.events %+v", st)
+			}
+			return nil
+		})
+
+		// A queue that does not exist: said so, and the Dataset stays Ready on its schedule.
+		missing := e.dataset("noqueue", datav1alpha1.EventSource{SQS: &datav1alpha1.SQSEventSource{QueueURL: srv.Endpoint + "/queue/no-such-queue", Region: sqstest.Region, Endpoint: srv.Endpoint}})
+		e.finish(e.runningJob(missing), report(10, nil))
+		e.eventually("QueueNotFound on the EventSource condition", 30*time.Second, func() error {
+			c := e.condition(missing, datav1alpha1.ConditionEventSource)
+			if c == nil || c.Reason != datav1alpha1.ReasonQueueNotFound {
+				return fmt.Errorf("EventSource %+v", c)
+			}
+			if r := e.condition(missing, datav1alpha1.ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+				return fmt.Errorf("Ready %+v", r)
+			}
+			return nil
+		})
+	})
+}
+
+func contains(args []string, s string) bool {
+	for _, a := range args {
+		if a == s {
+			return true
+		}
+	}
+	return false
+}
