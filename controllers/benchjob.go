@@ -217,9 +217,9 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		"--label", engineLabel(j.engine) + " / " + j.config.Name + " / " + inputLabel(j.input), "--io-type", inputLabel(j.input),
 		"--report-file", corev1.TerminationMessagePathDefault,
 	}
-	if readsVolume {
-		common = append(common, "--probe-streams", "8")
-	}
+	// The input's read throughput, measured after the queries: the volume, or the bucket (an s3 input,
+	// read by an engine that can: duckdb skips it).
+	common = append(common, "--probe-streams", "8", "--config-name", j.config.Name)
 	security := &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
 		Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -280,6 +280,9 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 			container.Args = append(container.Args, "--command-arg", a)
 		}
 		container.Args = append(container.Args, common...)
+		if readsS3(j.input) {
+			container.Args = append(container.Args, s3Flags(ds)...) // for the runner's own probe of the bucket
+		}
 	case datav1alpha1.EnginePolars:
 		injectRunner(opts.PolarsImage)
 		container.Args = append([]string{"bench", "--engine", "polars", "--threads", strconv.Itoa(threads)}, common...)

@@ -319,7 +319,7 @@ var _ = Describe("BenchRun controller", func() {
 			switch j.Annotations[annotationInput] {
 			case "s3":
 				Expect(c.Args).To(ContainElements("--data", "s3://analytics/tpch/"))
-				Expect(c.Args).NotTo(ContainElement("--probe-streams"))
+				Expect(c.Args).To(ContainElements("--probe-streams", "--endpoint"), "the runner probes the bucket")
 				Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "AWS_ENDPOINT_URL", Value: "http://s3.example.test:9000"}))
 				var secretKeys []string
 				for _, e := range c.Env {
