@@ -44,6 +44,9 @@ func (c *cluster) up(ctx context.Context) error {
 	start := time.Now()
 	if c.healthy(ctx) {
 		logf("the cluster in %s is already running: rebuilding and reloading the images", c.dir)
+		if err := makeBridge(ctx); err != nil { // a cluster started before the bridge had its address
+			return err
+		}
 		if err := c.buildImages(ctx); err != nil {
 			return err
 		}
