@@ -255,7 +255,7 @@ metadata: {name: noimage, namespace: %s}
 spec:
   datasetRef: {name: base}
   queries: [1]
-  engine: {name: command, image: pqcache.local/no-such-engine:1, command: [engine, "{query}", "{data}"]}
+  engines: [{name: command, image: pqcache.local/no-such-engine:1, command: [engine, "{query}", "{data}"]}]
   configs: [{name: small, cpu: "1", memory: 1Gi}]
   timeout: 10m
 `, ns)
