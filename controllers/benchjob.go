@@ -207,6 +207,10 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	bucketURL := "s3://" + s3.Bucket + "/" + s3.Prefix
 	readsVolume := j.input.Type != datav1alpha1.InputS3
 	data := dataMountPath
+	if g := run.Status.DatasetGeneration; g > 0 && j.input.Type != datav1alpha1.InputClaim && generationKept(ds, g) {
+		// Every Job of the run reads the generation recorded at its start, whatever refreshes happen.
+		data = generationDir(g)
+	}
 	if !readsVolume {
 		data = bucketURL
 	}
@@ -593,4 +597,22 @@ func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, 
 		return ptr.To(max(1, n.Int64()))
 	}
 	return nil
+}
+
+// generationDir is where a generation of the data is on the mounted volume (see docs/sync.md).
+func generationDir(g int64) string {
+	return dataMountPath + "/.pqcache/generations/" + strconv.FormatInt(g, 10)
+}
+
+// generationKept says whether the Dataset's volume holds generation g as a tree readers can open.
+func generationKept(ds *datav1alpha1.Dataset, g int64) bool {
+	if ds.Status.Generations == nil {
+		return false
+	}
+	for _, k := range ds.Status.Generations.Kept {
+		if k.Generation == g {
+			return true
+		}
+	}
+	return false
 }

@@ -139,6 +139,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		run.Status.StartTime = &metav1.Time{Time: now}
 		if ds.Status.Manifest != nil {
 			run.Status.DatasetDigest = ds.Status.Manifest.Digest
+			run.Status.DatasetGeneration = ds.Status.Manifest.Generation
 		}
 	}
 

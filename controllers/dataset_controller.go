@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -245,6 +246,9 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 			return ctrl.Result{}, err
 		}
 	}
+	if err := r.keepPinnedGenerations(ctx, ds, job); err != nil {
+		return ctrl.Result{}, err
+	}
 	facts.activeJob = job
 	if err := r.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {
@@ -274,6 +278,26 @@ func (r *DatasetReconciler) watchEvents(ctx context.Context, ds *datav1alpha1.Da
 	}
 	if err := r.Events.Watch(ctx, ds); err != nil {
 		return fmt.Errorf("watching the event source: %w", err)
+	}
+	return nil
+}
+
+// keepPinnedGenerations tells the sync which generations unfinished BenchRuns read: their pods mount
+// the volume read-only and cannot hold a generation themselves, so the sync must not delete them.
+func (r *DatasetReconciler) keepPinnedGenerations(ctx context.Context, ds *datav1alpha1.Dataset, job *batchv1.Job) error {
+	var runs datav1alpha1.BenchRunList
+	if err := r.List(ctx, &runs, client.InNamespace(ds.Namespace)); err != nil {
+		return fmt.Errorf("listing benchruns: %w", err)
+	}
+	c := &job.Spec.Template.Spec.Containers[0]
+	seen := map[int64]bool{}
+	for _, run := range runs.Items {
+		g := run.Status.DatasetGeneration
+		if run.Spec.DatasetRef.Name != ds.Name || g == 0 || run.Status.CompletionTime != nil || seen[g] {
+			continue
+		}
+		seen[g] = true
+		c.Args = append(c.Args, "--keep-generation", strconv.FormatInt(g, 10))
 	}
 	return nil
 }

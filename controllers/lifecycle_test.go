@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // The specs here are the first week of a user's life with the operator: objects deleted while their
@@ -445,6 +446,41 @@ var _ = Describe("Lifecycle edges", func() {
 			g.Expect(c.Message).To(ContainSubstring("never fires"))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
+	})
+
+	It("pins the generation a run reads: its Jobs read that tree, and refreshes keep it until the run ends", func() {
+		ds := newDataset(ns, "pinned")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		rep := successReport(8, 800)
+		rep.Manifest.Generation = 7
+		rep.Generations = &wire.GenerationSummary{Current: 7, Kept: []wire.GenerationInfo{{Generation: 7, Files: 8, Bytes: 800}, {Generation: 6, Files: 8, Bytes: 800}}, ExtraBytes: 100}
+		finishJob(waitForJobs(ds, 1), finish{report: rep})
+		Eventually(func(g Gomega) {
+			st := getDataset(ds).Status
+			g.Expect(st.Generations).NotTo(BeNil())
+			g.Expect(st.Generations.Kept).To(HaveLen(2))
+			g.Expect(st.Manifest.Size).To(Equal("800"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		run := newBenchRun(ns, "pinning", "pinned", oneConfigOneInput)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(1)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(getRun(run).Status.DatasetGeneration).To(Equal(int64(7))) }).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(jobs[0].Spec.Template.Spec.Containers[0].Args).To(ContainElements("--data", "/data/.pqcache/generations/7"))
+
+		// A refresh while the run reads generation 7 must keep it.
+		update(getDataset(ds), func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Manual = "refresh-during-run" })
+		sync := waitForJobs(ds, 2)
+		Expect(sync.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--keep-generation", "7"))
+		finishJob(sync, finish{report: successReport(8, 800)})
+		finishBenchJob(&jobs[0], runnerSummary("pinning", "answer"), false)
+		Eventually(func(g Gomega) { g.Expect(runCondition(g, run).Reason).To(Equal(datav1alpha1.ReasonCompleted)) }).WithTimeout(10 * time.Second).Should(Succeed())
+
+		// Once the run has finished, the next sync pins nothing.
+		update(getDataset(ds), func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Manual = "after-the-run" })
+		next := waitForJobs(ds, 3)
+		Expect(next.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement("--keep-generation"))
+		finishJob(next, finish{report: successReport(8, 800)})
 	})
 
 	It("announces a sync once: not again when a stale reconcile finds its Job already there", func() {

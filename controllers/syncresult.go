@@ -162,6 +162,7 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 			hash = ls.SourceHash
 		}
 		st.Manifest = &datav1alpha1.ManifestSummary{Files: rep.Manifest.Files, Bytes: rep.Manifest.Bytes, Generation: rep.Manifest.Generation, Digest: rep.Manifest.Digest, SourceHash: hash}
+		st.Generations = generationsStatus(rep.Generations)
 		st.Layout = &datav1alpha1.LayoutSummary{
 			ParquetFiles: rep.Layout.ParquetFiles, RowGroups: rep.Layout.RowGroups,
 			MinRowsPerGroup: rep.Layout.MinRowsPerGroup, MaxRowsPerGroup: rep.Layout.MaxRowsPerGroup,
@@ -235,4 +236,23 @@ func progressFromPods(pods []corev1.Pod) *datav1alpha1.SyncProgress {
 		}
 	}
 	return best
+}
+
+// generationsStatus is the worker's account of the generations it kept, for status (at most 32).
+func generationsStatus(g *wire.GenerationSummary) *datav1alpha1.GenerationsStatus {
+	if g == nil {
+		return nil
+	}
+	st := &datav1alpha1.GenerationsStatus{Current: g.Current, ExtraBytes: g.ExtraBytes}
+	for _, k := range g.Kept {
+		if len(st.Kept) == 32 {
+			break
+		}
+		kg := datav1alpha1.KeptGeneration{Generation: k.Generation, Files: k.Files, Bytes: k.Bytes, Pinned: k.Pinned}
+		if !k.Published.IsZero() {
+			kg.Published = &metav1.Time{Time: k.Published}
+		}
+		st.Kept = append(st.Kept, kg)
+	}
+	return st
 }

@@ -313,6 +313,11 @@ type BenchRunStatus struct {
 	// +optional
 	DatasetDigest string `json:"datasetDigest,omitempty"`
 
+	// datasetGeneration is the generation of the Dataset's data every Job of the run reads, whatever
+	// refreshes happen meanwhile: the Dataset keeps it on the volume until the run has finished.
+	// +optional
+	DatasetGeneration int64 `json:"datasetGeneration,omitempty"`
+
 	// queries is the number of queries each Job runs.
 	// +optional
 	Queries int32 `json:"queries,omitempty"`

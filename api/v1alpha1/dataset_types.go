@@ -399,6 +399,11 @@ type DatasetStatus struct {
 	// +optional
 	CapacityBytes int64 `json:"capacityBytes,omitempty"`
 
+	// generations lists the complete generations of the data the volume keeps for readers that want
+	// one consistent snapshot while refreshes run, and the space they take.
+	// +optional
+	Generations *GenerationsStatus `json:"generations,omitempty"`
+
 	// events counts the S3 event notifications received and applied, and the freshness they gave.
 	// +optional
 	Events *EventStatus `json:"events,omitempty"`
@@ -407,6 +412,34 @@ type DatasetStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	CapacityNote string `json:"capacityNote,omitempty"`
+}
+
+// GenerationsStatus describes the generations kept on a Dataset's volume.
+type GenerationsStatus struct {
+	// current is the generation readers of the current data see.
+	Current int64 `json:"current"`
+	// kept lists the generations on the volume, newest first.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Kept []KeptGeneration `json:"kept,omitempty"`
+	// extraBytes is the space the older generations take beyond the current one.
+	// +optional
+	ExtraBytes int64 `json:"extraBytes,omitempty"`
+}
+
+// KeptGeneration is one generation on the volume.
+type KeptGeneration struct {
+	Generation int64 `json:"generation"`
+	// +optional
+	Files int64 `json:"files,omitempty"`
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// +optional
+	Published *metav1.Time `json:"published,omitempty"`
+	// pinned is true while a BenchRun reads it.
+	// +optional
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // EventStatus is what a Dataset's event source delivered.
