@@ -40,7 +40,7 @@ import (
 func duckdbVersion() (string, bool) { return duckdb.Version, true }
 
 func addDuckDBCommands(root *cobra.Command) {
-	root.AddCommand(newBenchQueryCommand(), newDatagenCommand())
+	root.AddCommand(newBenchQueryCommand(), newDatagenCommand(), newTestdataCommand(), newReadCheckCommand())
 }
 
 // newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the data, run the query,

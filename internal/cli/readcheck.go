@@ -1,0 +1,167 @@
+//go:build cgo
+
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+// Two hidden commands that prove what readers of a refreshing Dataset see: `testdata marks` writes a
+// table whose every row carries the marker of the refresh that wrote it, and `read-check` queries it
+// in a loop with DuckDB, as a reader pod would, and counts queries that failed or saw rows of two
+// refreshes at once. The e2e suite runs them on the local cluster.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/bench/duckdb"
+)
+
+func newTestdataCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "testdata", Short: "Write data sets that tests check readers against", Hidden: true}
+	var (
+		out                 string
+		marker              int64
+		partitions, rows    int
+		skipPartitionNumber int
+	)
+	marks := &cobra.Command{
+		Use:   "marks --out DIR --marker K",
+		Short: "Write DIR/marks/part=N/data.parquet, every row carrying the marker K",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("--out is required")
+			}
+			db, err := duckdb.Open(1)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			for p := range partitions {
+				if p == skipPartitionNumber {
+					continue
+				}
+				dir := filepath.Join(out, "marks", fmt.Sprintf("part=%d", p))
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				q := fmt.Sprintf(`COPY (SELECT %d::BIGINT AS marker, %d AS part, range AS v FROM range(%d)) TO '%s' (FORMAT parquet)`,
+					marker, p, rows, filepath.Join(dir, "data.parquet"))
+				if _, err := db.ExecContext(cmd.Context(), q); err != nil {
+					return fmt.Errorf("writing partition %d: %w", p, err)
+				}
+			}
+			return nil
+		},
+	}
+	f := marks.Flags()
+	f.StringVar(&out, "out", "", "Directory to write into.")
+	f.Int64Var(&marker, "marker", 1, "The marker every row carries.")
+	f.IntVar(&partitions, "partitions", 4, "Partitions (files).")
+	f.IntVar(&rows, "rows", 10000, "Rows per partition.")
+	f.IntVar(&skipPartitionNumber, "skip", -1, "A partition to leave out (deleted by this refresh).")
+	cmd.AddCommand(marks)
+	return cmd
+}
+
+// readCheckReport is what read-check found.
+type readCheckReport struct {
+	Queries int `json:"queries"`
+	Errors  int `json:"errors"`
+	// Mixed counts queries that saw rows of more than one marker, or an incomplete partition.
+	Mixed int `json:"mixed"`
+	// Markers are the distinct markers the queries saw, in the order first seen.
+	Markers    []int64  `json:"markers"`
+	FirstError string   `json:"firstError,omitempty"`
+	Generation []string `json:"generations,omitempty"`
+}
+
+func newReadCheckCommand() *cobra.Command {
+	var (
+		data, reportFile string
+		duration         time.Duration
+		rows             int
+	)
+	cmd := &cobra.Command{
+		Use:    "read-check --data DIR --duration 2m",
+		Short:  "Query DIR/marks in a loop with DuckDB and count failed and mixed answers",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := duckdb.Open(1)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			var rep readCheckReport
+			seen := map[int64]bool{}
+			gens := map[string]bool{}
+			end := time.Now().Add(duration)
+			for time.Now().Before(end) && cmd.Context().Err() == nil {
+				rep.Queries++
+				// A reader that wants one generation resolves the path once, then reads under it.
+				dir, err := filepath.EvalSymlinks(data)
+				if err == nil {
+					if g := filepath.Base(dir); !gens[g] {
+						gens[g] = true
+						rep.Generation = append(rep.Generation, g)
+					}
+					var n, parts, minM, maxM int64
+					err = db.QueryRowContext(cmd.Context(), fmt.Sprintf(
+						`SELECT count(*), count(DISTINCT part), min(marker), max(marker) FROM read_parquet('%s/marks/*/*.parquet')`, dir)).Scan(&n, &parts, &minM, &maxM)
+					if err == nil {
+						if minM != maxM || n != parts*int64(rows) {
+							rep.Mixed++
+						}
+						for _, m := range []int64{minM, maxM} {
+							if !seen[m] {
+								seen[m] = true
+								rep.Markers = append(rep.Markers, m)
+							}
+						}
+					}
+				}
+				if err != nil {
+					rep.Errors++
+					if rep.FirstError == "" {
+						rep.FirstError = strings.TrimSpace(err.Error())
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			out, _ := json.Marshal(rep)
+			fmt.Fprintln(cmd.OutOrStdout(), string(out))
+			if reportFile != "" {
+				return os.WriteFile(reportFile, out, 0o644)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "/data", "The data directory (a symlink such as .pqcache/generations/current is resolved once per query).")
+	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "How long to keep querying.")
+	cmd.Flags().IntVar(&rows, "rows", 10000, "Rows per partition that `testdata marks` wrote.")
+	cmd.Flags().StringVar(&reportFile, "report-file", "", "Also write the findings (JSON) here, e.g. /dev/termination-log.")
+	return cmd
+}
