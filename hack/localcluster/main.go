@@ -49,13 +49,13 @@ const (
 	// bridgeName is the CNI bridge. It has one address, bridgeIP, which pods never get: the host
 	// reaches pods and pods reach the host's bridge address (the manager's event endpoint binds there,
 	// and only there), and nothing is routed beyond: no gateway for pods, no forwarding, no masquerade.
-	bridgeName  = "pqcache0"
-	podSubnet   = "10.244.77.0/24"
-	bridgeIP    = "10.244.77.1"
+	bridgeName = "pqcache0"
+	podSubnet  = "10.244.77.0/24"
+	bridgeIP   = "10.244.77.1"
 	// podRangeStart leaves the bottom of the subnet to the bridge.
 	podRangeStart = "10.244.77.10"
 	// eventsPort is where the manager's event endpoint listens, on bridgeIP.
-	eventsPort = 18082
+	eventsPort  = 18082
 	serviceCIDR = "10.97.0.0/24"
 	serviceIP   = "10.97.0.1"
 	// provisionerName provisions local PersistentVolumes in the cluster directory (provisioner.go).
