@@ -56,6 +56,7 @@ type Store interface {
 	Stat(ctx context.Context, key, strip string) (plan.Object, bool, error)
 	Get(ctx context.Context, key, etag string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error)
 	Head(ctx context.Context, key, etag string) (s3store.Checksums, bool, error)
+	Describe(ctx context.Context, key, strip string) (plan.Object, bool, error)
 }
 
 // VerifyMode says how much a downloaded file is checked before it is published.
@@ -106,6 +107,9 @@ type Options struct {
 	Log *slog.Logger
 	// Requests, if set, is read for the report's request counts.
 	Requests *s3store.Requests
+	// Changes, if set, makes this a targeted sync (targeted.go): instead of listing the prefix, it
+	// checks just these keys against the bucket, one HEAD each, and copies or deletes what differs.
+	Changes *ChangeSet
 }
 
 // Defaults.
@@ -138,6 +142,10 @@ type syncer struct {
 	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
+	// applied and failedKeys track a targeted sync's changes (guarded by mu): the event time of each
+	// key it settled, and the keys whose copy or delete failed.
+	applied    map[string]time.Time
+	failedKeys map[string]bool
 }
 
 // Sync runs one sync and returns its report. A non-nil error means the sync did not publish
@@ -177,6 +185,9 @@ func (s *syncer) run(ctx context.Context) error {
 		return fmt.Errorf("creating %s: %w", s.root, err)
 	}
 	if s.opts.DryRun {
+		if s.opts.Changes != nil {
+			return errors.New("a targeted sync (a change set) cannot be a dry run")
+		}
 		return s.dryRun(ctx, filter)
 	}
 	if s.m, err = manifest.OpenWith(s.root, manifest.OpenOptions{NoSync: s.opts.Ephemeral}); err != nil {
@@ -195,6 +206,10 @@ func (s *syncer) run(ctx context.Context) error {
 	if prev != "" && prev != s.opts.Source {
 		s.log.Info("Source changed: copying every file again", "was", prev, "now", s.opts.Source)
 		force = plan.ChangeSource
+		if s.opts.Changes != nil {
+			// A change set cannot say what a new source holds: list it all.
+			s.log.Info("Listing the whole prefix instead of the change set, since the source changed")
+		}
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -247,7 +262,11 @@ func (s *syncer) run(ctx context.Context) error {
 	if err := s.resume.sweep(s.opts.SubPrefixes); err != nil {
 		s.log.Warn("Could not remove abandoned partial downloads", "error", err)
 	}
-	return s.commit(force != "")
+	if err := s.commit(force != ""); err != nil {
+		return err
+	}
+	s.settleChanges()
+	return nil
 }
 
 // feed plans the sync and hands the work out while the listing goes on: deletes to the publisher,
@@ -262,7 +281,11 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 		refused     bool
 		copiesTotal int64
 	)
-	err := s.plan(ctx, filter, force, func(a plan.Action) error {
+	planner := func(emit func(plan.Action) error) error { return s.plan(ctx, filter, force, emit) }
+	if s.opts.Changes != nil && force == "" {
+		planner = func(emit func(plan.Action) error) error { return s.planChanges(ctx, filter, emit) }
+	}
+	err := planner(func(a plan.Action) error {
 		if !a.Copy {
 			select {
 			case events <- event{del: true, entry: *a.Old}:
@@ -445,6 +468,9 @@ func (s *syncer) fail(key, class string, err error) {
 	defer s.mu.Unlock()
 	s.rep.FilesFailed++
 	s.classes[class]++
+	if s.failedKeys != nil {
+		s.failedKeys[key] = true
+	}
 	if len(s.rep.Failed) < maxReportedFailures {
 		s.rep.Failed = append(s.rep.Failed, FileError{Key: key, Error: err.Error()})
 	}

@@ -63,10 +63,24 @@ func Compare(obj Object, e manifest.Entry) Change {
 		return ChangeSize
 	case obj.ETag != e.ETag:
 		return ChangeETag
-	case !obj.LastModified.Equal(e.LastModified):
+	case !sameTime(obj.LastModified, e.LastModified):
 		return ChangeLastModified
 	}
 	return ""
+}
+
+// sameTime compares LastModified times. A listing may give them to the millisecond, while HEAD and GET
+// answer with an HTTP date, to the second: a file published by a targeted sync (from a HEAD) records
+// whole seconds. Two times agree when they are equal, or when one has whole seconds and the other
+// falls within that second; size and ETag must agree as well for the object to count as unchanged.
+func sameTime(a, b time.Time) bool {
+	if a.Equal(b) {
+		return true
+	}
+	if a.Nanosecond() != 0 && b.Nanosecond() != 0 {
+		return false
+	}
+	return a.Truncate(time.Second).Equal(b.Truncate(time.Second))
 }
 
 // ErrHostileKey marks a key that cannot be published safely.

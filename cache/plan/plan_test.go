@@ -197,3 +197,28 @@ func TestMerge(t *testing.T) {
 		}
 	})
 }
+
+func TestCompareAllowsWholeSecondsFromAHead(t *testing.T) {
+	listed := time.Date(2026, 12, 3, 10, 1, 2, 345_000_000, time.UTC)
+	headed := time.Date(2026, 12, 3, 10, 1, 2, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		obj  time.Time
+		e    time.Time
+		want Change
+	}{
+		{"equal", listed, listed, ""},
+		{"listing in the second a HEAD recorded", listed, headed, ""},
+		{"HEAD in the second a listing recorded", headed, listed, ""},
+		{"another second", listed.Add(time.Second), headed, ChangeLastModified},
+		{"two sub-second times differ", listed, listed.Add(time.Millisecond), ChangeLastModified},
+		{"whole seconds differ", headed, headed.Add(-time.Second), ChangeLastModified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Compare(Object{Key: "k", Size: 1, ETag: `"e"`, LastModified: tc.obj}, manifest.Entry{Key: "k", Size: 1, ETag: `"e"`, LastModified: tc.e})
+			if got != tc.want {
+				t.Fatalf("Compare = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -221,6 +221,37 @@ func (s *Store) Stat(ctx context.Context, key, strip string) (plan.Object, bool,
 	return object(out.Contents[0], strip), true, nil
 }
 
+// Describe returns what the store holds now under key, with one HEAD (no LIST): a targeted sync
+// checks the keys S3 event notifications named this way, so that a stale or reordered event never wins
+// over the object's current state. ok is false when the key does not exist. LastModified comes from
+// an HTTP date, so it has whole seconds only (plan.Compare allows for that). ChecksumAlgorithm names
+// the checksum the store keeps for the object, as a listing would.
+func (s *Store) Describe(ctx context.Context, key, strip string) (plan.Object, bool, error) {
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil {
+		if Classify(err) == ClassNotFound {
+			return plan.Object{}, false, nil
+		}
+		return plan.Object{}, false, fmt.Errorf("reading s3://%s/%s: %w", s.bucket, key, err)
+	}
+	obj := plan.Object{
+		Key:          strings.TrimPrefix(key, strip),
+		Size:         aws.ToInt64(out.ContentLength),
+		LastModified: aws.ToTime(out.LastModified).UTC(),
+		ETag:         aws.ToString(out.ETag),
+		ChecksumType: string(out.ChecksumType),
+	}
+	sums := checksums(aws.ToString(out.ChecksumCRC64NVME), aws.ToString(out.ChecksumCRC32), aws.ToString(out.ChecksumCRC32C),
+		aws.ToString(out.ChecksumSHA1), aws.ToString(out.ChecksumSHA256), string(out.ChecksumType))
+	for _, a := range []integrity.Algorithm{integrity.CRC64NVME, integrity.CRC32C, integrity.CRC32, integrity.SHA256, integrity.SHA1} {
+		if sums.Get(a) != "" {
+			obj.ChecksumAlgorithm = string(a)
+			break
+		}
+	}
+	return obj, true, nil
+}
+
 // Range selects what a GET returns.
 type Range struct {
 	// Start and End select bytes [Start, End]; End < 0 means to the end of the object.

@@ -59,6 +59,7 @@ type syncFlags struct {
 	cpuProfile       string
 	trace            string
 	ephemeral        bool
+	changes          string
 }
 
 func (f *syncFlags) register(cmd *cobra.Command) {
@@ -79,6 +80,7 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.logLevel, "log-level", "warn", "Log level on stderr: debug, info, warn, error.")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "Write a CPU profile of the sync to this file (go tool pprof).")
 	fl.StringVar(&f.trace, "trace", "", "Write an execution trace of the sync to this file (go tool trace).")
+	fl.StringVar(&f.changes, "changes", "", "A targeted sync: check only the keys in this change set (JSON, as the operator writes it from S3 event notifications: {\"changes\":[{\"key\":...,\"removed\":...}]}) against the bucket, one HEAD each, instead of listing the prefix.")
 	_ = fl.MarkHidden("cpuprofile")
 	_ = fl.MarkHidden("trace")
 }
@@ -189,6 +191,14 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		Dir: dir, Source: sourceID(f.endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
 		Include: f.include, Exclude: f.exclude, Parallelism: f.parallel, PartSize: q.Value(),
 		Verify: verify, Prune: !f.noDelete, Ephemeral: f.ephemeral, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
+	}
+	if f.changes != "" {
+		if subs != nil {
+			return errors.New("--changes applies to sync, not stage")
+		}
+		if opts.Changes, err = readChangeSet(f.changes); err != nil {
+			return err
+		}
 	}
 	stderr := cmd.ErrOrStderr()
 	if f.dryRun {
@@ -401,4 +411,17 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// readChangeSet reads a targeted sync's change set.
+func readChangeSet(path string) (*cache.ChangeSet, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading --changes: %w", err)
+	}
+	var cs cache.ChangeSet
+	if err := json.Unmarshal(data, &cs); err != nil {
+		return nil, fmt.Errorf("reading --changes %s: %w", path, err)
+	}
+	return &cs, nil
 }

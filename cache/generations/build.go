@@ -1,0 +1,214 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package generations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pqcache/pqcache/cache/manifest"
+)
+
+// build makes generation g's tree under .building-<g> from entries, records it, and renames it to
+// <g>. A failure removes the partial tree (or leaves it to the next Publish's cleanup).
+func (st *state) build(ctx context.Context, root string, g int64, entries func(fn func(key string) error) error, now time.Time, durable bool) (meta, error) {
+	name := strconv.FormatInt(g, 10)
+	tmp := buildingPrefix + name
+	if err := unix.Mkdirat(st.d, tmp, 0o755); err != nil {
+		return meta{}, &os.PathError{Op: "mkdir", Path: filepath.Join(st.dir, tmp), Err: err}
+	}
+	var m meta
+	b, err := newBuilder(root, st.d, tmp)
+	if err == nil {
+		err = entries(func(key string) error {
+			// Checked now and then: a context check per file would cost more than some links.
+			if b.files%4096 == 0 {
+				if err := context.Cause(ctx); err != nil {
+					return err
+				}
+			}
+			return b.add(key)
+		})
+		b.close()
+		m = meta{Generation: g, Files: b.files, Bytes: b.bytes, Published: now}
+	}
+	if err == nil {
+		err = writeMeta(st.d, m)
+	}
+	if err == nil && durable {
+		// Every link and the record reach the disk before the tree gets the name that says it is
+		// whole.
+		err = syncFS(st.d, st.dir)
+	}
+	if err == nil {
+		if err = unix.Renameat(st.d, tmp, st.d, name); err != nil {
+			err = fmt.Errorf("renaming %s to %s: %w", tmp, name, err)
+		}
+	}
+	if err != nil {
+		unix.Unlinkat(st.d, name+metaSuffix, 0)
+		os.RemoveAll(filepath.Join(st.dir, tmp))
+		return meta{}, err
+	}
+	return m, nil
+}
+
+// builder links files into a new tree. Keys come in key order, so the keys of one directory come
+// together (all strings with a common prefix are adjacent in sorted order): it keeps the open
+// directories of the current key's path on both sides, source and tree, creates and opens each
+// directory once, and links each file with one fstatat and one linkat relative to them, with no
+// path lookups beyond the last component. Keys in another order still work, only slower.
+type builder struct {
+	src, dst int     // the cache root and the tree's root
+	stack    []level // open directories of the last key's path, outermost first
+	files    int64
+	bytes    int64
+}
+
+type level struct {
+	name     string
+	src, dst int
+}
+
+func newBuilder(root string, d int, tree string) (*builder, error) {
+	src, err := openDir(unix.AT_FDCWD, root)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := openDir(d, tree)
+	if err != nil {
+		unix.Close(src)
+		return nil, err
+	}
+	return &builder{src: src, dst: dst}, nil
+}
+
+func (b *builder) close() {
+	b.truncate(0)
+	unix.Close(b.src)
+	unix.Close(b.dst)
+}
+
+// truncate closes the directories below depth.
+func (b *builder) truncate(depth int) {
+	for _, l := range b.stack[depth:] {
+		unix.Close(l.src)
+		unix.Close(l.dst)
+	}
+	b.stack = b.stack[:depth]
+}
+
+// add links DIR/<key> into the tree at <key>.
+func (b *builder) add(key string) error {
+	if err := b.addKey(key); err != nil {
+		return fmt.Errorf("linking %s: %w", key, err)
+	}
+	return nil
+}
+
+func (b *builder) addKey(key string) error {
+	rest := key
+	depth := 0
+	for {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			break
+		}
+		comp := rest[:i]
+		rest = rest[i+1:]
+		if err := checkSegment(comp, depth); err != nil {
+			return err
+		}
+		if depth < len(b.stack) && b.stack[depth].name == comp {
+			depth++
+			continue
+		}
+		b.truncate(depth)
+		if err := b.push(comp); err != nil {
+			return err
+		}
+		depth++
+	}
+	b.truncate(depth)
+	if err := checkSegment(rest, depth); err != nil {
+		return err
+	}
+	src, dst := b.src, b.dst
+	if depth > 0 {
+		src, dst = b.stack[depth-1].src, b.stack[depth-1].dst
+	}
+	var s unix.Stat_t
+	if err := unix.Fstatat(src, rest, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if s.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errors.New("not a regular file")
+	}
+	if err := unix.Linkat(src, rest, dst, rest, 0); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return errors.New("listed twice")
+		}
+		return err
+	}
+	linked.Add(1)
+	b.files++
+	b.bytes += s.Size
+	return nil
+}
+
+// push opens directory comp below the innermost open one, on both sides, creating it in the tree.
+func (b *builder) push(comp string) error {
+	psrc, pdst := b.src, b.dst
+	if n := len(b.stack); n > 0 {
+		psrc, pdst = b.stack[n-1].src, b.stack[n-1].dst
+	}
+	src, err := openDir(psrc, comp)
+	if err != nil {
+		return err
+	}
+	if err := unix.Mkdirat(pdst, comp, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		unix.Close(src)
+		return err
+	}
+	dst, err := openDir(pdst, comp)
+	if err != nil {
+		unix.Close(src)
+		return err
+	}
+	b.stack = append(b.stack, level{name: comp, src: src, dst: dst})
+	return nil
+}
+
+// checkSegment refuses what plan.ValidateKey refuses that could escape the tree or the root; the
+// keys come from the manifest, which only holds validated keys, so this is a cheap second guard.
+func checkSegment(seg string, depth int) error {
+	switch {
+	case seg == "" || seg == "." || seg == "..":
+		return fmt.Errorf("bad path segment %q", seg)
+	case depth == 0 && seg == manifest.Dir:
+		return fmt.Errorf("inside the reserved %s directory", manifest.Dir)
+	}
+	return nil
+}
