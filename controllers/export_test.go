@@ -24,6 +24,8 @@ var (
 	OutcomeFromPods      = outcomeFromPods
 	RecordSync           = recordSync
 	SetDatasetConditions = setDatasetConditions
+	WithChanges          = withChanges
+	ChangesConfigMap     = changesConfigMap
 )
 
 type (

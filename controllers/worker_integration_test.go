@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,6 +38,7 @@ import (
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/internal/cli"
 	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/internal/wire"
 )
 
 // TestWorkerJobRunsAndReportsEndToEnd runs the worker exactly as the controller specifies it — the
@@ -227,5 +229,115 @@ func TestWorkerTrustsAPrivateCA(t *testing.T) {
 	}
 	if err := runWorker(system); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("without the private CA the sync should fail on the certificate, got %v", err)
+	}
+}
+
+// TestTargetedWorkerJobAppliesTheChangeSet runs a targeted sync Job as the controller builds it: the
+// change set written into its ConfigMap by the controller's own code, mounted where the Job says, and
+// the worker run with the Job's args against versitygw. It lists nothing, applies the new key and the
+// delete, and its report carries the outcome the controller records.
+func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "lake")
+	srv.PutObject(t, "lake", "sales/2026/11.bin", []byte("november"))
+	srv.PutObject(t, "lake", "sales/2026/12.bin", []byte("december"))
+	ds := &datav1alpha1.Dataset{
+		ObjectMeta: metav1.ObjectMeta{Name: "sales", Namespace: "team", UID: "uid-3", Generation: 1},
+		Spec: datav1alpha1.DatasetSpec{Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{
+			Bucket: "lake", Prefix: "sales/", Region: s3test.Region, Endpoint: srv.Endpoint, ForcePathStyle: true,
+			Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "creds"}},
+		}}},
+	}
+	t.Setenv(controllers.SecretKeyAccessKeyID, s3test.AccessKey)
+	t.Setenv(controllers.SecretKeySecretAccessKey, s3test.SecretKey)
+	volume := t.TempDir()
+	run := func(job *batchv1.Job, files map[string]string) []byte {
+		t.Helper()
+		c := job.Spec.Template.Spec.Containers[0]
+		termination := filepath.Join(t.TempDir(), "termination-log")
+		args := slices.Clone(c.Args)
+		for i, a := range args {
+			switch {
+			case a == "/data":
+				args[i] = volume
+			case a == c.TerminationMessagePath:
+				args[i] = termination
+			case files[a] != "":
+				args[i] = files[a]
+			}
+		}
+		cmd := cli.NewRootCommand()
+		var stderr bytes.Buffer
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&stderr)
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("worker %v: %v\nstderr:\n%s", args, err, stderr.String())
+		}
+		msg, err := os.ReadFile(termination)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	run(controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerInitial, controllers.SourceHash(&ds.Spec)), nil)
+
+	srv.PutObject(t, "lake", "sales/2026/13.bin", []byte("the thirteenth month"))
+	if err := os.Remove(filepath.Join(srv.Root, "lake", "sales/2026/11.bin")); err != nil {
+		t.Fatal(err)
+	}
+	job := controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerEvents, controllers.SourceHash(&ds.Spec))
+	batch := &controllers.EventBatch{ID: "b1", Changes: []wire.Change{
+		{Key: "sales/2026/13.bin", EventTime: time.Now().Add(-2 * time.Second)},
+		{Key: "sales/2026/11.bin", Removed: true, EventTime: time.Now().Add(-3 * time.Second)},
+		{Key: "other/2026/1.bin"},
+	}}
+	cm, err := controllers.ChangesConfigMap(ds, job.Name, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	controllers.WithChanges(&job.Spec.Template.Spec, cm.Name)
+	// The kubelet's part: the ConfigMap's key as a file under the mount.
+	c := job.Spec.Template.Spec.Containers[0]
+	mounted := map[string]string{}
+	for key, value := range cm.Data {
+		path := filepath.Join(t.TempDir(), key)
+		if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == "changes" {
+				mounted[m.MountPath+"/"+key] = path
+			}
+		}
+	}
+	if len(mounted) != 1 || !slices.Contains(c.Args, "--changes") {
+		t.Fatalf("the Job does not mount its change set: args %v, mounts %v", c.Args, c.VolumeMounts)
+	}
+	msg := run(job, mounted)
+
+	now := time.Now()
+	job.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	pod := corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		Name: c.Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.NewTime(now)}},
+	}}}}
+	outcome := controllers.OutcomeFromPods([]corev1.Pod{pod})
+	if outcome.Report == nil || outcome.Report.Changes == nil {
+		t.Fatalf("no change outcome in the worker's report: %s", msg)
+	}
+	if ch := outcome.Report.Changes; ch.Applied != 2 || ch.Ignored != 1 || ch.Stale != 0 || ch.PublishedAt.IsZero() {
+		t.Fatalf("change outcome %+v, want 2 applied and 1 ignored", ch)
+	}
+	if ok, summary := controllers.RecordSync(ds, job, controllers.JobState{Finished: true, At: now}, outcome); !ok {
+		t.Fatalf("recorded as failed: %s", summary)
+	}
+	if ls := ds.Status.LastSync; ls.ListRequests != 0 || ls.FilesCopied != 1 || ls.FilesDeleted != 1 || ls.Trigger != controllers.TriggerEvents {
+		t.Fatalf("lastSync %+v: want no LIST, 1 copied, 1 deleted", ls)
+	}
+	if got, _ := os.ReadFile(filepath.Join(volume, "2026", "13.bin")); string(got) != "the thirteenth month" {
+		t.Fatalf("13.bin not published: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(volume, "2026", "11.bin")); !os.IsNotExist(err) {
+		t.Fatalf("11.bin not deleted: %v", err)
 	}
 }
