@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,48 +157,83 @@ func sourceID(endpoint, bucket, prefix string) string {
 }
 
 func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) error {
-	bucket, prefix, err := parseS3URL(src)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	store, opts, err := prepareSync(ctx, cmd, f, src, dir, subs)
 	if err != nil {
 		return err
 	}
+	stderr := cmd.ErrOrStderr()
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
+	if f.trace != "" {
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		if err := trace.Start(tf); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer func() { trace.Stop(); tf.Close() }()
+	}
+	rep, syncErr := cache.Sync(ctx, store, opts)
+	if opts.Progress != nil && f.progress == "auto" {
+		fmt.Fprintln(stderr)
+	}
+	if err := writeReport(cmd.OutOrStdout(), f, rep); err != nil {
+		return err
+	}
+	return syncErr
+}
+
+// prepareSync checks the flags shared by sync, stage and watch and returns the store and the
+// options of a sync.
+func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (*s3store.Store, cache.Options, error) {
+	var opts cache.Options
+	bucket, prefix, err := parseS3URL(src)
+	if err != nil {
+		return nil, opts, err
+	}
 	if f.parallel < 1 || f.parallel > 256 {
-		return fmt.Errorf("--parallel %d: must be between 1 and 256", f.parallel)
+		return nil, opts, fmt.Errorf("--parallel %d: must be between 1 and 256", f.parallel)
 	}
 	q, err := resource.ParseQuantity(f.partSize)
 	if err != nil || q.Value() < 1<<20 || q.Value() > 5<<30 {
-		return fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.partSize)
+		return nil, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.partSize)
 	}
 	verify := cache.VerifyMode(f.verify)
 	if verify != cache.VerifyChecksum && verify != cache.VerifySize {
-		return fmt.Errorf("--verify %q: must be checksum or size", f.verify)
+		return nil, opts, fmt.Errorf("--verify %q: must be checksum or size", f.verify)
 	}
 	for _, s := range subs {
 		if strings.HasPrefix(s, "/") {
-			return fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
+			return nil, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
 		}
 	}
 	log, err := newLogger(f.logLevel)
 	if err != nil {
-		return err
+		return nil, opts, err
 	}
-
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
 	if err != nil {
-		return err
+		return nil, opts, err
 	}
-	opts := cache.Options{
+	opts = cache.Options{
 		Dir: dir, Source: sourceID(f.endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
 		Include: f.include, Exclude: f.exclude, Parallelism: f.parallel, PartSize: q.Value(),
 		Verify: verify, Prune: !f.noDelete, Ephemeral: f.ephemeral, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
 	}
 	if f.changes != "" {
 		if subs != nil {
-			return errors.New("--changes applies to sync, not stage")
+			return nil, opts, errors.New("--changes applies to sync, not stage")
 		}
 		if opts.Changes, err = readChangeSet(f.changes); err != nil {
-			return err
+			return nil, opts, err
 		}
 	}
 	stderr := cmd.ErrOrStderr()
@@ -225,34 +261,9 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		}
 	case "none":
 	default:
-		return fmt.Errorf("--progress %q: must be auto, json or none", f.progress)
+		return nil, opts, fmt.Errorf("--progress %q: must be auto, json or none", f.progress)
 	}
-
-	if f.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stopProfile()
-	}
-	if f.trace != "" {
-		tf, err := os.Create(f.trace)
-		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		if err := trace.Start(tf); err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		defer func() { trace.Stop(); tf.Close() }()
-	}
-	rep, syncErr := cache.Sync(ctx, store, opts)
-	if opts.Progress != nil && f.progress == "auto" {
-		fmt.Fprintln(stderr)
-	}
-	if err := writeReport(cmd.OutOrStdout(), f, rep); err != nil {
-		return err
-	}
-	return syncErr
+	return store, opts, nil
 }
 
 func writeReport(stdout io.Writer, f syncFlags, rep *cache.Report) error {
