@@ -81,7 +81,7 @@ func newTestdataCommand() *cobra.Command {
 	f.IntVar(&partitions, "partitions", 4, "Partitions (files).")
 	f.IntVar(&rows, "rows", 10000, "Rows per partition.")
 	f.IntVar(&skipPartitionNumber, "skip", -1, "A partition to leave out (deleted by this refresh).")
-	cmd.AddCommand(marks)
+	cmd.AddCommand(marks, newLagCommand())
 	return cmd
 }
 
