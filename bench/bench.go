@@ -38,6 +38,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pqcache/pqcache/bench/memory"
 	"github.com/pqcache/pqcache/bench/netdev"
@@ -324,4 +325,14 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
+// String is the tail, starting at a whole character: the cut may have fallen inside a multi-byte
+// one, whose leftover bytes are dropped.
+func (t *tailBuffer) String() string {
+	b := t.b
+	if len(b) == stderrTailBytes {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return strings.TrimSpace(string(b))
+}

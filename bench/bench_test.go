@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pqcache/pqcache/bench/netdev"
 )
@@ -284,5 +285,15 @@ func TestAStoppedRunIsNotAnOOMKill(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Status == StatusOOMKilled || got[0].Status == StatusTimeout || !strings.Contains(got[0].StderrTail, "stopped with the run") {
 		t.Fatalf("query of a stopped run: %+v", got)
+	}
+}
+
+func TestStderrTailStartsAtAWholeCharacter(t *testing.T) {
+	var tail tailBuffer
+	// "é" is two bytes: 2,049 of them leave a cut between the two bytes of one.
+	fmt.Fprint(&tail, strings.Repeat("é", stderrTailBytes/2+1)+"x")
+	got := tail.String()
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "x") || len(got) < stderrTailBytes-utf8.UTFMax {
+		t.Fatalf("tail of %d bytes, valid UTF-8 %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-3:])
 	}
 }

@@ -372,6 +372,9 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 		}
 		capacity = q
 	}
+	if !found && !ds.DeletionTimestamp.IsZero() {
+		return 0, nil // never create a claim for a Dataset being deleted: the garbage collector would chase it
+	}
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
 		if pvc.CreationTimestamp.IsZero() {
@@ -502,6 +505,9 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 	var job batchv1.Job
 	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: sizeJobName(ds)}, &job)
 	if apierrors.IsNotFound(err) {
+		if !ds.DeletionTimestamp.IsZero() {
+			return resource.Quantity{}, 0, nil // a Dataset being deleted needs no claim sized
+		}
 		if ls := ds.Status.LastSync; ls != nil && ls.Result == datav1alpha1.SyncFailed && ds.Status.LastFailureTime != nil {
 			if wait := ds.Status.LastFailureTime.Add(retryBackoff(ds.Status.FailedAttempts)).Sub(r.Clock.Now()); wait > 0 {
 				return resource.Quantity{}, wait, nil
@@ -532,7 +538,11 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
 		if job.Annotations[AnnotationAfter] == lastRecordedJob(ds) {
 			_, summary := recordSync(ds, &job, js, wo)
-			r.event(ds, &job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
+			// Announced once the status that records it is written (a conflict re-reconciles, and
+			// would otherwise announce it again).
+			facts.announce = append(facts.announce, func() {
+				r.event(ds, &job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
+			})
 		}
 		return resource.Quantity{}, retryBackoff(ds.Status.FailedAttempts), nil
 	}

@@ -436,6 +436,30 @@ var _ = Describe("Lifecycle edges", func() {
 		update(getRun(run), func(r *datav1alpha1.BenchRun) { r.SetFinalizers(nil) })
 	})
 
+	It("neither sizes nor creates a claim for a Dataset being deleted", func() {
+		ds := newDataset(ns, "unsized", func(d *datav1alpha1.Dataset) {
+			d.Spec.Volume.Capacity = nil
+			d.SetFinalizers([]string{"test.pqcache.dev/hold"})
+		})
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		size := waitForSizeJob(ns)
+		Expect(k8sClient.Delete(ctx, getDataset(ds))).To(Succeed())
+		// The garbage collector takes the sizing Job; the sizing report would have come too late.
+		Expect(k8sClient.Delete(ctx, &size, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		update(getDataset(ds), func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Manual = "while-deleting" })
+		Consistently(func(g Gomega) {
+			var jobs batchv1.JobList
+			g.Expect(k8sClient.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{LabelComponent: componentSize})).To(Succeed())
+			g.Expect(jobs.Items).To(BeEmpty(), "a sizing Job for a Dataset being deleted")
+			var pvcs corev1.PersistentVolumeClaimList
+			g.Expect(k8sClient.List(ctx, &pvcs, client.InNamespace(ns))).To(Succeed())
+			for _, p := range pvcs.Items {
+				g.Expect(p.Name).NotTo(Equal("unsized-cache"), "a claim for a Dataset being deleted")
+			}
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+		update(getDataset(ds), func(d *datav1alpha1.Dataset) { d.SetFinalizers(nil) })
+	})
+
 	It("refuses a schedule that never fires instead of syncing on every reconcile", func() {
 		ds := readyDataset(ns, "february")
 		update(getDataset(ds), func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Schedule = "0 0 30 2 *" })
