@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -463,7 +464,8 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 				r := datav1alpha1.BenchResult{Engine: long(fmt.Sprintf("engine-%d", e), 16), Config: long(fmt.Sprintf("config-%02d", c), 32),
 					Input: "claim/" + long(fmt.Sprintf("mount-%d", i), 253), JobName: long(fmt.Sprintf("job-%d-%02d-%d", e, c, i), 63),
 					StartTime: &now, CompletionTime: &now, WallMillis: 123456789, ReadBytesPerSecond: 1234567890, StagedBytes: 12345678901,
-					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789)}
+					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789),
+					Message: long("the longest message a result keeps: ", 1024)}
 				for q := 1; q <= 22; q++ {
 					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q), Status: datav1alpha1.QueryOOMKilled,
 						MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
@@ -476,9 +478,31 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 		}
 	}
 	Expect(st.Results).To(HaveLen(96), "the most Jobs the API lets a run have")
+	for _, t := range []string{datav1alpha1.ConditionSucceeded, datav1alpha1.ConditionReconciling, datav1alpha1.ConditionStalled} {
+		st.Conditions = append(st.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: datav1alpha1.ReasonOOMKilled,
+			Message: long("a long condition message ", 1024), LastTransitionTime: now})
+	}
 	data, err := json.Marshal(st)
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("largest BenchRun status: %d bytes\n", len(data))
 	AddReportEntry("largest BenchRun status (bytes)", len(data))
 	Expect(len(data)).To(BeNumerically("<", 1<<20))
+
+	// And the API server stores it.
+	ns := newNamespace()
+	run := newBenchRun(ns, "largest", "whatever")
+	Expect(k8sClient.Create(ctx, run)).To(Succeed())
+	var stored datav1alpha1.BenchRun
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error { // the controller writes its status too
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+			return err
+		}
+		run.Status = st
+		if err := k8sClient.Status().Update(ctx, run); err != nil {
+			return err
+		}
+		return k8sClient.Get(ctx, client.ObjectKeyFromObject(run), &stored)
+	})).To(Succeed())
+	Expect(stored.Status.Results).To(HaveLen(96))
+	Expect(stored.Status.Results[95].Message).To(Equal(st.Results[95].Message))
 })
