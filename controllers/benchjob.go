@@ -214,7 +214,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	if !readsVolume {
 		data = bucketURL
 	}
-	threads := max(1, int(j.config.CPU.Value())) // whole cores; at least one thread
+	threads := max(1, int(j.config.CPU.Value())) // CPUs rounded up (1500m: 2 threads under a 1.5-CPU quota); at least one
 	common := []string{"--data", data, "--queries", queryList(run.Spec.Queries),
 		"--iterations", strconv.Itoa(int(max(run.Spec.Iterations, 1))), "--warmups", strconv.Itoa(int(warmups)),
 		"--query-timeout", parseDuration(run.Spec.QueryTimeout, 30*time.Minute).String(),

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
@@ -41,9 +42,13 @@ type lister struct{ buf []byte }
 
 func newLister() *lister { return &lister{buf: make([]byte, 64<<10)} }
 
-// list returns the entries of the directory open at fd (from its start: fd must be fresh), without
-// "." and "..". It reads them all before returning, so callers may recurse with the same lister.
+// list returns the entries of the directory open at fd, without "." and "..". It reads them all
+// before returning, so callers may recurse with the same lister.
 func (l *lister) list(fd int) ([]dirent, error) {
+	// From the start, also when fd was listed before (the current tree's root is, once per old tree).
+	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	var out []dirent
 	for {
 		n, err := unix.ReadDirent(fd, l.buf)

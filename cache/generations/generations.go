@@ -110,11 +110,14 @@ type meta struct {
 	Superseded time.Time `json:"superseded,omitzero"`
 }
 
-// Counters for tests: files linked, ExtraBytes walks, syncfs calls.
+// Counters for tests: files linked, ExtraBytes walks, syncfs calls, generations the GC left to a
+// reader, and Hold retries after the GC removed what current named.
 var (
-	linked     atomic.Int64
-	extraWalks atomic.Int64
-	flushes    atomic.Int64
+	linked      atomic.Int64
+	extraWalks  atomic.Int64
+	flushes     atomic.Int64
+	heldSkips   atomic.Int64
+	holdRetries atomic.Int64
 )
 
 // Publish makes generation g the current one under root, after the manifest committed it and while
@@ -159,14 +162,17 @@ func Publish(ctx context.Context, root string, g int64, entries func(fn func(key
 		}
 		st.trees[g], st.metas[g] = true, m
 		changed = true
-	} else if _, ok := st.metas[g]; !ok {
-		// The tree is whole (it was renamed into place) but its record is lost or torn (a crash
-		// without Durable): count it again.
-		m, err := st.recount(g)
-		if err != nil {
-			return wire.GenerationSummary{}, err
+	}
+	for n := range st.trees {
+		if _, ok := st.metas[n]; !ok {
+			// The tree is whole (it was renamed into place) but its record is lost or torn (a
+			// crash without Durable): count it again.
+			m, err := st.recount(n)
+			if err != nil {
+				return wire.GenerationSummary{}, err
+			}
+			st.metas[n] = m
 		}
-		st.metas[g] = m
 	}
 
 	prev, err := readCurrent(d, dir)
@@ -279,9 +285,12 @@ func (st *state) collect(cur int64, p Policy, now time.Time) ([]int64, error) {
 			errs = append(errs, err)
 		}
 		if !removed {
+			heldSkips.Add(1)
 			kept = append(kept, n)
 		}
 	}
+	slices.Sort(kept)
+	slices.Reverse(kept)
 	return kept, errors.Join(errs...)
 }
 

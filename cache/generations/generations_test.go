@@ -111,7 +111,11 @@ func (v *vol) tree(g int64) string { return filepath.Join(v.gens(), strconv.Form
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err
 		}
@@ -528,6 +532,17 @@ func TestExtraBytes(t *testing.T) {
 			if sum.ExtraBytes != tt.want {
 				t.Errorf("ExtraBytes = %d, want %d (kept %v)", sum.ExtraBytes, tt.want, generationsOf(sum))
 			}
+			// The same, whatever order the old trees are walked in.
+			olds := generationsOf(sum)[1:]
+			slices.Reverse(olds)
+			d, err := openDir(unix.AT_FDCWD, v.gens())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(d)
+			if got, err := extraBytes(context.Background(), d, 3, olds); err != nil || got != tt.want {
+				t.Errorf("ExtraBytes of %v = %d, %v; want %d", olds, got, err, tt.want)
+			}
 		})
 	}
 }
@@ -542,6 +557,7 @@ func TestHoldRacesCollector(t *testing.T) {
 	}
 	v.publish(1, Policy{Keep: 1}, t0)
 
+	skips, retries := heldSkips.Load(), holdRetries.Load()
 	const readers, gens = 4, 60
 	var (
 		wg   sync.WaitGroup
@@ -596,11 +612,71 @@ func TestHoldRacesCollector(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
+	t.Logf("the collector left %d held generations; readers retried %d times", heldSkips.Load()-skips, holdRetries.Load()-retries)
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
 	sum := v.publish(gens, Policy{Keep: 1}, t0.Add(time.Hour*2))
 	if d := cmp.Diff([]int64{gens}, generationsOf(sum)); d != "" {
 		t.Errorf("kept once the readers left (-want +got):\n%s", d)
+	}
+}
+
+// TestHoldFollowsCurrentPastCollector plays the collector by hand: it locks generation 1, which
+// current names, while readers open it; then it switches current to 2, renames 1 away and unlocks.
+// A reader of current retries and holds 2; a reader of generation 1 finds it gone.
+func TestHoldFollowsCurrentPastCollector(t *testing.T) {
+	v := newVol(t, map[string]string{"f": "1"})
+	v.publish(1, Policy{Keep: 2}, t0)
+	v.put("f", "2")
+	v.publish(2, Policy{Keep: 2}, t0.Add(time.Hour))
+	d, err := openDir(unix.AT_FDCWD, v.gens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(d)
+	if err := switchCurrent(d, 1); err != nil {
+		t.Fatal(err)
+	}
+	gc, err := openDir(d, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := flock(gc, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+
+	retries := holdRetries.Load()
+	type result struct {
+		l   *Lease
+		err error
+	}
+	current, one := make(chan result, 1), make(chan result, 1)
+	go func() { l, err := Hold(v.root, 0); current <- result{l, err} }()
+	go func() { l, err := Hold(v.root, 1); one <- result{l, err} }()
+	// Whether the readers opened 1 before the rename (and wait for the lock) or after (and find
+	// nothing), the outcome is the same; the pause makes the first case likely.
+	time.Sleep(50 * time.Millisecond)
+	if err := switchCurrent(d, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Renameat(d, "1", d, ".deleting-1-test"); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(gc)
+
+	r := <-current
+	if r.err != nil || r.l.Generation != 2 {
+		t.Fatalf("Hold(current) = %+v, %v; want generation 2", r.l, r.err)
+	}
+	defer r.l.Release()
+	if got := readTree(t, r.l.Dir)["f"]; got != "2" {
+		t.Errorf("held tree reads %q, want 2", got)
+	}
+	if holdRetries.Load() == retries {
+		t.Error("Hold(current) did not retry")
+	}
+	if r := <-one; !errors.Is(r.err, fs.ErrNotExist) {
+		t.Errorf("Hold(1) = %+v, %v; want ErrNotExist", r.l, r.err)
 	}
 }

@@ -108,6 +108,7 @@ func Hold(root string, g int64) (*Lease, error) {
 			return nil, fmt.Errorf("generation %d of %s is not kept: %w", g, root, fs.ErrNotExist)
 		}
 		// current moved on and its old target was removed between readlink and lock: follow it.
+		holdRetries.Add(1)
 	}
 	return nil, fmt.Errorf("holding the current generation of %s: it changed %d times while locking it", root, holdAttempts)
 }
