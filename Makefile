@@ -120,7 +120,13 @@ test: manifests generate vet envtest versitygw goaws helm polars-modules ## Unit
 
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
-	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m
+	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter='!benchmark'
+
+.PHONY: bench-events-cluster
+bench-events-cluster: helm ## Freshness by S3 event notifications on the local cluster: lag from PUT to the volume at 1 and 20 objects/s.
+	hack/local-cluster up
+	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml PQCACHE_HELM=$(HELM) \
+		go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter=benchmark
 
 .PHONY: test-e2e-local
 test-e2e-local: helm ## Start (or reuse) the local cluster, load the working tree's image, run the e2e suite on it.
