@@ -22,8 +22,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,16 +45,20 @@ func (st *state) build(ctx context.Context, root string, g int64, entries func(f
 	var m meta
 	b, err := newBuilder(root, st.d, tmp)
 	if err == nil {
+		n := 0
 		err = entries(func(key string) error {
 			// Checked now and then: a context check per file would cost more than some links.
-			if b.files%4096 == 0 {
+			if n%4096 == 0 {
 				if err := context.Cause(ctx); err != nil {
 					return err
 				}
 			}
+			n++
 			return b.add(key)
 		})
-		b.close()
+		if cerr := b.close(); err == nil {
+			err = cerr
+		}
 		m = meta{Generation: g, Files: b.files, Bytes: b.bytes, Published: now}
 	}
 	if err == nil {
@@ -77,20 +84,41 @@ func (st *state) build(ctx context.Context, root string, g int64, entries func(f
 
 // builder links files into a new tree. Keys come in key order, so the keys of one directory come
 // together (all strings with a common prefix are adjacent in sorted order): it keeps the open
-// directories of the current key's path on both sides, source and tree, creates and opens each
-// directory once, and links each file with one fstatat and one linkat relative to them, with no
-// path lookups beyond the last component. Keys in another order still work, only slower.
+// directories of the current key's path on both sides, source and tree, and creates and opens each
+// directory once. The files go in batches of one directory to a few workers, which link each with
+// one fstatat and one linkat relative to the directory's descriptors, without path lookups: the
+// caller's walk of the manifest (a bbolt read and a JSON decode per entry) overlaps the linking,
+// and directories are linked into in parallel. Keys in another order still work, only slower.
 type builder struct {
 	src, dst int     // the cache root and the tree's root
 	stack    []level // open directories of the last key's path, outermost first
-	files    int64
-	bytes    int64
+	batch    job     // files of the innermost directory not yet handed to a worker
+
+	jobs   chan job
+	wg     sync.WaitGroup
+	failed atomic.Bool
+	mu     sync.Mutex
+	err    error // the first worker error
+	files  int64
+	bytes  int64
 }
 
 type level struct {
 	name     string
 	src, dst int
 }
+
+// job is a batch of files of one directory; the worker closes its descriptors (duplicates of the
+// builder's, which moves on).
+type job struct {
+	prefix   string // the directory's part of the keys, for errors
+	src, dst int
+	names    []string
+}
+
+// batchSize bounds a job: small enough to spread a large directory's files among the workers'
+// queue, large enough that handing over costs nothing per file.
+const batchSize = 512
 
 func newBuilder(root string, d int, tree string) (*builder, error) {
 	src, err := openDir(unix.AT_FDCWD, root)
@@ -102,17 +130,108 @@ func newBuilder(root string, d int, tree string) (*builder, error) {
 		unix.Close(src)
 		return nil, err
 	}
-	return &builder{src: src, dst: dst}, nil
+	// Linking is system calls: more workers than cores only queue in the kernel. Two at least, so
+	// that the caller's walk overlaps the linking even on one core.
+	workers := max(2, min(runtime.GOMAXPROCS(0), 4))
+	b := &builder{src: src, dst: dst, jobs: make(chan job, 2*workers)}
+	for range workers {
+		b.wg.Go(b.work)
+	}
+	return b, nil
 }
 
-func (b *builder) close() {
+// close waits for the workers and returns the first error they met.
+func (b *builder) close() error {
+	b.flush()
+	close(b.jobs)
+	b.wg.Wait()
 	b.truncate(0)
 	unix.Close(b.src)
 	unix.Close(b.dst)
+	return b.err
+}
+
+func (b *builder) work() {
+	var files, bytes int64
+	for j := range b.jobs {
+		if !b.failed.Load() {
+			for _, name := range j.names {
+				n, err := linkFile(j.src, j.dst, name)
+				if err != nil {
+					b.fail(fmt.Errorf("linking %s%s: %w", j.prefix, name, err))
+					break
+				}
+				files++
+				bytes += n
+			}
+		}
+		unix.Close(j.src)
+		unix.Close(j.dst)
+	}
+	linked.Add(files)
+	b.mu.Lock()
+	b.files += files
+	b.bytes += bytes
+	b.mu.Unlock()
+}
+
+func (b *builder) fail(err error) {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.mu.Unlock()
+	b.failed.Store(true)
+}
+
+// linkFile links name from directory src into dst, and returns its size.
+func linkFile(src, dst int, name string) (int64, error) {
+	var s unix.Stat_t
+	if err := unix.Fstatat(src, name, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, err
+	}
+	if s.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, errors.New("not a regular file")
+	}
+	if err := unix.Linkat(src, name, dst, name, 0); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return 0, errors.New("listed twice")
+		}
+		return 0, err
+	}
+	return s.Size, nil
+}
+
+// flush hands the pending batch to a worker.
+func (b *builder) flush() {
+	if len(b.batch.names) == 0 {
+		return
+	}
+	src, dst := b.src, b.dst
+	if n := len(b.stack); n > 0 {
+		src, dst = b.stack[n-1].src, b.stack[n-1].dst
+	}
+	j := b.batch
+	var err error
+	if j.src, err = unix.Dup(src); err == nil {
+		if j.dst, err = unix.Dup(dst); err != nil {
+			unix.Close(j.src)
+		}
+	}
+	b.batch = job{prefix: j.prefix}
+	if err != nil {
+		b.fail(fmt.Errorf("linking in %s: %w", j.prefix, err))
+		return
+	}
+	b.jobs <- j
 }
 
 // truncate closes the directories below depth.
 func (b *builder) truncate(depth int) {
+	if depth == len(b.stack) {
+		return
+	}
+	b.flush()
 	for _, l := range b.stack[depth:] {
 		unix.Close(l.src)
 		unix.Close(l.dst)
@@ -120,8 +239,13 @@ func (b *builder) truncate(depth int) {
 	b.stack = b.stack[:depth]
 }
 
-// add links DIR/<key> into the tree at <key>.
+// add queues DIR/<key> to be linked into the tree at <key>.
 func (b *builder) add(key string) error {
+	if b.failed.Load() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.err
+	}
 	if err := b.addKey(key); err != nil {
 		return fmt.Errorf("linking %s: %w", key, err)
 	}
@@ -155,26 +279,13 @@ func (b *builder) addKey(key string) error {
 	if err := checkSegment(rest, depth); err != nil {
 		return err
 	}
-	src, dst := b.src, b.dst
-	if depth > 0 {
-		src, dst = b.stack[depth-1].src, b.stack[depth-1].dst
+	if len(b.batch.names) == 0 {
+		b.batch.prefix = key[:len(key)-len(rest)]
 	}
-	var s unix.Stat_t
-	if err := unix.Fstatat(src, rest, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return err
+	b.batch.names = append(b.batch.names, rest)
+	if len(b.batch.names) == batchSize {
+		b.flush()
 	}
-	if s.Mode&unix.S_IFMT != unix.S_IFREG {
-		return errors.New("not a regular file")
-	}
-	if err := unix.Linkat(src, rest, dst, rest, 0); err != nil {
-		if errors.Is(err, unix.EEXIST) {
-			return errors.New("listed twice")
-		}
-		return err
-	}
-	linked.Add(1)
-	b.files++
-	b.bytes += s.Size
 	return nil
 }
 
@@ -197,6 +308,7 @@ func (b *builder) push(comp string) error {
 		unix.Close(src)
 		return err
 	}
+	b.flush()
 	b.stack = append(b.stack, level{name: comp, src: src, dst: dst})
 	return nil
 }

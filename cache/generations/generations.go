@@ -134,6 +134,9 @@ func Publish(ctx context.Context, root string, g int64, entries func(fn func(key
 	if g <= 0 {
 		return wire.GenerationSummary{}, fmt.Errorf("publishing generation %d: generations start at 1", g)
 	}
+	if err := context.Cause(ctx); err != nil {
+		return wire.GenerationSummary{}, fmt.Errorf("publishing generation %d: %w", g, err)
+	}
 	dir := filepath.Join(root, filepath.FromSlash(Dir))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return wire.GenerationSummary{}, fmt.Errorf("creating %s: %w", Dir, err)
@@ -177,7 +180,7 @@ func Publish(ctx context.Context, root string, g int64, entries func(fn func(key
 
 	prev, err := readCurrent(d, dir)
 	if err != nil {
-		return wire.GenerationSummary{}, err
+		prev = 0 // not a link to a generation: the switch replaces it, or says why it cannot
 	}
 	if prev != g {
 		if err := switchCurrent(d, g); err != nil {
