@@ -43,6 +43,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/parquetmeta"
 	"github.com/pqcache/pqcache/cache/plan"
@@ -110,6 +111,10 @@ type Options struct {
 	// Changes, if set, makes this a targeted sync (targeted.go): instead of listing the prefix, it
 	// checks just these keys against the bucket, one HEAD each, and copies or deletes what differs.
 	Changes *ChangeSet
+	// Generations, if set, also publishes the manifest's generation as a whole tree that readers can
+	// hold while later syncs change the stable path (package generations), and removes the old trees
+	// this policy does not keep. Nil publishes the stable path only (pqcache stage, scratch volumes).
+	Generations *generations.Policy
 }
 
 // Defaults.
@@ -266,7 +271,36 @@ func (s *syncer) run(ctx context.Context) error {
 		return err
 	}
 	s.settleChanges()
-	return nil
+	return s.publishGeneration(ctx)
+}
+
+// publishGeneration makes the committed generation whole for readers (package generations): a tree
+// of hard links to exactly the files the manifest lists, switched to atomically. An unchanged sync
+// finds the tree there and only applies the keep policy.
+func (s *syncer) publishGeneration(ctx context.Context) error {
+	g := s.rep.Manifest.Generation
+	if s.opts.Generations == nil || g == 0 {
+		return nil
+	}
+	p := *s.opts.Generations
+	p.Durable = !s.opts.Ephemeral
+	keys := func(fn func(string) error) error {
+		return s.m.Scan("", func(e manifest.Entry) error { return fn(e.Key) })
+	}
+	sum, err := generations.Publish(ctx, s.root, g, keys, p, time.Now())
+	if sum.Current == g {
+		s.rep.Generations = &sum
+	}
+	switch {
+	case err == nil:
+		return nil
+	case sum.Current == g:
+		// Only removing old generations failed: readers have the new one; the next sync tries again.
+		s.log.Warn("Could not remove old generations", "error", err)
+		return nil
+	default:
+		return fmt.Errorf("publishing generation %d for readers: %w", g, err)
+	}
 }
 
 // feed plans the sync and hands the work out while the listing goes on: deletes to the publisher,

@@ -204,6 +204,7 @@ func syncArgs(ds *datav1alpha1.Dataset) []string {
 	if !ptr.Deref(sy.Prune, true) {
 		args = append(args, "--no-delete")
 	}
+	args = append(args, "--generations", strconv.Itoa(int(ptr.Deref(sy.KeepGenerations, 2))))
 	return append(args, sourceFlags(ds)...)
 }
 

@@ -330,6 +330,19 @@ type SyncOptions struct {
 	// +kubebuilder:default=true
 	Prune *bool `json:"prune,omitempty"`
 
+	// keepGenerations is how many whole generations of the data the volume keeps for readers that
+	// want one consistent snapshot while refreshes run (see "Reading a Dataset" in docs/datasets.md).
+	// Each sync that changes something publishes its generation as a tree of hard links under
+	// .pqcache/generations/ (current names the newest); older ones go once they are beyond this
+	// number, have not been current for 5 minutes, and no reader holds them or BenchRun reads them.
+	// A generation costs a directory entry per file and the space of the files it alone still holds.
+	// 0 publishes the stable paths only.
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=16
+	KeepGenerations *int32 `json:"keepGenerations,omitempty"`
+
 	// timeout bounds one sync Job (its activeDeadlineSeconds), e.g. "6h".
 	// +optional
 	// +kubebuilder:default="6h"

@@ -808,6 +808,11 @@ func (in *SyncOptions) DeepCopyInto(out *SyncOptions) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.KeepGenerations != nil {
+		in, out := &in.KeepGenerations, &out.KeepGenerations
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Timeout != nil {
 		in, out := &in.Timeout, &out.Timeout
 		*out = new(metav1.Duration)

@@ -20,6 +20,7 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -28,6 +29,10 @@ import (
 
 func main() {
 	if err := cli.NewRootCommand().Execute(); err != nil {
+		var exit *cli.ExitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.Code) // a command pqcache ran exited so: it has said why
+		}
 		fmt.Fprintln(os.Stderr, "pqcache:", err)
 		os.Exit(1)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/bench/netdev"
 	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/bench/report"
@@ -66,6 +67,16 @@ The command prints its result rows to stdout, one per line.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if data == "" {
 				return errors.New("--data is required")
+			}
+			if !strings.HasPrefix(data, "s3://") {
+				// A generation of a Dataset's volume (.pqcache/generations/N or current) is held for
+				// the whole run, so that a refresh cannot remove what the queries read.
+				lease, err := generations.HoldPath(data)
+				if err != nil {
+					return fmt.Errorf("--data %s: %w", data, err)
+				}
+				defer lease.Release()
+				data = lease.Path
 			}
 			qs, err := bench.ParseQueries(queries, 22)
 			if err != nil {

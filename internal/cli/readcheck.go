@@ -29,12 +29,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/cache/generations"
 )
 
 func newTestdataCommand() *cobra.Command {
@@ -100,6 +102,7 @@ type readCheckReport struct {
 func newReadCheckCommand() *cobra.Command {
 	var (
 		data, reportFile string
+		stable           bool
 		duration         time.Duration
 		rows             int
 	)
@@ -121,13 +124,20 @@ func newReadCheckCommand() *cobra.Command {
 			end := time.Now().Add(duration)
 			for time.Now().Before(end) && cmd.Context().Err() == nil {
 				rep.Queries++
-				// A reader that wants one generation resolves the path once, then reads under it.
-				dir, err := filepath.EvalSymlinks(data)
-				if err == nil {
-					if g := filepath.Base(dir); !gens[g] {
-						gens[g] = true
-						rep.Generation = append(rep.Generation, g)
+				// A reader that wants one generation holds the current one for the query's length;
+				// --stable reads the stable paths, which refreshes change file by file.
+				dir, release, err := data, func() {}, error(nil)
+				if !stable {
+					var lease *generations.Lease
+					if lease, err = generations.Hold(data, 0); err == nil {
+						dir, release = lease.Dir, lease.Release
+						if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
+							gens[g] = true
+							rep.Generation = append(rep.Generation, g)
+						}
 					}
+				}
+				if err == nil {
 					var n, parts, minM, maxM int64
 					err = db.QueryRowContext(cmd.Context(), fmt.Sprintf(
 						`SELECT count(*), count(DISTINCT part), min(marker), max(marker) FROM read_parquet('%s/marks/*/*.parquet')`, dir)).Scan(&n, &parts, &minM, &maxM)
@@ -143,6 +153,7 @@ func newReadCheckCommand() *cobra.Command {
 						}
 					}
 				}
+				release()
 				if err != nil {
 					rep.Errors++
 					if rep.FirstError == "" {
@@ -159,7 +170,8 @@ func newReadCheckCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "/data", "The data directory (a symlink such as .pqcache/generations/current is resolved once per query).")
+	cmd.Flags().StringVar(&data, "data", "/data", "The Dataset's volume: each query holds its current generation (.pqcache/generations).")
+	cmd.Flags().BoolVar(&stable, "stable", false, "Read the stable paths instead of holding a generation (to see what readers without generations see).")
 	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "How long to keep querying.")
 	cmd.Flags().IntVar(&rows, "rows", 10000, "Rows per partition that `testdata marks` wrote.")
 	cmd.Flags().StringVar(&reportFile, "report-file", "", "Also write the findings (JSON) here, e.g. /dev/termination-log.")

@@ -35,7 +35,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand(), newS3Command(), newWatchCommand())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand(), newS3Command(), newWatchCommand(), newGenerationsCommand())
 	addDuckDBCommands(root)
 	return root
 }

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -61,6 +62,10 @@ type syncFlags struct {
 	trace            string
 	ephemeral        bool
 	changes          string
+	// Generations (sync and watch only).
+	generations      int
+	generationMinAge time.Duration
+	keepGenerations  []int64
 }
 
 func (f *syncFlags) register(cmd *cobra.Command) {
@@ -86,6 +91,14 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	_ = fl.MarkHidden("trace")
 }
 
+// registerGenerations adds the flags of whole generations for readers (sync and watch).
+func (f *syncFlags) registerGenerations(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.generations, "generations", 2, "Also publish each generation of DIR as a whole tree readers can hold (DIR/.pqcache/generations/N, current → the newest), keeping this many of the newest (0: the stable paths only).")
+	fl.DurationVar(&f.generationMinAge, "generation-min-age", 5*time.Minute, "Keep an older generation this long after it stopped being current, for readers that resolved current without holding it.")
+	fl.Int64SliceVar(&f.keepGenerations, "keep-generation", nil, "A generation a reader will read (repeatable): never removed.")
+}
+
 func newSyncCommand() *cobra.Command {
 	var f syncFlags
 	cmd := &cobra.Command{
@@ -104,6 +117,7 @@ web identity). Exit status 1 means something was not copied; what was copied is 
 		},
 	}
 	f.register(cmd)
+	f.registerGenerations(cmd)
 	return cmd
 }
 
@@ -227,6 +241,12 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		Dir: dir, Source: sourceID(f.endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
 		Include: f.include, Exclude: f.exclude, Parallelism: f.parallel, PartSize: q.Value(),
 		Verify: verify, Prune: !f.noDelete, Ephemeral: f.ephemeral, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
+	}
+	if f.generations < 0 || f.generations > generations.DefaultMaxKept {
+		return nil, opts, fmt.Errorf("--generations %d: must be between 0 and %d", f.generations, generations.DefaultMaxKept)
+	}
+	if f.generations > 0 && subs == nil && !f.dryRun {
+		opts.Generations = &generations.Policy{Keep: f.generations, MinAge: f.generationMinAge, Pinned: f.keepGenerations}
 	}
 	if f.changes != "" {
 		if subs != nil {

@@ -94,6 +94,7 @@ It prints one JSON line per sync on stdout, and stops on SIGINT or SIGTERM.`,
 		},
 	}
 	f.register(cmd)
+	f.registerGenerations(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&w.webhookListen, "webhook-listen", "", "Serve the event webhook on this address (host:port; keep it on a private network).")
 	fl.StringVar(&w.webhookToken, "webhook-token", "", "The token a store must present to the webhook (default: $PQCACHE_WEBHOOK_TOKEN).")

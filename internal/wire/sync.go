@@ -146,6 +146,11 @@ func (r *SyncReport) Compact(limit int) ([]byte, error) {
 	c := *r
 	c.Failed = append([]FileError(nil), r.Failed...)
 	c.Layout.Advice = append([]string(nil), r.Layout.Advice...)
+	if r.Generations != nil {
+		g := *r.Generations
+		g.Kept = append([]GenerationInfo(nil), g.Kept...)
+		c.Generations = &g
+	}
 	for {
 		data, err := json.Marshal(&c)
 		if err != nil || len(data) <= limit {
@@ -156,6 +161,18 @@ func (r *SyncReport) Compact(limit int) ([]byte, error) {
 			c.Failed = c.Failed[:len(c.Failed)-1]
 		case len(c.Layout.Advice) > 0:
 			c.Layout.Advice = c.Layout.Advice[:len(c.Layout.Advice)-1]
+		case c.Generations != nil && len(c.Generations.Kept) > 1:
+			// The oldest kept generation that no reader pinned goes first: the operator needs the
+			// current one and the pinned ones to tell a run which tree it reads.
+			kept := c.Generations.Kept
+			drop := len(kept) - 1
+			for i := len(kept) - 1; i > 0; i-- {
+				if !kept[i].Pinned {
+					drop = i
+					break
+				}
+			}
+			c.Generations.Kept = append(kept[:drop:drop], kept[drop+1:]...)
 		case len(c.Message) > 64:
 			c.Message = Truncate(c.Message, len(c.Message)/2)
 		default:

@@ -19,8 +19,10 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -96,5 +98,30 @@ func TestSummaryFitsATerminationMessage(t *testing.T) {
 	t.Logf("22 worst-case queries: %d bytes", len(enc))
 	if _, err := DecodeBenchSummary("hello"); err == nil {
 		t.Fatal("plain text decoded as a summary")
+	}
+}
+
+func TestCompactKeepsTheCurrentAndPinnedGenerations(t *testing.T) {
+	r := SyncReport{Result: ResultSucceeded, Generations: &GenerationSummary{Current: 40}}
+	for g := int64(40); g > 8; g-- {
+		r.Generations.Kept = append(r.Generations.Kept, GenerationInfo{Generation: g, Files: 1 << 40, Bytes: 1 << 50, Published: time.Now(), Pinned: g == 9 || g == 20})
+	}
+	data, err := r.Compact(1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got SyncReport
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	var gens []int64
+	for _, k := range got.Generations.Kept {
+		gens = append(gens, k.Generation)
+	}
+	if len(data) > 1024 || len(gens) < 3 || gens[0] != 40 || !slices.Contains(gens, 9) || !slices.Contains(gens, 20) {
+		t.Fatalf("%d bytes, generations %v: want the current (40) and the pinned (9, 20) kept", len(data), gens)
+	}
+	if len(r.Generations.Kept) != 32 {
+		t.Fatalf("Compact changed the report it was given: %d generations", len(r.Generations.Kept))
 	}
 }
