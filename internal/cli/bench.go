@@ -31,10 +31,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/bench/netdev"
 	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/bench/report"
+	"github.com/pqcache/pqcache/cache/generations"
 )
 
 func newBenchCommand() *cobra.Command {
