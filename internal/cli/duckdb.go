@@ -40,7 +40,7 @@ import (
 func duckdbVersion() (string, bool) { return duckdb.Version, true }
 
 func addDuckDBCommands(root *cobra.Command) {
-	root.AddCommand(newBenchQueryCommand(), newDatagenCommand(), newTestdataCommand(), newReadCheckCommand())
+	root.AddCommand(newBenchQueryCommand(), newDatagenCommand(), newTestdataCommand(), newReadCheckCommand(), newQueryCommand())
 }
 
 // newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the data, run the query,

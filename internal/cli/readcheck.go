@@ -46,6 +46,7 @@ func newTestdataCommand() *cobra.Command {
 		marker              int64
 		partitions, rows    int
 		skipPartitionNumber int
+		versions            int
 	)
 	marks := &cobra.Command{
 		Use:   "marks --out DIR --marker K",
@@ -60,18 +61,35 @@ func newTestdataCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			for p := range partitions {
-				if p == skipPartitionNumber {
-					continue
+			write := func(out string, marker int64, skip int) error {
+				for p := range partitions {
+					if p == skip {
+						continue
+					}
+					dir := filepath.Join(out, "marks", fmt.Sprintf("part=%d", p))
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						return err
+					}
+					q := fmt.Sprintf(`COPY (SELECT %d::BIGINT AS marker, %d AS part, range AS v FROM range(%d)) TO '%s' (FORMAT parquet)`,
+						marker, p, rows, filepath.Join(dir, "data.parquet"))
+					if _, err := db.ExecContext(cmd.Context(), q); err != nil {
+						return fmt.Errorf("writing partition %d: %w", p, err)
+					}
 				}
-				dir := filepath.Join(out, "marks", fmt.Sprintf("part=%d", p))
-				if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil
+			}
+			if versions == 0 {
+				return write(out, marker, skipPartitionNumber)
+			}
+			// Versions 1..N under OUT/vK, version K marked K: each one rewrites every partition, and
+			// from version 2 on leaves one out in turn (a partition deleted, and back the next time).
+			for k := 1; k <= versions; k++ {
+				skip := -1
+				if k > 1 {
+					skip = k % partitions
+				}
+				if err := write(filepath.Join(out, fmt.Sprintf("v%d", k)), int64(k), skip); err != nil {
 					return err
-				}
-				q := fmt.Sprintf(`COPY (SELECT %d::BIGINT AS marker, %d AS part, range AS v FROM range(%d)) TO '%s' (FORMAT parquet)`,
-					marker, p, rows, filepath.Join(dir, "data.parquet"))
-				if _, err := db.ExecContext(cmd.Context(), q); err != nil {
-					return fmt.Errorf("writing partition %d: %w", p, err)
 				}
 			}
 			return nil
@@ -83,6 +101,7 @@ func newTestdataCommand() *cobra.Command {
 	f.IntVar(&partitions, "partitions", 4, "Partitions (files).")
 	f.IntVar(&rows, "rows", 10000, "Rows per partition.")
 	f.IntVar(&skipPartitionNumber, "skip", -1, "A partition to leave out (deleted by this refresh).")
+	f.IntVar(&versions, "versions", 0, "Write versions 1..N into OUT/v1...OUT/vN instead, version K marked K, each leaving out partition K mod partitions (from version 2).")
 	cmd.AddCommand(marks, newLagCommand())
 	return cmd
 }
@@ -103,6 +122,7 @@ func newReadCheckCommand() *cobra.Command {
 	var (
 		data, reportFile string
 		stable           bool
+		untilMarker      int64
 		duration         time.Duration
 		rows             int
 	)
@@ -122,7 +142,8 @@ func newReadCheckCommand() *cobra.Command {
 			seen := map[int64]bool{}
 			gens := map[string]bool{}
 			end := time.Now().Add(duration)
-			for time.Now().Before(end) && cmd.Context().Err() == nil {
+			lastSeen := 0
+			for time.Now().Before(end) && cmd.Context().Err() == nil && (untilMarker == 0 || lastSeen < 3) {
 				rep.Queries++
 				// A reader that wants one generation holds the current one for the query's length;
 				// --stable reads the stable paths, which refreshes change file by file.
@@ -144,6 +165,9 @@ func newReadCheckCommand() *cobra.Command {
 					if err == nil {
 						if minM != maxM || n != parts*int64(rows) {
 							rep.Mixed++
+						}
+						if untilMarker != 0 && minM == untilMarker && maxM == untilMarker {
+							lastSeen++ // three queries of the last version, and the reader is done
 						}
 						for _, m := range []int64{minM, maxM} {
 							if !seen[m] {
@@ -172,7 +196,8 @@ func newReadCheckCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&data, "data", "/data", "The Dataset's volume: each query holds its current generation (.pqcache/generations).")
 	cmd.Flags().BoolVar(&stable, "stable", false, "Read the stable paths instead of holding a generation (to see what readers without generations see).")
-	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "How long to keep querying.")
+	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "How long to keep querying (at most, with --until-marker).")
+	cmd.Flags().Int64Var(&untilMarker, "until-marker", 0, "Stop once three queries saw only this marker (the last refresh).")
 	cmd.Flags().IntVar(&rows, "rows", 10000, "Rows per partition that `testdata marks` wrote.")
 	cmd.Flags().StringVar(&reportFile, "report-file", "", "Also write the findings (JSON) here, e.g. /dev/termination-log.")
 	return cmd
