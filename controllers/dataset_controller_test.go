@@ -316,7 +316,7 @@ var _ = Describe("Dataset controller", func() {
 		c := pod.Containers[0]
 		Expect(c.Image).To(Equal(testWorkerImage))
 		Expect(c.Args).To(Equal([]string{"sync", "s3://analytics/tpch/", "/data", "--parallel", "8", "--progress", "json", "--log-level", "info",
-			"--report-file", "/dev/termination-log", "--part-size", "16Mi", "--exclude", "**/_SUCCESS",
+			"--report-file", "/dev/termination-log", "--part-size", "16Mi", "--generations", "2", "--exclude", "**/_SUCCESS",
 			"--endpoint", "http://s3.example.test:9000", "--path-style"}))
 		Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(Equal(ptr.To(true)))
 		Expect(c.SecurityContext.AllowPrivilegeEscalation).To(Equal(ptr.To(false)))

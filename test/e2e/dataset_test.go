@@ -21,6 +21,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -143,6 +145,35 @@ spec:
 		Expect(last.GetRequests).To(Equal(int64(1)), "one GET for the one small changed file")
 		Expect(last.ListRequests).To(Equal(int64(1)))
 		Expect(ds.Status.Manifest.Files).To(Equal(loaded.Files - 1))
+	})
+
+	It("keeps whole generations, and the documented reader Job reads the current one", func() {
+		g := ds.Status.Generations
+		Expect(g).NotTo(BeNil(), "status.generations")
+		Expect(g.Current).To(Equal(ds.Status.Manifest.Generation))
+		Expect(g.Kept).To(HaveLen(2), "keepGenerations defaults to 2: the initial sync's and the refresh's")
+		Expect(g.Kept[0].Generation).To(Equal(g.Current))
+		Expect(g.Kept[0].Files).To(Equal(ds.Status.Manifest.Files))
+		Expect(g.ExtraBytes).To(BeNumerically(">", 0), "the previous generation still holds the rewritten and the deleted partition")
+
+		By("applying config/samples/reader_job.yaml as docs/datasets.md shows")
+		var job batchv1.Job
+		data, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", "reader_job.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(yaml.UnmarshalStrict(data, &job)).To(Succeed())
+		job.Namespace = ns
+		c0 := &job.Spec.Template.Spec.Containers[0]
+		c0.Image, c0.ImagePullPolicy = image, corev1.PullIfNotPresent
+		c0.Args = append(c0.Args, "--output", corev1.TerminationMessagePathDefault) // no pod logs here
+		Expect(job.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal(ds.Status.ClaimName))
+		Expect(c.Create(ctx, &job)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&job), &job)).To(Succeed())
+			g.Expect(job.Status.Failed).To(BeZero(), "reader Job failed: %s", describePods(ns, job.Name))
+			g.Expect(job.Status.Succeeded).To(Equal(int32(1)))
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		out := terminationMessage(ns, job.Name, c0.Name)
+		Expect(out).To(MatchRegexp(`^orders\tstatuses\n[1-9][0-9]*\t3\n$`), "the sample's query output")
 	})
 
 	It("benchmarks two configurations on the volume and mixed-staged inputs with equal answers", func() {
