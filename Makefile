@@ -135,9 +135,9 @@ test-e2e-local: helm ## Start (or reuse) the local cluster, load the working tre
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the tree changed (generated files out of date, or unformatted code).
-	@if [ -n "$$(git status --porcelain -- api config charts controllers cmd internal cache bench test)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs)" ]; then \
 		echo "verify: generated or formatted files differ from the commit; run 'make manifests generate fmt' and commit:"; \
-		git status --porcelain -- api config charts controllers cmd internal cache bench test; \
+		git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs; \
 		git --no-pager diff --stat; exit 1; fi
 	go mod tidy -diff
 
