@@ -133,6 +133,7 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "dataset not ready", http.StatusServiceUnavailable)
 		return
 	}
+	log.Debug("Took event notifications", "accepted", taken, "records", len(msg.Changes)+msg.Ignored)
 	rw.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(rw).Encode(webhookReply{Accepted: taken, Ignored: len(msg.Changes) - taken + msg.Ignored})
 }

@@ -111,10 +111,13 @@ type held struct {
 type cachedToken struct {
 	token string
 	at    time.Time
+	// refreshing is set while one request reads the Secret again; the others go on with the cached
+	// token meanwhile.
+	refreshing bool
 }
 
 // tokenTTL is how long a webhook token read from its Secret is trusted: a rotated token works within it.
-const tokenTTL = 30 * time.Second
+var tokenTTL = 30 * time.Second
 
 // New returns a Hub; Start runs its webhook endpoint and Stop (the end of Start's context) its sources.
 func New(opts Options) *Hub {
@@ -415,12 +418,48 @@ func (h *Hub) token(ctx context.Context, k string) (string, error) {
 	if ok && time.Since(cached.at) < tokenTTL {
 		return cached.token, nil
 	}
+	if ok {
+		// Stale: read the Secret again in the background and answer with the cached token now. A
+		// store posts with a short timeout and does not retry (versitygw: 3 s), so a request must not
+		// wait for the API server (the manager's client may be throttled); a rotated token is
+		// accepted once the refresh is done, a withdrawn one refused from then on.
+		h.mu.Lock()
+		c := h.tokens[key]
+		start := !c.refreshing
+		c.refreshing = true
+		h.tokens[key] = c
+		h.mu.Unlock()
+		if start {
+			go func() {
+				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if _, err := h.readToken(rctx, key, w.tokenSecret); err != nil {
+					h.log.Warn("Reading the webhook token again failed; keeping the one read before", "dataset", k, "error", err)
+					h.mu.Lock()
+					if c, ok := h.tokens[key]; ok {
+						c.refreshing = false
+						h.tokens[key] = c
+					}
+					h.mu.Unlock()
+				}
+			}()
+		}
+		return cached.token, nil
+	}
+	return h.readToken(ctx, key, w.tokenSecret)
+}
+
+// readToken reads a Dataset's webhook token from its Secret and caches it ("" when there is none).
+func (h *Hub) readToken(ctx context.Context, key types.NamespacedName, secret string) (string, error) {
 	var sec corev1.Secret
-	if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: w.tokenSecret}, &sec); err != nil {
+	if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: secret}, &sec); err != nil {
 		if apierrors.IsNotFound(err) {
+			h.mu.Lock()
+			delete(h.tokens, key) // withdrawn: refused from now on
+			h.mu.Unlock()
 			return "", nil
 		}
-		return "", fmt.Errorf("reading webhook token secret %s: %w", w.tokenSecret, err)
+		return "", fmt.Errorf("reading webhook token secret %s: %w", secret, err)
 	}
 	tok := strings.TrimSpace(string(sec.Data[controllers.EventTokenKey]))
 	h.mu.Lock()

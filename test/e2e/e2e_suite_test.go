@@ -47,6 +47,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -110,6 +111,25 @@ var _ = BeforeSuite(func() {
 	var dep appsv1.Deployment
 	Expect(c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: releaseName}, &dep)).To(Succeed())
 	Expect(dep.Status.ReadyReplicas).To(Equal(int32(1)), "the manager is not ready after helm --wait")
+
+	// Ready is not leading: a manager installed right after an uninstall waits up to the lease's
+	// duration for the old lease (helm deletes the Role the old one needed to release it), and only
+	// the leader reconciles and serves the events endpoint, which stores must reach when they start.
+	By("waiting for the manager to hold the leader lease")
+	var pods corev1.PodList
+	Expect(c.List(ctx, &pods, client.InNamespace(releaseNamespace), client.MatchingLabels(dep.Spec.Selector.MatchLabels))).To(Succeed())
+	var started time.Time
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.CreationTimestamp.After(started) {
+			started = p.CreationTimestamp.Time
+		}
+	}
+	Eventually(func(g Gomega) {
+		var lease coordinationv1.Lease
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: "pqcache.data.pqcache.dev"}, &lease)).To(Succeed())
+		g.Expect(lease.Spec.AcquireTime).NotTo(BeNil())
+		g.Expect(lease.Spec.AcquireTime.Time).To(BeTemporally(">=", started.Truncate(time.Second)), "the lease is still the previous manager's")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 })
 
 var _ = AfterSuite(func() {
