@@ -58,6 +58,8 @@ type managerOptions struct {
 	watchNamespaces        []string
 	workerResources        string
 	workerCABundle         string
+	kubeAPIQPS             float32
+	kubeAPIBurst           int
 	zap                    zap.Options
 }
 
@@ -87,6 +89,8 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.workerCABundle, "worker-ca-bundle", "", "CONFIGMAP/KEY holding CA certificates for an S3-compatible store with a private CA; the ConfigMap must exist in each Dataset namespace.")
 	f.StringSliceVar(&opts.watchNamespaces, "watch-namespaces", nil, "Namespaces whose Datasets and BenchRuns to reconcile (comma-separated); empty means all.")
 	f.StringVar(&opts.workerServiceAccount, "worker-service-account", "", "ServiceAccount of sync workers whose Dataset names none; with it, workers publish live progress (see config/rbac/worker_progress.yaml).")
+	f.Float32Var(&opts.kubeAPIQPS, "kube-api-qps", 50, "Requests per second the manager sends the API server at most (client-side rate limit).")
+	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 100, "Requests the manager may send in a burst above --kube-api-qps.")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -115,6 +119,9 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	// controller-runtime's default (20/s, bursts of 30) queues requests for seconds once many
+	// Datasets poll their Jobs' pods; and a webhook token read that waits loses the store's post.
+	cfg.QPS, cfg.Burst = opts.kubeAPIQPS, opts.kubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},

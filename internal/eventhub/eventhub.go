@@ -287,6 +287,13 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 		old.halt()
 	}
 	h.debounce.Configure(hubKey(key), scope)
+	if w.kind == "webhook" {
+		// Read the token now, not on the first post: a store waits 3 s for an answer and does not
+		// retry, and the API server may take longer than that to answer the manager.
+		if _, err := h.readToken(ctx, key, w.tokenSecret); err != nil {
+			h.log.Warn("Reading the webhook token failed; the first post reads it again", "dataset", hubKey(key), "error", err)
+		}
+	}
 	if w.kind == "sqs" {
 		src, err := notify.NewSQSSource(h.ctx, cfg, h.debounce.For(hubKey(key)))
 		if err != nil {
