@@ -52,6 +52,8 @@ const (
 	bridgeName = "pqcache0"
 	podSubnet  = "10.244.77.0/24"
 	bridgeIP   = "10.244.77.1"
+	// bridgeMAC is the bridge's own, fixed MAC address (locally administered): see makeBridge.
+	bridgeMAC = "02:70:71:63:00:01"
 	// podRangeStart leaves the bottom of the subnet to the bridge.
 	podRangeStart = "10.244.77.10"
 	// eventsPort is where the manager's event endpoint listens, on bridgeIP.

@@ -315,6 +315,15 @@ func makeBridge(ctx context.Context) error {
 			return fmt.Errorf("creating the bridge %s: %w", bridgeName, err)
 		}
 	}
+	// A bridge without an address of its own takes the lowest MAC of its ports, and so changes MAC as
+	// pods come and go: pods then send to the host's bridge address at a MAC that is gone until their
+	// ARP entry expires (about 10 s of lost webhook posts each time a sync pod starts or ends). A
+	// fixed, locally administered MAC keeps it still.
+	if mac, _ := os.ReadFile("/sys/class/net/" + bridgeName + "/address"); strings.TrimSpace(string(mac)) != bridgeMAC {
+		if err := run(ctx, "ip", "link", "set", bridgeName, "address", bridgeMAC); err != nil {
+			return fmt.Errorf("fixing the MAC address of the bridge %s: %w", bridgeName, err)
+		}
+	}
 	if out, _ := exec.CommandContext(ctx, "ip", "-4", "addr", "show", "dev", bridgeName).Output(); !strings.Contains(string(out), bridgeIP+"/") {
 		if err := run(ctx, "ip", "addr", "add", bridgeIP+"/24", "dev", bridgeName); err != nil {
 			return fmt.Errorf("giving the bridge %s its address: %w", bridgeName, err)
