@@ -95,3 +95,26 @@ func TestSyncsPublishWholeGenerations(t *testing.T) {
 	}
 	e.expectVerified()
 }
+
+// TestALostManifestNeverReusesAnOldTree deletes the manifest (as a person clearing a corrupt one
+// might): the next sync starts at generation 1 again, and its tree must hold today's files, not those
+// of the old generation 1 still on the volume.
+func TestALostManifestNeverReusesAnOldTree(t *testing.T) {
+	e := newEnv(t)
+	old, now := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	e.put("a.parquet", old)
+	keep := func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} }
+	e.mustSync(keep)
+	e.put("a.parquet", now)
+	if err := os.Remove(filepath.Join(e.dir, ".pqcache", "manifest.db")); err != nil {
+		t.Fatal(err)
+	}
+	rep := e.mustSync(keep)
+	if rep.Manifest.Generation != 1 {
+		t.Fatalf("generation %d after the manifest was lost, want 1", rep.Manifest.Generation)
+	}
+	got, err := os.ReadFile(filepath.Join(e.dir, generations.Dir, "current", "a.parquet"))
+	if err != nil || !bytes.Equal(got, now) {
+		t.Fatalf("generation 1 after the manifest was lost holds the old file (err %v)", err)
+	}
+}

@@ -147,6 +147,8 @@ type syncer struct {
 	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
+	// committed is set when this sync committed a new manifest generation.
+	committed bool
 	// applied and failedKeys track a targeted sync's changes (guarded by mu): the event time of each
 	// key it settled, and the keys whose copy or delete failed.
 	applied    map[string]time.Time
@@ -284,6 +286,13 @@ func (s *syncer) publishGeneration(ctx context.Context) error {
 	}
 	p := *s.opts.Generations
 	p.Durable = !s.opts.Ephemeral
+	if s.committed {
+		// The manifest just made generation g: a tree already numbered g can only come from a
+		// manifest that was lost and started again, and must not stand for this one.
+		if err := generations.Discard(s.root, g); err != nil {
+			return fmt.Errorf("discarding a stale tree of generation %d: %w", g, err)
+		}
+	}
 	keys := func(fn func(string) error) error {
 		return s.m.Scan("", func(e manifest.Entry) error { return fn(e.Key) })
 	}
@@ -493,6 +502,7 @@ func (s *syncer) commit(sourceChanged bool) error {
 		return err
 	}
 	s.rep.Manifest = sum
+	s.committed = true
 	return nil
 }
 

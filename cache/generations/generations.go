@@ -610,3 +610,20 @@ func parseGeneration(s string) (int64, bool) {
 }
 
 func randomSuffix() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+// Discard moves away a tree numbered g, and its record, without waiting for readers: the caller
+// knows the number now stands for other contents (a manifest that was lost and began again, whose
+// new generation g just committed). The next Publish removes what is moved away, and builds g anew.
+// A reader holding the old tree keeps reading it until it lets go.
+func Discard(root string, g int64) error {
+	dir := filepath.Join(root, filepath.FromSlash(Dir))
+	name := strconv.FormatInt(g, 10)
+	err := os.Rename(filepath.Join(dir, name), filepath.Join(dir, deletingPrefix+name+"-"+randomSuffix()))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("discarding generation %d: %w", g, err)
+	}
+	if err := os.Remove(filepath.Join(dir, name+metaSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("discarding generation %d: %w", g, err)
+	}
+	return nil
+}
