@@ -305,6 +305,13 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		}
 	default:
 		container.Args = append([]string{"bench", "--engine", "duckdb", "--threads", strconv.Itoa(threads)}, common...)
+		switch m := j.engine.MemoryLimit; m {
+		case "", "Auto":
+		case "None":
+			container.Args = append(container.Args, "--memory-limit", "none")
+		default:
+			container.Args = append(container.Args, "--memory-limit", m) // a size
+		}
 	}
 	container.Env = append(container.Env, j.engine.Env...)
 	if readsS3(j.input) {

@@ -149,6 +149,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query} and {data} replaced by the query number and the data directory"
 // +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb and polars are built in (the operator's images): remove image and command, or set name: command to run another engine"
 // +kubebuilder:validation:XValidation:rule="self.name == 'polars' || !has(self.streaming)",message="streaming applies to engine polars only"
+// +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.memoryLimit)",message="memoryLimit applies to engine duckdb only (Polars has no memory limit of its own)"
 type BenchEngine struct {
 	// name is duckdb (default), polars or command.
 	// +optional
@@ -166,6 +167,16 @@ type BenchEngine struct {
 	// streaming runs Polars' streaming engine instead of its in-memory one (polars only).
 	// +optional
 	Streaming *bool `json:"streaming,omitempty"`
+
+	// memoryLimit is DuckDB's memory_limit (duckdb only): Auto (default) sets it to 3/4 of the
+	// configuration's memory limit less 24Mi, so a query too big for the configuration spills or
+	// fails with DuckDB's own out-of-memory error; None leaves DuckDB's default (80% of the node's
+	// memory), so such a query is OOM-killed by the kernel, as most engines would be; or a size such
+	// as 512Mi.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self == 'Auto' || self == 'None' || isQuantity(self)",message="memoryLimit must be Auto, None or a size such as 512Mi"
+	MemoryLimit string `json:"memoryLimit,omitempty"`
 
 	// image is the container image of a command engine. pqcache injects its own binary into the pod
 	// to time and measure the command, so the image needs nothing from pqcache.

@@ -274,10 +274,11 @@ spec:
 		Expect(engines).To(Equal(map[string]int{"duckdb": 2, "polars": 4}))
 	})
 
-	It("reports OOMKilled for a query that outgrows a too-small memory limit", func() {
-		// SF 0.01 fits in any memory limit the API accepts (64Mi and up), so this run reads SF 0.5,
-		// where q18's aggregation outgrows 64Mi (DuckDB may fail q9 and q21 with its own out-of-memory
-		// error first: those count as Failed).
+	It("reports OOMKilled for a query that outgrows a too-small memory limit, and DuckDB's own limit prevents it", func() {
+		// SF 0.01 fits in any memory limit the API accepts (64Mi and up), so this run reads SF 0.5. With
+		// DuckDB's memory_limit left at its default (memoryLimit: None), the kernel kills what outgrows
+		// 64Mi; with the default Auto, DuckDB keeps under the limit: it spills, or fails a query with
+		// its own out-of-memory error (status Failed), and nothing is killed.
 		By("loading TPC-H SF 0.5 into a second Dataset")
 		runJob(ns, "load-tpch-sf05",
 			pqcacheContainer("datagen", "datagen", "--scale", "0.5", "--layout", "partitioned", "--files-per-table", "2", "--out", "/work/tpch"),
@@ -305,6 +306,7 @@ metadata: {name: too-small, namespace: %s}
 spec:
   datasetRef: {name: tpch-sf05}
   queries: [1, 9, 18, 21]
+  engines: [{name: duckdb, label: capped}, {name: duckdb, label: uncapped, memoryLimit: None}]
   inputs: [{type: volume}]
   configs:
     - {name: starved, cpu: "1", memory: 64Mi}
@@ -313,26 +315,33 @@ spec:
 `, ns)
 		Expect(c.Create(ctx, &br)).To(Succeed())
 		waitBenchRun(&br, 5*time.Minute)
-		Expect(br.Status.Results).To(HaveLen(1))
-		result := br.Status.Results[0]
-		var oom []int32
-		for _, q := range result.Queries {
-			switch {
-			case q.Query == 1:
-				// The runner outlives the queries that die: q1 needs little memory and still runs.
-				Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), "q1: %+v", q)
-				Expect(q.PeakMemoryBytes).To(BeNumerically(">", 0))
-			case q.Status == datav1alpha1.QueryOOMKilled:
-				oom = append(oom, q.Query)
+		Expect(br.Status.Results).To(HaveLen(2))
+		killed := map[string][]int32{}
+		var result datav1alpha1.BenchResult
+		for _, r := range br.Status.Results {
+			for _, q := range r.Queries {
+				switch {
+				case q.Query == 1:
+					// The runner outlives the queries that die: q1 needs little memory and still runs.
+					Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), "%s q1: %+v", r.Engine, q)
+					Expect(q.PeakMemoryBytes).To(BeNumerically(">", 0))
+				case q.Status == datav1alpha1.QueryOOMKilled:
+					killed[r.Engine] = append(killed[r.Engine], q.Query)
+				}
+			}
+			if r.Engine == "uncapped" {
+				result = r
 			}
 		}
+		Expect(killed["capped"]).To(BeEmpty(), "DuckDB with its memory_limit from the container's limit was OOM-killed")
+		oom := killed["uncapped"]
 		Expect(oom).NotTo(BeEmpty(), "no query was OOMKilled: %+v", result.Queries)
 		Expect(result.FailedQueries).To(ContainElements(oom))
 		cond := meta.FindStatusCondition(br.Status.Conditions, datav1alpha1.ConditionSucceeded)
 		Expect(cond).NotTo(BeNil())
 		Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 		Expect(cond.Reason).To(Equal(datav1alpha1.ReasonOOMKilled), "%+v", cond)
-		Expect(cond.Message).To(ContainSubstring(fmt.Sprintf("q%d on starved / volume (memory limit 64Mi)", oom[0])))
+		Expect(cond.Message).To(ContainSubstring(fmt.Sprintf("q%d on uncapped / starved / volume (memory limit 64Mi)", oom[0])))
 	})
 
 	It("says so when a configuration fits no node", func() {
