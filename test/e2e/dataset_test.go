@@ -178,6 +178,16 @@ spec:
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		out := terminationMessage(ns, job.Name, c0.Name)
 		Expect(out).To(MatchRegexp(`^orders\tstatuses\n[1-9][0-9]*\t3\n$`), "the sample's query output")
+
+		// A pod that uses the claim keeps it from being deleted (pvc-protection): the reader goes, as
+		// a user's finished Job would, before the last spec deletes the Dataset and expects the claim
+		// to go with it.
+		Expect(c.Delete(ctx, &job, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		Eventually(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job.Name})).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 
 	It("benchmarks two configurations on the volume and mixed-staged inputs with equal answers", func() {
