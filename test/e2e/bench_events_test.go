@@ -26,10 +26,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
@@ -81,21 +79,9 @@ spec:
 
 	// lag runs `pqcache testdata lag` in a pod that mounts the Dataset's claim read-only.
 	lag := func(name string, rate float64, count int, sub string) map[string]any {
-		podSec, _ := restricted()
-		c1 := pqcacheContainer("lag", "testdata", "lag", "--endpoint", endpoint, "--path-style", "--bucket", bucket,
+		job := claimReaderJob(ns, name, ds.Status.ClaimName, "/cache", pqcacheContainer("lag", "testdata", "lag", "--endpoint", endpoint, "--path-style", "--bucket", bucket,
 			"--prefix", prefix+sub, "--data", "/cache/"+sub, "--rate", strconv.FormatFloat(rate, 'f', -1, 64),
-			"--count", strconv.Itoa(count), "--timeout", "3m", "--report-file", "/dev/termination-log")
-		c1.VolumeMounts = append(c1.VolumeMounts, corev1.VolumeMount{Name: "cache", MountPath: "/cache", ReadOnly: true})
-		job := &batchv1.Job{
-			ObjectMeta: objectMeta(ns, name),
-			Spec: batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever, SecurityContext: podSec, Containers: []corev1.Container{c1},
-				Volumes: []corev1.Volume{
-					{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					{Name: "cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ds.Status.ClaimName, ReadOnly: true}}},
-				},
-			}}},
-		}
+			"--count", strconv.Itoa(count), "--timeout", "3m", "--report-file", "/dev/termination-log"))
 		Expect(c.Create(ctx, job)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())

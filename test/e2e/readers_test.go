@@ -26,9 +26,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
@@ -79,20 +77,8 @@ spec:
 
 	It("sees exactly one generation's rows in every query, and no error, through ten refreshes", func() {
 		By("starting a reader pod that queries the current generation in a loop")
-		podSec, _ := restricted()
-		reader := pqcacheContainer("read", "read-check", "--data", "/data", "--rows", strconv.Itoa(rows),
-			"--until-marker", strconv.Itoa(versions), "--duration", "10m", "--report-file", "/dev/termination-log")
-		reader.VolumeMounts = append(reader.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/data", ReadOnly: true})
-		job := &batchv1.Job{
-			ObjectMeta: objectMeta(ns, "reader"),
-			Spec: batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever, SecurityContext: podSec, Containers: []corev1.Container{reader},
-				Volumes: []corev1.Volume{
-					{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ds.Status.ClaimName, ReadOnly: true}}},
-				},
-			}}},
-		}
+		job := claimReaderJob(ns, "reader", ds.Status.ClaimName, "/data", pqcacheContainer("read", "read-check", "--data", "/data", "--rows", strconv.Itoa(rows),
+			"--until-marker", strconv.Itoa(versions), "--duration", "10m", "--report-file", "/dev/termination-log"))
 		Expect(c.Create(ctx, job)).To(Succeed())
 		Eventually(func(g Gomega) {
 			var pods corev1.PodList

@@ -189,3 +189,20 @@ func parsePutReport(msg string) putReport {
 	Expect(json.Unmarshal([]byte(msg), &r)).To(Succeed(), "put report %q", msg)
 	return r
 }
+
+// claimReaderJob is a Job of one container that mounts claim read-only at mountPath, beside the
+// scratch volume pqcacheContainer expects: a reader of a Dataset's volume, as a user would run one.
+func claimReaderJob(ns, name, claim, mountPath string, c corev1.Container) *batchv1.Job {
+	podSec, _ := restricted()
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: mountPath, ReadOnly: true})
+	return &batchv1.Job{
+		ObjectMeta: objectMeta(ns, name),
+		Spec: batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, SecurityContext: podSec, Containers: []corev1.Container{c},
+			Volumes: []corev1.Volume{
+				{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}},
+			},
+		}}},
+	}
+}
