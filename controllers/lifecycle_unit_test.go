@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -275,6 +276,23 @@ func TestHumanSizesAndDurations(t *testing.T) {
 	for ms, want := range map[int64]string{420: "420ms", 1499: "1s", 83_400: "1m23s", 7_200_000: "2h0m0s"} {
 		if got := humanDuration(ms); got != want {
 			t.Errorf("humanDuration(%d) = %s, want %s", ms, got, want)
+		}
+	}
+}
+
+func TestSyncArgsCarryTheGenerationsToKeep(t *testing.T) {
+	for _, tc := range []struct {
+		keep *int32
+		want string
+	}{{nil, "2"}, {ptr.To[int32](0), "0"}, {ptr.To[int32](5), "5"}} {
+		ds := &datav1alpha1.Dataset{Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "b", Prefix: "p/"}},
+			Sync:   datav1alpha1.SyncOptions{KeepGenerations: tc.keep},
+		}}
+		args := syncArgs(ds)
+		i := slices.Index(args, "--generations")
+		if i < 0 || i+1 >= len(args) || args[i+1] != tc.want {
+			t.Errorf("keepGenerations %v: args %v, want --generations %s", tc.keep, args, tc.want)
 		}
 	}
 }
