@@ -156,7 +156,7 @@ The command prints its result rows to stdout, one per line.`,
 			if probeStreams > 0 {
 				// After the queries, so that they start from the same page cache as without a probe (and
 				// its reads are not counted as theirs).
-				src, err := probeSource(ctx, data, pl.s3)
+				src, err := probeInput(ctx, data, freshData, freshPrefixes, pl.s3)
 				if err != nil {
 					return err
 				}

@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -88,4 +89,73 @@ func (s s3Source) Files(ctx context.Context) ([]string, error) {
 func (s s3Source) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	body, _, err := s.store.Get(ctx, key, "", s3store.Whole)
 	return body, err
+}
+
+// mixedSource is what a mixed input reads: every file under the static source except those under the
+// fresh prefixes, and those from the fresh source (a staged directory, or the bucket itself), so that
+// the probe of a mixed input measures the two paths its queries take, in their proportions.
+type mixedSource struct {
+	static, fresh         bench.ProbeSource
+	staticRoot, freshRoot string // what a listed name starts with before its path relative to the data
+	prefixes              []string
+}
+
+const (
+	staticTag = "static:"
+	freshTag  = "fresh:"
+)
+
+func (m mixedSource) Files(ctx context.Context) ([]string, error) {
+	static, err := m.static.Files(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fresh, err := m.fresh.Files(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range static {
+		if !m.underFresh(name, m.staticRoot) {
+			out = append(out, staticTag+name)
+		}
+	}
+	for _, name := range fresh {
+		if m.underFresh(name, m.freshRoot) {
+			out = append(out, freshTag+name)
+		}
+	}
+	return out, nil
+}
+
+func (m mixedSource) underFresh(name, root string) bool {
+	rel := strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(name, root)), "/")
+	return slices.ContainsFunc(m.prefixes, func(p string) bool { return strings.HasPrefix(rel, p) })
+}
+
+func (m mixedSource) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if rest, ok := strings.CutPrefix(name, freshTag); ok {
+		return m.fresh.Open(ctx, rest)
+	}
+	return m.static.Open(ctx, strings.TrimPrefix(name, staticTag))
+}
+
+// probeInput is the probe source of a bench run's input: the data, or for a mixed input (fresh
+// prefixes read from elsewhere) both paths.
+func probeInput(ctx context.Context, data, freshData string, freshPrefixes []string, s polars.S3) (bench.ProbeSource, error) {
+	static, err := probeSource(ctx, data, s)
+	if err != nil || freshData == "" || len(freshPrefixes) == 0 {
+		return static, err
+	}
+	fresh, err := probeSource(ctx, freshData, s)
+	if err != nil {
+		return nil, err
+	}
+	root := func(src string) string {
+		if _, prefix, err := parseS3URL(src); err == nil && strings.HasPrefix(src, "s3://") {
+			return prefix
+		}
+		return src
+	}
+	return mixedSource{static: static, fresh: fresh, staticRoot: root(data), freshRoot: root(freshData), prefixes: freshPrefixes}, nil
 }

@@ -22,9 +22,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/internal/s3test"
 )
 
@@ -91,6 +93,27 @@ func TestProbeS3(t *testing.T) {
 	if bounded.Bytes < 2<<20 || bounded.Bytes >= total || bounded.Files >= 6 {
 		t.Errorf("probe bounded to 2 MiB: %+v (all: %d bytes)", bounded, total)
 	}
+	// A mixed input: the static files from the directory, the fresh prefix from the bucket, each once.
+	src, err := probeInput(t.Context(), filepath.Join(dir, "tpch"), "s3://lake/tpch/", []string{"lineitem/batch=0/", "lineitem/batch=5/"},
+		polars.S3{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := src.Files(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromBucket := 0
+	for _, f := range files {
+		if strings.HasPrefix(f, freshTag) {
+			fromBucket++
+		}
+	}
+	mixed, err := bench.ProbeFrom(t.Context(), src, 2, -1)
+	if err != nil || mixed.Files != 6 || mixed.Bytes != total || fromBucket != 2 {
+		t.Errorf("probe of a mixed input: %+v (%v), %d of the files from the bucket; want 6 files, %d bytes, 2 from the bucket", mixed, err, fromBucket, total)
+	}
+
 	// A store that cannot be reached is an error, not a zero throughput.
 	if _, err := run(t, "bench", "probe", "--data", "s3://lake/tpch", "--endpoint", "http://127.0.0.1:1", "--path-style"); err == nil {
 		t.Error("a probe of an unreachable store succeeded")
