@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pqcache/pqcache/cache"
@@ -109,12 +110,80 @@ func TestALostManifestNeverReusesAnOldTree(t *testing.T) {
 	if err := os.Remove(filepath.Join(e.dir, ".pqcache", "manifest.db")); err != nil {
 		t.Fatal(err)
 	}
+	// A reader holds the old generation 1 meanwhile: it must keep reading what it held.
+	lease, err := generations.Hold(e.dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
 	rep := e.mustSync(keep)
-	if rep.Manifest.Generation != 1 {
-		t.Fatalf("generation %d after the manifest was lost, want 1", rep.Manifest.Generation)
+	if rep.Manifest.Generation != 2 {
+		t.Fatalf("generation %d after the manifest was lost, want 2 (never 1 again)", rep.Manifest.Generation)
 	}
 	got, err := os.ReadFile(filepath.Join(e.dir, generations.Dir, "current", "a.parquet"))
 	if err != nil || !bytes.Equal(got, now) {
-		t.Fatalf("generation 1 after the manifest was lost holds the old file (err %v)", err)
+		t.Fatalf("the current generation after the manifest was lost holds the old file (err %v)", err)
 	}
+	if held, err := os.ReadFile(filepath.Join(lease.Dir, "a.parquet")); err != nil || !bytes.Equal(held, old) {
+		t.Fatalf("the held generation 1 changed under its reader (err %v)", err)
+	}
+}
+
+// TestTurningGenerationsOffRemovesThem syncs with generations, then without: current goes (no reader
+// keeps reading a generation that no longer moves), and so do the trees no reader holds.
+func TestTurningGenerationsOffRemovesThem(t *testing.T) {
+	e := newEnv(t)
+	e.put("a.parquet", parquetFile(t, 100, 100, 1))
+	e.mustSync(func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} })
+	e.put("a.parquet", parquetFile(t, 100, 100, 2))
+	e.mustSync(func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} })
+	lease, err := generations.Hold(e.dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mustSync(nil)
+	gens := filepath.Join(e.dir, generations.Dir)
+	if _, err := os.Lstat(filepath.Join(gens, "current")); !os.IsNotExist(err) {
+		t.Fatalf("current is still there with generations off: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(gens, "1")); !os.IsNotExist(err) {
+		t.Fatalf("generation 1, held by nobody, is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(gens, "2")); err != nil {
+		t.Fatalf("generation 2, held by a reader, is gone: %v", err)
+	}
+	lease.Release()
+	e.mustSync(nil)
+	if _, err := os.Stat(filepath.Join(gens, "2")); !os.IsNotExist(err) {
+		t.Fatalf("generation 2 is still there once released: %v", err)
+	}
+	e.expectVerified()
+}
+
+// TestAFileRemovedByHandIsCopiedAgain removes a published file behind the manifest's back: the
+// generation cannot be built, the sync says why, and the next one copies the file again.
+func TestAFileRemovedByHandIsCopiedAgain(t *testing.T) {
+	e := newEnv(t)
+	a, b := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	e.put("a.parquet", a)
+	e.put("b.parquet", b)
+	keep := func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} }
+	e.mustSync(keep)
+	if err := os.Remove(filepath.Join(e.dir, "b.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	e.put("a.parquet", parquetFile(t, 100, 100, 3)) // a change, so that a new generation is built
+	_, err := e.sync(keep)
+	if err == nil || !strings.Contains(err.Error(), "missing from the volume") {
+		t.Fatalf("sync with a published file removed by hand: %v", err)
+	}
+	rep := e.mustSync(keep)
+	if rep.FilesCopied != 1 {
+		t.Fatalf("the next sync copied %d files, want 1 (the removed one)", rep.FilesCopied)
+	}
+	e.expectFile("b.parquet", b)
+	if got, err := os.ReadFile(filepath.Join(e.dir, generations.Dir, "current", "b.parquet")); err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("the current generation lacks the file copied again: %v", err)
+	}
+	e.expectVerified()
 }

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -147,8 +148,8 @@ type syncer struct {
 	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
-	// committed is set when this sync committed a new manifest generation.
-	committed bool
+	// listing is false for a targeted sync that applies its change set instead of listing.
+	listing bool
 	// applied and failedKeys track a targeted sync's changes (guarded by mu): the event time of each
 	// key it settled, and the keys whose copy or delete failed.
 	applied    map[string]time.Time
@@ -204,6 +205,12 @@ func (s *syncer) run(ctx context.Context) error {
 	if s.resume, err = openResumer(s.root); err != nil {
 		return err
 	}
+	// Generation numbers are never used twice on a volume, even by a manifest that begins again.
+	if top, err := generations.Highest(s.root); err != nil {
+		return err
+	} else if err := s.m.GenerationAtLeast(top); err != nil {
+		return err
+	}
 
 	force := plan.Change("")
 	prev, err := s.m.Source()
@@ -218,6 +225,14 @@ func (s *syncer) run(ctx context.Context) error {
 			s.log.Info("Listing the whole prefix instead of the change set, since the source changed")
 		}
 	}
+	listing := s.opts.Changes == nil || force != ""
+	if !listing && prev == "" {
+		// Nothing was ever listed into this directory: a change set would publish just its keys as
+		// if they were the whole data set.
+		s.log.Info("Listing the whole prefix instead of the change set: the directory has never been synced")
+		listing = true
+	}
+	s.listing = listing
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -272,8 +287,10 @@ func (s *syncer) run(ctx context.Context) error {
 	if err := s.commit(force != ""); err != nil {
 		return err
 	}
+	// Readers of the current generation see the changes once it is published: the lag ends there.
+	err = s.publishGeneration(ctx)
 	s.settleChanges()
-	return s.publishGeneration(ctx)
+	return err
 }
 
 // publishGeneration makes the committed generation whole for readers (package generations): a tree
@@ -281,18 +298,21 @@ func (s *syncer) run(ctx context.Context) error {
 // finds the tree there and only applies the keep policy.
 func (s *syncer) publishGeneration(ctx context.Context) error {
 	g := s.rep.Manifest.Generation
-	if s.opts.Generations == nil || g == 0 {
+	if s.opts.Generations == nil {
+		if len(s.opts.SubPrefixes) == 0 {
+			// Generations are off: a volume that had them loses them, or current would name a
+			// generation that no longer moves.
+			if err := generations.Retire(ctx, s.root); err != nil {
+				s.log.Warn("Could not remove the generations of a volume that no longer keeps them", "error", err)
+			}
+		}
+		return nil
+	}
+	if g == 0 {
 		return nil
 	}
 	p := *s.opts.Generations
 	p.Durable = !s.opts.Ephemeral
-	if s.committed {
-		// The manifest just made generation g: a tree already numbered g can only come from a
-		// manifest that was lost and started again, and must not stand for this one.
-		if err := generations.Discard(s.root, g); err != nil {
-			return fmt.Errorf("discarding a stale tree of generation %d: %w", g, err)
-		}
-	}
 	keys := func(fn func(string) error) error {
 		return s.m.Scan("", func(e manifest.Entry) error { return fn(e.Key) })
 	}
@@ -308,8 +328,32 @@ func (s *syncer) publishGeneration(ctx context.Context) error {
 		s.log.Warn("Could not remove old generations", "error", err)
 		return nil
 	default:
+		var missing *generations.MissingError
+		if errors.As(err, &missing) {
+			return s.forgetMissing(g, err)
+		}
 		return fmt.Errorf("publishing generation %d for readers: %w", g, err)
 	}
+}
+
+// forgetMissing handles a generation that could not be built because published files are gone from
+// the volume (removed by hand, or lost): it drops them from the manifest, so that the next sync
+// copies them again instead of failing on them forever, and reports the sync failed.
+func (s *syncer) forgetMissing(g int64, cause error) error {
+	var gone []string
+	err := s.m.Scan("", func(e manifest.Entry) error {
+		if _, err := os.Lstat(manifest.LocalPath(s.root, e.Key)); errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, e.Key)
+		}
+		return nil
+	})
+	if err == nil && len(gone) > 0 {
+		err = s.m.Resolve(nil, gone, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("publishing generation %d for readers: %w (and forgetting the missing files: %v)", g, cause, err)
+	}
+	return fmt.Errorf("publishing generation %d for readers: %d published files were missing from the volume (the first: %w); they are out of the manifest now, and the next sync copies them again", g, len(gone), cause)
 }
 
 // feed plans the sync and hands the work out while the listing goes on: deletes to the publisher,
@@ -325,7 +369,7 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 		copiesTotal int64
 	)
 	planner := func(emit func(plan.Action) error) error { return s.plan(ctx, filter, force, emit) }
-	if s.opts.Changes != nil && force == "" {
+	if !s.listing {
 		planner = func(emit func(plan.Action) error) error { return s.planChanges(ctx, filter, emit) }
 	}
 	err := planner(func(a plan.Action) error {
@@ -502,7 +546,6 @@ func (s *syncer) commit(sourceChanged bool) error {
 		return err
 	}
 	s.rep.Manifest = sum
-	s.committed = true
 	return nil
 }
 

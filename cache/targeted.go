@@ -69,7 +69,10 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 			continue
 		}
 		if err := plan.ValidateKey(rel); err != nil {
-			s.fail(rel, ReasonHostileKeys, err)
+			// A key no sync can publish: the listing sync reports it (HostileKeys); failing here
+			// would hand the batch back forever, holding every other change of it.
+			out.Ignored++
+			s.log.Warn("Ignoring a changed key that cannot be published", "key", rel, "error", err)
 			continue
 		}
 		// The operator sends one change per key; should a set hold two, the later one stands (the
@@ -107,6 +110,15 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 			// Nothing on the volume to remove (or deletes are off): already as the bucket has it.
 		case !have:
 			a = &plan.Action{Copy: true, Object: tc.obj, Why: plan.ChangeNew}
+		case tc.obj.LastModified.Before(old.LastModified.Add(-time.Second)):
+			// The bucket answered with a version older than the one published (a store whose replicas
+			// lag): keep the newer one; the next listing sync settles it.
+			s.rep.FilesUnchanged++
+			if !s.staleEvent(tc) {
+				out.Stale++
+			}
+			s.log.Info("The bucket answered with an older version than the published one; keeping it", "key", tc.rel,
+				"published", old.LastModified, "answered", tc.obj.LastModified)
 		default:
 			if why := plan.Compare(tc.obj, old); why != "" {
 				a = &plan.Action{Copy: true, Object: tc.obj, Old: &old, Why: why}

@@ -279,3 +279,50 @@ func TestNoChangeIsLostWhateverTheEvents(t *testing.T) {
 	}
 	e.expectVerified()
 }
+
+func TestATargetedSyncIntoANeverSyncedDirectoryLists(t *testing.T) {
+	e := newEnv(t)
+	a, b := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	e.put("a.parquet", a)
+	e.put("b.parquet", b)
+	st, reqs := e.store()
+	opts := e.options(reqs)
+	opts.Changes = &cache.ChangeSet{Changes: []cache.Change{created(e, "a.parquet", "")}}
+	rep, err := cache.Sync(t.Context(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs.List.Load() == 0 || rep.FilesCopied != 2 {
+		t.Fatalf("a change set into an empty directory: %d LIST, %d copied; want a listing of both files", reqs.List.Load(), rep.FilesCopied)
+	}
+	e.expectFile("b.parquet", b)
+}
+
+func TestATargetedSyncIgnoresKeysNoSyncCanPublish(t *testing.T) {
+	e := newEnv(t)
+	e.put("a.parquet", parquetFile(t, 100, 100, 1))
+	e.mustSync(nil)
+	rep := e.mustSync(targeted(cache.Change{Key: e.prefix + ".pqcache/manifest.db"}, cache.Change{Key: e.prefix + "x//y.parquet"}))
+	if rep.Changes.Ignored != 2 || rep.FilesFailed != 0 {
+		t.Fatalf("hostile keys in a change set: %+v, %d failed; want both ignored and the sync whole", rep.Changes, rep.FilesFailed)
+	}
+}
+
+func TestATargetedSyncKeepsANewerPublishedVersion(t *testing.T) {
+	e := newEnv(t)
+	newer := parquetFile(t, 100, 100, 1)
+	e.put("a.parquet", newer)
+	e.mustSync(nil)
+	// The bucket now answers with an older object (a lagging replica): another file whose
+	// LastModified is an hour before the published one.
+	e.put("a.parquet", parquetFile(t, 100, 100, 2))
+	backing := filepath.Join(e.srv.Root, e.bucket, e.prefix+"a.parquet")
+	if err := os.Chtimes(backing, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	rep := e.mustSync(targeted(created(e, "a.parquet", "")))
+	e.expectFile("a.parquet", newer)
+	if rep.FilesCopied != 0 || rep.Changes.Stale != 1 {
+		t.Fatalf("an older answer replaced a newer file: copied %d, outcome %+v", rep.FilesCopied, rep.Changes)
+	}
+}

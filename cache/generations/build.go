@@ -157,6 +157,10 @@ func (b *builder) work() {
 		if !b.failed.Load() {
 			for _, name := range j.names {
 				n, err := linkFile(j.src, j.dst, name)
+				if errors.Is(err, unix.ENOENT) {
+					b.fail(&MissingError{Key: j.prefix + name})
+					break
+				}
 				if err != nil {
 					b.fail(fmt.Errorf("linking %s%s: %w", j.prefix, name, err))
 					break
@@ -323,4 +327,14 @@ func checkSegment(seg string, depth int) error {
 		return fmt.Errorf("inside the reserved %s directory", manifest.Dir)
 	}
 	return nil
+}
+
+// MissingError is a build that found a file of the manifest missing from the stable path: removed by
+// hand, or lost. The generation is not published; the caller should have the file copied again.
+type MissingError struct {
+	Key string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s is in the manifest but not on the volume", e.Key)
 }

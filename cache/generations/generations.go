@@ -380,19 +380,16 @@ func (st *state) remove(n int64) (removed bool, err error) {
 		return false, fmt.Errorf("locking generation %d: %w", n, err)
 	}
 	gone := deletingPrefix + name + "-" + randomSuffix()
-	err = unix.Renameat(st.d, name, st.d, gone)
-	if err == nil {
-		err = unix.Unlinkat(st.d, name+metaSuffix, 0)
-		if errors.Is(err, unix.ENOENT) {
-			err = nil
-		}
-	}
-	unix.Close(fd) // releases the lock: from here on the tree has no name a reader would open
-	if err != nil {
+	if err := unix.Renameat(st.d, name, st.d, gone); err != nil {
+		unix.Close(fd)
 		return false, fmt.Errorf("removing generation %d: %w", n, err)
 	}
+	unix.Close(fd) // releases the lock: from here on the tree has no name a reader would open
 	delete(st.trees, n)
 	delete(st.metas, n)
+	if err := unix.Unlinkat(st.d, name+metaSuffix, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return true, fmt.Errorf("removing the record of generation %d: %w", n, err)
+	}
 	// A failure here leaves a .deleting- directory that the next Publish removes.
 	if err := os.RemoveAll(filepath.Join(st.dir, gone)); err != nil {
 		return true, fmt.Errorf("removing generation %d: %w", n, err)
@@ -611,19 +608,65 @@ func parseGeneration(s string) (int64, bool) {
 
 func randomSuffix() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
-// Discard moves away a tree numbered g, and its record, without waiting for readers: the caller
-// knows the number now stands for other contents (a manifest that was lost and began again, whose
-// new generation g just committed). The next Publish removes what is moved away, and builds g anew.
-// A reader holding the old tree keeps reading it until it lets go.
-func Discard(root string, g int64) error {
+// Highest is the highest generation number the volume has used: of a tree, a record, or what current
+// names. A manifest that begins again (lost, or removed by hand) must number its generations above
+// it, or a reader or a BenchRun holding "generation 3" would find other contents under that name.
+func Highest(root string) (int64, error) {
 	dir := filepath.Join(root, filepath.FromSlash(Dir))
-	name := strconv.FormatInt(g, 10)
-	err := os.Rename(filepath.Join(dir, name), filepath.Join(dir, deletingPrefix+name+"-"+randomSuffix()))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("discarding generation %d: %w", g, err)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
 	}
-	if err := os.Remove(filepath.Join(dir, name+metaSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("discarding generation %d: %w", g, err)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", dir, err)
 	}
-	return nil
+	var top int64
+	for _, de := range des {
+		name := strings.TrimSuffix(de.Name(), metaSuffix)
+		if n, ok := parseGeneration(name); ok && n > top {
+			top = n
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(dir, currentLink)); err == nil {
+		if n, ok := parseGeneration(target); ok && n > top {
+			top = n
+		}
+	}
+	return top, nil
+}
+
+// Retire stops publishing generations on a volume that had them (a Dataset's keepGenerations set to
+// 0): current goes, so that no reader keeps reading a generation that no longer moves, and so do the
+// trees no reader holds, with the space only they kept. A held tree stays until its reader lets go and
+// a later Retire runs. A volume without generations costs one failed directory read.
+func Retire(ctx context.Context, root string) error {
+	dir := filepath.Join(root, filepath.FromSlash(Dir))
+	d, err := openDir(unix.AT_FDCWD, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(d)
+	if err := lockWriter(ctx, d, dir); err != nil {
+		return err
+	}
+	st, err := readState(d, dir)
+	if err != nil {
+		return err
+	}
+	if err := st.removeLeftovers(); err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(d, currentLink, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("removing %s/%s: %w", Dir, currentLink, err)
+	}
+	var errs []error
+	for n := range st.trees {
+		if _, err := st.remove(n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -465,7 +465,7 @@ func TestPublishFailureLeavesCurrent(t *testing.T) {
 		keys    []string
 		wantErr string
 	}{
-		{name: "missing file", keys: []string{"a", "gone"}, wantErr: "linking gone"},
+		{name: "missing file", keys: []string{"a", "gone"}, wantErr: "gone is in the manifest but not on the volume"},
 		{name: "listed twice", keys: []string{"a", "a"}, wantErr: "listed twice"},
 		{name: "escaping key", keys: []string{"../a"}, wantErr: "bad path segment"},
 		{name: "reserved dir", keys: []string{".pqcache/manifest.db"}, wantErr: "reserved"},

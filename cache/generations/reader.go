@@ -71,6 +71,21 @@ func (l *Lease) Release() {
 	})
 }
 
+// File returns a duplicate of the open directory that holds the lease, for a child process to
+// inherit (exec.Cmd.ExtraFiles): flock belongs to the open file, which the duplicate shares, so the
+// generation stays held while any process keeps it open, whichever exits first. The caller closes it
+// (after starting the child). Nil for a no-op lease.
+func (l *Lease) File() (*os.File, error) {
+	if l == nil || l.fd < 0 {
+		return nil, nil
+	}
+	fd, err := unix.FcntlInt(uintptr(l.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sharing the lease on %s: %w", l.Dir, err)
+	}
+	return os.NewFile(uintptr(fd), l.Dir), nil
+}
+
 // Hold holds generation g of the cache at root (g == 0: the one current names) and returns its
 // tree. It fails with an error wrapping fs.ErrNotExist when g is not kept, or when no generation
 // was ever published.

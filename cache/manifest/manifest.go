@@ -603,6 +603,19 @@ func (m *Manifest) State() (dirty bool, generation int64, err error) {
 	return dirty, generation, err
 }
 
+// GenerationAtLeast makes the next Commit's generation higher than min: a manifest that begins again
+// on a volume whose older generations are still there (package generations) must not number its own
+// like theirs. It changes nothing when the manifest's generation is min or more already.
+func (m *Manifest) GenerationAtLeast(min int64) error {
+	return m.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if int64(decodeUint(meta.Get(metaGeneration))) >= min {
+			return nil
+		}
+		return meta.Put(metaGeneration, encodeUint(uint64(min)))
+	})
+}
+
 // Remember computes the summary of the entries as Summary does and stores it with extra for Cached,
 // without a new generation: for a manifest whose entries did not change since its last commit but
 // that has no stored summary (one written before summaries were stored).

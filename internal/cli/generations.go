@@ -103,24 +103,43 @@ exit status is COMMAND's. DIR may be mounted read-only.`,
 			child := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
 			child.Env = append(os.Environ(), DataEnv+"="+lease.Dir)
 			child.Stdin, child.Stdout, child.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			// The child inherits the locked directory (as fd 3): the generation stays held while it
+			// runs even if this process is killed first.
+			shared, err := lease.File()
+			if err != nil {
+				return err
+			}
+			if shared != nil {
+				defer shared.Close()
+				child.ExtraFiles = []*os.File{shared}
+			}
 			// Signals go to the child; the lease is held until it exits.
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sigs)
 			if err := child.Start(); err != nil {
+				signal.Stop(sigs)
 				return fmt.Errorf("starting %s: %w", argv[0], err)
 			}
+			forwarded := make(chan struct{})
 			go func() {
+				defer close(forwarded)
 				for s := range sigs {
 					_ = child.Process.Signal(s)
 				}
 			}()
 			err = child.Wait()
+			signal.Stop(sigs)
+			close(sigs)
+			<-forwarded
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {
 				lease.Release()
 				cmd.SilenceErrors = true
-				return &ExitError{Code: exit.ExitCode()}
+				code := exit.ExitCode()
+				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					code = 128 + int(ws.Signal()) // as a shell reports a command killed by a signal
+				}
+				return &ExitError{Code: code}
 			}
 			return err
 		},

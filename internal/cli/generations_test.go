@@ -65,6 +65,16 @@ func TestGenerationsCommandLine(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Code != 3 {
 		t.Fatalf("a failing reader's exit status: %v", err)
 	}
+	_, err = run(t, "generations", "exec", dir, "--", "sh", "-c", "kill -TERM $$")
+	if !errors.As(err, &exit) || exit.Code != 128+15 {
+		t.Fatalf("a reader killed by SIGTERM: %v, want exit status 143", err)
+	}
+	// The reader inherits the locked directory (fd 3), so the generation stays held even if pqcache
+	// is killed before it.
+	out, err = run(t, "generations", "exec", dir, "--", "readlink", "/proc/self/fd/3")
+	if err != nil || strings.TrimSpace(out) != filepath.Join(dir, ".pqcache", "generations", "2") {
+		t.Fatalf("fd 3 of the reader: %v %q", err, out)
+	}
 	if _, err := os.Stat(filepath.Join(dir, ".pqcache", "generations", "current")); err != nil {
 		t.Fatal(err)
 	}

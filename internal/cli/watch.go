@@ -66,7 +66,7 @@ type watchLine struct {
 	Requests       cache.RequestCounts  `json:"requests"`
 	DurationMillis int64                `json:"durationMillis"`
 	Changes        *cache.ChangeOutcome `json:"changes,omitempty"`
-	// LagMillis is from the newest applied change's event time to its publication.
+	// LagMillis is from the oldest applied change's event time to the publication: the batch's worst.
 	LagMillis  int64 `json:"lagMillis,omitempty"`
 	Generation int64 `json:"generation"`
 }
@@ -180,6 +180,8 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	for {
 		select {
 		case <-ctx.Done():
+			// A batch not yet applied is left unsettled: its SQS messages come back after their
+			// visibility timeout; webhook changes are lost, and the next watch's listing finds them.
 			return nil
 		case <-resync:
 			if _, err := sync("resync", 0, nil); err != nil && ctx.Err() == nil {

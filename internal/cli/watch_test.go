@@ -136,6 +136,16 @@ func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 		t.Fatalf("testdata lag: %v\n%s", err, lagOut)
 	}
 
+	// Watch prints a sync's line once the sync has returned, a moment after its files appear.
+	waitFor("the lag tool's syncs to be reported", func() bool {
+		n := 0
+		for _, l := range watchLines(t, out.String()) {
+			if l.Trigger == "events" {
+				n++
+			}
+		}
+		return n >= 3
+	})
 	var events int
 	for _, l := range watchLines(t, out.String()) {
 		if l.Result != "Succeeded" {

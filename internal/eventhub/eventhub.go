@@ -290,7 +290,7 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 	if w.kind == "webhook" {
 		// Read the token now, not on the first post: a store waits 3 s for an answer and does not
 		// retry, and the API server may take longer than that to answer the manager.
-		if _, err := h.readToken(ctx, key, w.tokenSecret); err != nil {
+		if _, err := h.readToken(ctx, key, w); err != nil {
 			h.log.Warn("Reading the webhook token failed; the first post reads it again", "dataset", hubKey(key), "error", err)
 		}
 	}
@@ -438,9 +438,11 @@ func (h *Hub) token(ctx context.Context, k string) (string, error) {
 		h.mu.Unlock()
 		if start {
 			go func() {
-				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				// Bounded, and ended with the hub: a refresh that lands after the source was
+				// reconfigured or forgotten changes nothing (readToken checks).
+				rctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 				defer cancel()
-				if _, err := h.readToken(rctx, key, w.tokenSecret); err != nil {
+				if _, err := h.readToken(rctx, key, w); err != nil {
 					h.log.Warn("Reading the webhook token again failed; keeping the one read before", "dataset", k, "error", err)
 					h.mu.Lock()
 					if c, ok := h.tokens[key]; ok {
@@ -453,24 +455,30 @@ func (h *Hub) token(ctx context.Context, k string) (string, error) {
 		}
 		return cached.token, nil
 	}
-	return h.readToken(ctx, key, w.tokenSecret)
+	return h.readToken(ctx, key, w)
 }
 
-// readToken reads a Dataset's webhook token from its Secret and caches it ("" when there is none).
-func (h *Hub) readToken(ctx context.Context, key types.NamespacedName, secret string) (string, error) {
+// readToken reads a Dataset's webhook token from the Secret its source w names and caches it ("" when
+// there is none). The cache changes only while w is still the Dataset's source: a read that outlived
+// a reconfiguration (another Secret) or the Dataset must not bring the old token back.
+func (h *Hub) readToken(ctx context.Context, key types.NamespacedName, w *watched) (string, error) {
 	var sec corev1.Secret
-	if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: secret}, &sec); err != nil {
+	if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: w.tokenSecret}, &sec); err != nil {
 		if apierrors.IsNotFound(err) {
 			h.mu.Lock()
-			delete(h.tokens, key) // withdrawn: refused from now on
+			if h.watched[key] == w {
+				delete(h.tokens, key) // withdrawn: refused from now on
+			}
 			h.mu.Unlock()
 			return "", nil
 		}
-		return "", fmt.Errorf("reading webhook token secret %s: %w", secret, err)
+		return "", fmt.Errorf("reading webhook token secret %s: %w", w.tokenSecret, err)
 	}
 	tok := strings.TrimSpace(string(sec.Data[controllers.EventTokenKey]))
 	h.mu.Lock()
-	h.tokens[key] = cachedToken{token: tok, at: time.Now()}
+	if h.watched[key] == w {
+		h.tokens[key] = cachedToken{token: tok, at: time.Now()}
+	}
 	h.mu.Unlock()
 	return tok, nil
 }

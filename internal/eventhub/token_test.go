@@ -101,3 +101,28 @@ func TestAStaleTokenNeverMakesAStoreWait(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestATokenReadForAnOldSourceChangesNothing: a read of the token that lands after the Dataset's
+// source was reconfigured (or forgotten) must not put the old token back in the cache.
+func TestATokenReadForAnOldSourceChangesNothing(t *testing.T) {
+	r := &slowReader{gate: make(chan struct{})}
+	r.token.Store("old-token")
+	close(r.gate)
+	h := New(Options{Reader: r})
+	key := types.NamespacedName{Namespace: "ns", Name: "live"}
+	old := &watched{kind: "webhook", tokenSecret: "old-secret"}
+	h.watched[key] = &watched{kind: "webhook", tokenSecret: "new-secret"}
+	if _, err := h.readToken(t.Context(), key, old); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := h.tokens[key]; ok {
+		t.Fatalf("a read for the old source cached %q", c.token)
+	}
+	delete(h.watched, key)
+	if _, err := h.readToken(t.Context(), key, old); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.tokens) != 0 {
+		t.Fatalf("a read for a forgotten Dataset cached a token: %v", h.tokens)
+	}
+}

@@ -165,12 +165,19 @@ func (r *SyncReport) Compact(limit int) ([]byte, error) {
 			// The oldest kept generation that no reader pinned goes first: the operator needs the
 			// current one and the pinned ones to tell a run which tree it reads.
 			kept := c.Generations.Kept
-			drop := len(kept) - 1
-			for i := len(kept) - 1; i > 0; i-- {
-				if !kept[i].Pinned {
+			drop := -1
+			for i := len(kept) - 1; i >= 0 && drop < 0; i-- {
+				if !kept[i].Pinned && kept[i].Generation != c.Generations.Current {
 					drop = i
-					break
 				}
+			}
+			for i := len(kept) - 1; i >= 0 && drop < 0; i-- {
+				if kept[i].Generation != c.Generations.Current {
+					drop = i
+				}
+			}
+			if drop < 0 {
+				return nil, fmt.Errorf("report does not fit in %d bytes even without details (%d bytes)", limit, len(data))
 			}
 			c.Generations.Kept = append(kept[:drop:drop], kept[drop+1:]...)
 		case len(c.Message) > 64:
