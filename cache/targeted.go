@@ -102,6 +102,17 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 		if s.staleEvent(tc) {
 			out.Stale++
 		}
+		if tc.exists && !have {
+			if dir, err := s.pathConflict(tc.rel); err != nil {
+				return err
+			} else if dir != "" {
+				// "a/b" while "a" is a published file, or the reverse: a path cannot be both. The
+				// listing sync reports it (HostileKeys); failing here would hold the batch forever.
+				out.Ignored++
+				s.log.Warn("Ignoring a changed key whose path is also another object's", "key", tc.rel, "other", dir)
+				continue
+			}
+		}
 		var a *plan.Action
 		switch {
 		case !tc.exists && have && s.opts.Prune:
@@ -190,4 +201,22 @@ func (s *syncer) settleChanges() {
 			out.OldestEventTime = at.UTC()
 		}
 	}
+}
+
+// pathConflict returns a published key that makes rel impossible to publish: a file where rel needs a
+// directory (one of its parents), or files under rel where rel would be a file. "" when there is none.
+func (s *syncer) pathConflict(rel string) (string, error) {
+	for i := range len(rel) {
+		if rel[i] != '/' {
+			continue
+		}
+		if _, ok, err := s.m.Get(rel[:i]); err != nil || ok {
+			return rel[:i], err
+		}
+	}
+	e, ok, err := s.m.Iterate(rel + "/").Next()
+	if err != nil || !ok {
+		return "", err
+	}
+	return e.Key, nil
 }
