@@ -46,7 +46,7 @@ const (
 	// getAttempts bounds the GETs of one piece whose body failed mid-stream (the SDK retries failures
 	// before the body); each attempt continues where the last one stopped.
 	getAttempts = 4
-	// replans bounds how often an object that changed after the listing is listed again and
+	// replans bounds how often an object that changed after the listing is looked up again and
 	// re-downloaded before the sync gives up on it.
 	replans = 3
 	// reserveAbove is the size above which a staging file's space is reserved (fallocate) before its
@@ -95,9 +95,9 @@ func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, even
 			s.fail(obj.Key, "", fmt.Errorf("object kept changing while it was copied (%d attempts): %w", attempt+1, err))
 			return
 		}
-		// The object changed (or vanished) between the listing and the GET: list it again and copy
-		// the version that is there now, never a mix of two.
-		now, ok, serr := s.store.Stat(ctx, s.opts.Prefix+obj.Key, s.opts.Prefix)
+		// The object changed (or vanished) between the listing and the GET: ask the bucket what it
+		// holds now and copy that version, never a mix of two.
+		now, ok, serr := s.store.Describe(ctx, s.opts.Prefix+obj.Key, s.opts.Prefix)
 		if serr != nil {
 			s.fail(obj.Key, s3store.Classify(serr), serr)
 			return

@@ -55,7 +55,6 @@ import (
 // Store is what the engine needs from an object store; s3store.Store implements it.
 type Store interface {
 	List(ctx context.Context, prefix, strip string, fn func([]plan.Object) error) error
-	Stat(ctx context.Context, key, strip string) (plan.Object, bool, error)
 	Get(ctx context.Context, key, etag string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error)
 	Head(ctx context.Context, key, etag string) (s3store.Checksums, bool, error)
 	Describe(ctx context.Context, key, strip string) (plan.Object, bool, error)
@@ -220,19 +219,14 @@ func (s *syncer) run(ctx context.Context) error {
 	if prev != "" && prev != s.opts.Source {
 		s.log.Info("Source changed: copying every file again", "was", prev, "now", s.opts.Source)
 		force = plan.ChangeSource
-		if s.opts.Changes != nil {
-			// A change set cannot say what a new source holds: list it all.
-			s.log.Info("Listing the whole prefix instead of the change set, since the source changed")
-		}
 	}
-	listing := s.opts.Changes == nil || force != ""
-	if !listing && prev == "" {
-		// Nothing was ever listed into this directory: a change set would publish just its keys as
-		// if they were the whole data set.
-		s.log.Info("Listing the whole prefix instead of the change set: the directory has never been synced")
-		listing = true
+	s.listing = s.opts.Changes == nil
+	if !s.listing && (force != "" || prev == "") {
+		// A change set cannot stand for the data set when the source changed, or when nothing was
+		// ever listed into this directory: it would publish just its keys as if they were all.
+		s.log.Info("Listing the whole prefix instead of the change set", "sourceChanged", force != "", "neverSynced", prev == "")
+		s.listing = true
 	}
-	s.listing = listing
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -208,19 +208,6 @@ func object(o types.Object, strip string) plan.Object {
 	return obj
 }
 
-// Stat lists exactly one key, to re-plan an object that changed after the listing: it costs one LIST,
-// like the listing, and returns the same fields.
-func (s *Store) Stat(ctx context.Context, key, strip string) (plan.Object, bool, error) {
-	out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(key), MaxKeys: aws.Int32(1)})
-	if err != nil {
-		return plan.Object{}, false, fmt.Errorf("listing s3://%s/%s: %w", s.bucket, key, err)
-	}
-	if len(out.Contents) == 0 || aws.ToString(out.Contents[0].Key) != key {
-		return plan.Object{}, false, nil
-	}
-	return object(out.Contents[0], strip), true, nil
-}
-
 // Describe returns what the store holds now under key, with one HEAD (no LIST): a targeted sync
 // checks the keys S3 event notifications named this way, so that a stale or reordered event never wins
 // over the object's current state. ok is false when the key does not exist. LastModified comes from
