@@ -149,8 +149,9 @@ type syncer struct {
 	progress progressCounters
 	// listing is false for a targeted sync that applies its change set instead of listing.
 	listing bool
-	// applied and failedKeys track a targeted sync's changes (guarded by mu): the event time of each
-	// key it settled, and the keys whose copy or delete failed.
+	// applied and failedKeys track a targeted sync's changes: the event time of each key it settled
+	// (written by the planner alone, read once the workers are done), and the keys whose copy or
+	// delete failed (written by fail, under mu).
 	applied    map[string]time.Time
 	failedKeys map[string]bool
 }

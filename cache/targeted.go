@@ -99,9 +99,7 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 		if err != nil {
 			return err
 		}
-		if s.staleEvent(tc) {
-			out.Stale++
-		}
+		stale := s.staleEvent(tc)
 		if tc.exists && !have {
 			if dir, err := s.pathConflict(tc.rel); err != nil {
 				return err
@@ -125,9 +123,7 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 			// The bucket answered with a version older than the one published (a store whose replicas
 			// lag): keep the newer one; the next listing sync settles it.
 			s.rep.FilesUnchanged++
-			if !s.staleEvent(tc) {
-				out.Stale++
-			}
+			stale = true
 			s.log.Info("The bucket answered with an older version than the published one; keeping it", "key", tc.rel,
 				"published", old.LastModified, "answered", tc.obj.LastModified)
 		default:
@@ -136,6 +132,9 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 			} else {
 				s.rep.FilesUnchanged++
 			}
+		}
+		if stale {
+			out.Stale++
 		}
 		s.applied[tc.rel] = tc.change.EventTime
 		if a == nil {
