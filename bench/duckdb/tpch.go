@@ -212,30 +212,40 @@ func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error
 		return 0, fmt.Errorf("query %d: %w", n, err)
 	}
 	defer rows.Close()
+	var count int64
+	err = EachRow(rows, func(fields []string) error {
+		count++
+		_, err := io.WriteString(w, canon.Row(fields)+"\n")
+		return err
+	})
+	return count, err
+}
+
+// EachRow calls fn with every row of rows, each value in its canonical form (package canon; a
+// DECIMAL keeps its exact digits). fn may keep nothing of fields: the slice is reused.
+func EachRow(rows *sql.Rows, fn func(fields []string) error) error {
 	cols, err := rows.Columns()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	var count int64
 	fields := make([]string, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return count, err
+			return err
 		}
 		for i, v := range vals {
 			fields[i] = format(v)
 		}
-		if _, err := io.WriteString(w, canon.Row(fields)+"\n"); err != nil {
-			return count, err
+		if err := fn(fields); err != nil {
+			return err
 		}
-		count++
 	}
-	return count, rows.Err()
+	return rows.Err()
 }
 
 // format is canon.Value with DuckDB's DECIMAL, whose exact digits it keeps.

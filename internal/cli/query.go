@@ -41,7 +41,8 @@ func newQueryCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query [--data DIR] SQL",
 		Short: "Run one SQL query with the embedded DuckDB, {data} standing for a data directory",
-		Long: `query runs SQL with pqcache's DuckDB and prints the rows, tab-separated, under a header.
+		Long: `query runs SQL with pqcache's DuckDB and prints the rows, tab-separated, under a header
+(values as the benchmarks print them: decimals and floats to 2 places, dates as ISO, NULL as NULL).
 {data} in SQL is replaced by --data; when --data is a generation of a Dataset's volume
 (/data/.pqcache/generations/current, or .../N), that generation is held while the query runs, so
 the query reads one consistent data set whatever refreshes run meanwhile:
@@ -90,31 +91,15 @@ the query reads one consistent data set whatever refreshes run meanwhile:
 	return cmd
 }
 
-// printRows writes a header and the rows, tab-separated, NULL as "NULL".
+// printRows writes a header and the rows, tab-separated, each value in its canonical form.
 func printRows(w io.Writer, rows *sql.Rows) error {
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(w, strings.Join(cols, "\t"))
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		fields := make([]string, len(vals))
-		for i, v := range vals {
-			if v == nil {
-				fields[i] = "NULL"
-			} else {
-				fields[i] = fmt.Sprint(v)
-			}
-		}
-		fmt.Fprintln(w, strings.Join(fields, "\t"))
-	}
-	return rows.Err()
+	return duckdb.EachRow(rows, func(fields []string) error {
+		_, err := fmt.Fprintln(w, strings.Join(fields, "\t"))
+		return err
+	})
 }
