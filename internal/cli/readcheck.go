@@ -121,7 +121,6 @@ type readCheckReport struct {
 func newReadCheckCommand() *cobra.Command {
 	var (
 		data, reportFile string
-		stable           bool
 		untilMarker      int64
 		duration         time.Duration
 		rows             int
@@ -145,17 +144,14 @@ func newReadCheckCommand() *cobra.Command {
 			lastSeen := 0
 			for time.Now().Before(end) && cmd.Context().Err() == nil && (untilMarker == 0 || lastSeen < 3) {
 				rep.Queries++
-				// A reader that wants one generation holds the current one for the query's length;
-				// --stable reads the stable paths, which refreshes change file by file.
-				dir, release, err := data, func() {}, error(nil)
-				if !stable {
-					var lease *generations.Lease
-					if lease, err = generations.Hold(data, 0); err == nil {
-						dir, release = lease.Dir, lease.Release
-						if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
-							gens[g] = true
-							rep.Generation = append(rep.Generation, g)
-						}
+				// A reader that wants one generation holds the current one for the query's length.
+				dir, release := "", func() {}
+				lease, err := generations.Hold(data, 0)
+				if err == nil {
+					dir, release = lease.Dir, lease.Release
+					if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
+						gens[g] = true
+						rep.Generation = append(rep.Generation, g)
 					}
 				}
 				if err == nil {
@@ -195,7 +191,6 @@ func newReadCheckCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "/data", "The Dataset's volume: each query holds its current generation (.pqcache/generations).")
-	cmd.Flags().BoolVar(&stable, "stable", false, "Read the stable paths instead of holding a generation (to see what readers without generations see).")
 	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "How long to keep querying (at most, with --until-marker).")
 	cmd.Flags().Int64Var(&untilMarker, "until-marker", 0, "Stop once three queries saw only this marker (the last refresh).")
 	cmd.Flags().IntVar(&rows, "rows", 10000, "Rows per partition that `testdata marks` wrote.")
