@@ -26,8 +26,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
@@ -50,31 +48,10 @@ var _ = Describe("Freshness by S3 event notifications", Label("benchmark"), Orde
 
 	BeforeAll(func() {
 		ns = newNamespace("pqcache-bench-events-")
-		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, "hook-token"), StringData: map[string]string{"token": token}})).To(Succeed())
-		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, s3Secret),
-			StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey}})).To(Succeed())
-		endpoint = startS3Pod(ns, "versitygw", "--event-webhook-url", fmt.Sprintf("%s/events/%s/live?token=%s", eventsURL, ns, token))
-		runJob(ns, "seed", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--out", "/work/tpch"),
-			pqcacheContainer("put", "s3", "put", "/work/tpch/region.parquet", "s3://"+bucket+"/"+prefix+"region.parquet", "--endpoint", endpoint, "--path-style"))
-		fromYAML(&ds, `
-apiVersion: data.pqcache.dev/v1alpha1
-kind: Dataset
-metadata: {name: live, namespace: %s}
-spec:
-  source:
-    s3: {bucket: %s, prefix: %s, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
-  volume: {capacity: 1Gi}
-  fresh: ["fresh/"]
-  refresh:
-    schedule: "@daily"
-    events: {webhook: {tokenSecretRef: {name: hook-token}}}
-`, ns, bucket, prefix, endpoint, s3Secret)
-		Expect(c.Create(ctx, &ds)).To(Succeed())
-		waitReady(&ds, 3*time.Minute)
-		Eventually(func(g Gomega) {
-			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
-			g.Expect(meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionEventSource)).To(BeTrue())
-		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		endpoint, ds = eventDrivenDataset(ns, token, prefix, "fresh/", func(endpoint string) {
+			runJob(ns, "seed", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--out", "/work/tpch"),
+				pqcacheContainer("put", "s3", "put", "/work/tpch/region.parquet", "s3://"+bucket+"/"+prefix+"region.parquet", "--endpoint", endpoint, "--path-style"))
+		})
 	})
 
 	// lag runs `pqcache testdata lag` in a pod that mounts the Dataset's claim read-only.

@@ -51,37 +51,13 @@ var _ = Describe("A Dataset refreshed by S3 event notifications", Ordered, func(
 
 	BeforeAll(func() {
 		ns = newNamespace("pqcache-events-")
-		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, "hook-token"), StringData: map[string]string{"token": token}})).To(Succeed())
-		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, s3Secret),
-			StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey}})).To(Succeed())
-		By("starting versitygw with its bucket notifications posted to the operator's endpoint " + eventsURL)
-		endpoint = startS3Pod(ns, "versitygw", "--event-webhook-url", fmt.Sprintf("%s/events/%s/live?token=%s", eventsURL, ns, token))
-		runJob(ns, "load",
-			pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "2", "--out", "/work/tpch"),
-			pqcacheContainer("upload", "s3", "put", "/work/tpch", "s3://"+bucket+"/"+eventPrefix, "--endpoint", endpoint, "--path-style"),
-		)
-		fromYAML(&ds, `
-apiVersion: data.pqcache.dev/v1alpha1
-kind: Dataset
-metadata: {name: live, namespace: %s}
-spec:
-  source:
-    s3: {bucket: %s, prefix: %s, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
-  volume: {capacity: 1Gi}
-  fresh: ["orders/date=2026-12-02/"]
-  refresh:
-    schedule: "@daily"
-    events: {webhook: {tokenSecretRef: {name: hook-token}}}
-`, ns, bucket, eventPrefix, endpoint, s3Secret)
-		Expect(c.Create(ctx, &ds)).To(Succeed())
-		waitReady(&ds, 3*time.Minute)
+		endpoint, ds = eventDrivenDataset(ns, token, eventPrefix, "orders/date=2026-12-02/", func(endpoint string) {
+			runJob(ns, "load",
+				pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "2", "--out", "/work/tpch"),
+				pqcacheContainer("upload", "s3", "put", "/work/tpch", "s3://"+bucket+"/"+eventPrefix, "--endpoint", endpoint, "--path-style"),
+			)
+		})
 		Expect(ds.Status.LastSync.Trigger).To(Equal("Initial"))
-		Eventually(func(g Gomega) {
-			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
-			cond := meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionEventSource)
-			g.Expect(cond).NotTo(BeNil())
-			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue), "%+v", cond)
-		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 
 	// syncedBy waits for a finished sync started by trigger after the given one, and returns its result.
@@ -126,3 +102,40 @@ spec:
 		Expect(ds.Status.Manifest.Files).To(Equal(files - 1))
 	})
 })
+
+// eventDrivenDataset starts versitygw in ns with its bucket notifications posted to the operator's
+// endpoint, lets load fill the bucket, then creates Dataset "live" over prefix with a webhook event
+// source (the token in Secret hook-token) and fresh as its fresh prefix, and waits until it is Ready
+// and its event source flows. It returns the S3 endpoint and the Dataset.
+func eventDrivenDataset(ns, token, prefix, fresh string, load func(endpoint string)) (string, datav1alpha1.Dataset) {
+	GinkgoHelper()
+	Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, "hook-token"), StringData: map[string]string{"token": token}})).To(Succeed())
+	Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, s3Secret),
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey}})).To(Succeed())
+	By("starting versitygw with its bucket notifications posted to the operator's endpoint " + eventsURL)
+	endpoint := startS3Pod(ns, "versitygw", "--event-webhook-url", fmt.Sprintf("%s/events/%s/live?token=%s", eventsURL, ns, token))
+	load(endpoint)
+	var ds datav1alpha1.Dataset
+	fromYAML(&ds, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: Dataset
+metadata: {name: live, namespace: %s}
+spec:
+  source:
+    s3: {bucket: %s, prefix: %s, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
+  volume: {capacity: 1Gi}
+  fresh: [%q]
+  refresh:
+    schedule: "@daily"
+    events: {webhook: {tokenSecretRef: {name: hook-token}}}
+`, ns, bucket, prefix, endpoint, s3Secret, fresh)
+	Expect(c.Create(ctx, &ds)).To(Succeed())
+	waitReady(&ds, 3*time.Minute)
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
+		cond := meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionEventSource)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue), "%+v", cond)
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	return endpoint, ds
+}
