@@ -413,49 +413,47 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 }
 
 // token is the webhook's lookup: the token a Dataset expects, read from its Secret (cached briefly).
+//
+// Once read, a stale token is answered from the cache while one background read refreshes it: a
+// store posts with a short timeout and does not retry (versitygw: 3 s), so a request must not wait
+// for the API server (the manager's client may be throttled). A rotated token is accepted once the
+// refresh is done, a withdrawn one refused from then on.
 func (h *Hub) token(ctx context.Context, k string) (string, error) {
 	key := nsName(k)
 	h.mu.Lock()
 	w := h.watched[key]
 	cached, ok := h.tokens[key]
+	refresh := ok && time.Since(cached.at) >= tokenTTL && !cached.refreshing
+	if refresh {
+		cached.refreshing = true
+		h.tokens[key] = cached
+	}
 	h.mu.Unlock()
-	if w == nil || w.kind != "webhook" {
+	switch {
+	case w == nil || w.kind != "webhook":
 		return "", nil // not watched, or not by webhook: refused like a wrong token
+	case !ok:
+		return h.readToken(ctx, key, w)
+	case refresh:
+		go h.refreshToken(key, w)
 	}
-	if ok && time.Since(cached.at) < tokenTTL {
-		return cached.token, nil
-	}
-	if ok {
-		// Stale: read the Secret again in the background and answer with the cached token now. A
-		// store posts with a short timeout and does not retry (versitygw: 3 s), so a request must not
-		// wait for the API server (the manager's client may be throttled); a rotated token is
-		// accepted once the refresh is done, a withdrawn one refused from then on.
+	return cached.token, nil
+}
+
+// refreshToken reads a cached token again. It is bounded, and ends with the hub; a read that lands
+// after the source was reconfigured or forgotten changes nothing (readToken checks).
+func (h *Hub) refreshToken(key types.NamespacedName, w *watched) {
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := h.readToken(ctx, key, w); err != nil {
+		h.log.Warn("Reading the webhook token again failed; keeping the one read before", "dataset", hubKey(key), "error", err)
 		h.mu.Lock()
-		c := h.tokens[key]
-		start := !c.refreshing
-		c.refreshing = true
-		h.tokens[key] = c
-		h.mu.Unlock()
-		if start {
-			go func() {
-				// Bounded, and ended with the hub: a refresh that lands after the source was
-				// reconfigured or forgotten changes nothing (readToken checks).
-				rctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
-				defer cancel()
-				if _, err := h.readToken(rctx, key, w); err != nil {
-					h.log.Warn("Reading the webhook token again failed; keeping the one read before", "dataset", k, "error", err)
-					h.mu.Lock()
-					if c, ok := h.tokens[key]; ok {
-						c.refreshing = false
-						h.tokens[key] = c
-					}
-					h.mu.Unlock()
-				}
-			}()
+		if c, ok := h.tokens[key]; ok {
+			c.refreshing = false
+			h.tokens[key] = c
 		}
-		return cached.token, nil
+		h.mu.Unlock()
 	}
-	return h.readToken(ctx, key, w)
 }
 
 // readToken reads a Dataset's webhook token from the Secret its source w names and caches it ("" when
