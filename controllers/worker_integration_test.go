@@ -19,6 +19,7 @@ package controllers_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -91,25 +92,12 @@ func TestWorkerJobRunsAndReportsEndToEnd(t *testing.T) {
 	}
 	volume := t.TempDir()
 	termination := filepath.Join(t.TempDir(), "termination-log")
-	args := slices.Clone(c.Args)
-	for i, a := range args {
-		switch a {
-		case c.VolumeMounts[0].MountPath:
-			args[i] = volume
-		case c.TerminationMessagePath:
-			args[i] = termination
-		}
+	stderr, err := runWorker(c, map[string]string{c.VolumeMounts[0].MountPath: volume, c.TerminationMessagePath: termination})
+	if err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
-	cmd := cli.NewRootCommand()
-	var stdout, stderr bytes.Buffer
-	cmd.SetOut(&stdout)
-	cmd.SetErr(&stderr)
-	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("worker %v: %v\nstderr:\n%s", args, err, stderr.String())
-	}
-	if !bytes.Contains(stderr.Bytes(), []byte(`"filesDone"`)) {
-		t.Errorf("the worker wrote no JSON progress lines on stderr:\n%s", stderr.String())
+	if !strings.Contains(stderr, `"filesDone"`) {
+		t.Errorf("the worker wrote no JSON progress lines on stderr:\n%s", stderr)
 	}
 	message, err := os.ReadFile(termination)
 	if err != nil {
@@ -198,21 +186,7 @@ func TestWorkerTrustsAPrivateCA(t *testing.T) {
 	runWorker := func(bundle string) error {
 		t.Setenv("AWS_CA_BUNDLE", bundle)
 		volume := t.TempDir()
-		args := slices.Clone(c.Args)
-		for i, a := range args {
-			switch a {
-			case "/data":
-				args[i] = volume
-			case c.TerminationMessagePath:
-				args[i] = filepath.Join(t.TempDir(), "termination-log")
-			}
-		}
-		cmd := cli.NewRootCommand()
-		var out bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs(args)
-		err := cmd.Execute()
+		_, err := runWorker(c, map[string]string{"/data": volume, c.TerminationMessagePath: filepath.Join(t.TempDir(), "termination-log")})
 		if err == nil {
 			if got, _ := os.ReadFile(filepath.Join(volume, "x.bin")); string(got) != "over TLS" {
 				return fmt.Errorf("synced %q", got)
@@ -255,24 +229,10 @@ func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
 		t.Helper()
 		c := job.Spec.Template.Spec.Containers[0]
 		termination := filepath.Join(t.TempDir(), "termination-log")
-		args := slices.Clone(c.Args)
-		for i, a := range args {
-			switch {
-			case a == "/data":
-				args[i] = volume
-			case a == c.TerminationMessagePath:
-				args[i] = termination
-			case files[a] != "":
-				args[i] = files[a]
-			}
-		}
-		cmd := cli.NewRootCommand()
-		var stderr bytes.Buffer
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&stderr)
-		cmd.SetArgs(args)
-		if err := cmd.Execute(); err != nil {
-			t.Fatalf("worker %v: %v\nstderr:\n%s", args, err, stderr.String())
+		paths := map[string]string{"/data": volume, c.TerminationMessagePath: termination}
+		maps.Copy(paths, files)
+		if stderr, err := runWorker(c, paths); err != nil {
+			t.Fatalf("%v\nstderr:\n%s", err, stderr)
 		}
 		msg, err := os.ReadFile(termination)
 		if err != nil {
@@ -340,4 +300,27 @@ func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(volume, "2026", "11.bin")); !os.IsNotExist(err) {
 		t.Fatalf("11.bin not deleted: %v", err)
 	}
+}
+
+// runWorker runs a worker container's command line in-process, as the kubelet would run the
+// container: every argument that names a path of the pod (the volume's mount path, the
+// termination-log file, a mounted file) is replaced by its local stand-in from paths. It returns
+// what the worker wrote to stderr and the command's error.
+func runWorker(c corev1.Container, paths map[string]string) (string, error) {
+	args := slices.Clone(c.Args)
+	for i, a := range args {
+		if local, ok := paths[a]; ok {
+			args[i] = local
+		}
+	}
+	cmd := cli.NewRootCommand()
+	var stderr bytes.Buffer
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err != nil {
+		err = fmt.Errorf("worker %v: %w", args, err)
+	}
+	return stderr.String(), err
 }
