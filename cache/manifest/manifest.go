@@ -607,6 +607,11 @@ func (m *Manifest) State() (dirty bool, generation int64, err error) {
 // on a volume whose older generations are still there (package generations) must not number its own
 // like theirs. It changes nothing when the manifest's generation is min or more already.
 func (m *Manifest) GenerationAtLeast(min int64) error {
+	// Read first: every sync asks, and a write transaction costs a commit (and an fsync) even when it
+	// changes nothing.
+	if _, gen, err := m.State(); err != nil || gen >= min {
+		return err
+	}
 	return m.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if int64(decodeUint(meta.Get(metaGeneration))) >= min {
