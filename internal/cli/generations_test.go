@@ -32,9 +32,7 @@ func TestGenerationsCommandLine(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "lake")
 	srv.PutObject(t, "lake", "sales/a.csv", []byte("first"))
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
-	t.Setenv("AWS_REGION", s3test.Region)
+	useTestCredentials(t)
 	dir := filepath.Join(t.TempDir(), "cache")
 	sync := func() {
 		t.Helper()

@@ -33,9 +33,7 @@ import (
 func TestQueryAndReadCheckOnAGeneration(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "lake")
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
-	t.Setenv("AWS_REGION", s3test.Region)
+	useTestCredentials(t)
 	work := t.TempDir()
 	if out, err := run(t, "testdata", "marks", "--out", work, "--versions", "2", "--partitions", "3", "--rows", "10"); err != nil {
 		t.Fatalf("testdata marks: %v\n%s", err, out)

@@ -35,9 +35,7 @@ import (
 // deletes one object, against a real versitygw.
 func TestS3PutAndRm(t *testing.T) {
 	srv := s3test.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
-	t.Setenv("AWS_REGION", s3test.Region)
+	useTestCredentials(t)
 	src := t.TempDir()
 	for name, body := range map[string]string{"a/1.parquet": "one", "a/2.parquet": "two", "b/3.parquet": "three"} {
 		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(name)), 0o755); err != nil {

@@ -42,6 +42,14 @@ func run(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// useTestCredentials gives the commands a test runs the test S3 server's credentials and region, from
+// the environment, as a worker pod has them.
+func useTestCredentials(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	t.Setenv("AWS_REGION", s3test.Region)
+}
+
 // TestSyncCommandLine drives `pqcache sync`, `verify` and `manifest ls` against a real versitygw,
 // with credentials from the environment as a worker pod has them.
 func TestSyncCommandLine(t *testing.T) {
@@ -50,9 +58,7 @@ func TestSyncCommandLine(t *testing.T) {
 	srv.PutObject(t, "lake", "sales/2026/a.csv", []byte("a,b\n1,2\n"))
 	srv.PutObject(t, "lake", "sales/2026/b.csv", []byte("a,b\n3,4\n"))
 	srv.PutObject(t, "lake", "sales/_SUCCESS", nil)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
-	t.Setenv("AWS_REGION", s3test.Region)
+	useTestCredentials(t)
 	dir := filepath.Join(t.TempDir(), "cache")
 	common := []string{"--endpoint", srv.Endpoint, "--path-style", "--exclude", "_SUCCESS", "--progress", "none"}
 

@@ -88,9 +88,7 @@ func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 	_ = standIn.Close()
 	srv.CreateBucket(t, "lake")
 	srv.PutObject(t, "lake", "live/old.bin", []byte("before the watch"))
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
-	t.Setenv("AWS_REGION", s3test.Region)
+	useTestCredentials(t)
 	dir := filepath.Join(t.TempDir(), "cache")
 
 	ctx, cancel := context.WithCancel(t.Context())
