@@ -19,7 +19,6 @@ package cache
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,6 +30,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/manifest"
@@ -52,6 +53,12 @@ const (
 	// reserveAbove is the size above which a staging file's space is reserved (fallocate) before its
 	// bytes are fetched, so that a full disk fails it early; a smaller file fails as fast by writing.
 	reserveAbove = 1 << 20
+	// writebackEvery is how many bytes of a large file are written between two requests that the
+	// kernel start writing them to disk (sync_file_range, SYNC_FILE_RANGE_WRITE). Without them a
+	// machine with gigabytes of memory keeps every byte dirty until the publisher's syncfs, which then
+	// writes the whole file at the end, on the sync's critical path; with them the disk writes while
+	// the network reads, and the syncfs finds little left. The request does not wait for the disk.
+	writebackEvery = 4 << 20
 )
 
 // ErrCorrupt marks a download that does not match what the store says it should be.
@@ -126,18 +133,32 @@ func (s *syncer) fetchPlan(obj plan.Object) integrity.Plan {
 		Size: obj.Size, ETag: obj.ETag,
 		Algorithm: integrity.Algorithm(obj.ChecksumAlgorithm), Type: integrity.ChecksumType(obj.ChecksumType),
 	}, s.opts.PartSize)
-	if s.opts.Verify != VerifyChecksum {
+	if s.opts.Verify == VerifySize {
 		p = p.Unchecked()
 	}
 	return p
 }
 
+// manifestHash is the hash the manifest records for a file fetched by plan p, computed as the bytes
+// stream: the store's own full-object checksum when p checks one (one computation both verifies the
+// download and lets `pqcache verify` re-check the file later against what the store vouched for),
+// SHA-256 otherwise or when told to (VerifySHA256), none for size-only verification.
+func (s *syncer) manifestHash(p integrity.Plan) integrity.Algorithm {
+	switch {
+	case s.opts.Verify == VerifySize:
+		return ""
+	case s.opts.Verify == VerifyChecksum && p.Method == integrity.MethodChecksum:
+		return p.Algorithm
+	}
+	return integrity.SHA256
+}
+
 // piece is one GET's worth of a download: a byte range, or one part of a multipart upload.
 type piece struct {
-	start, length int64 // length < 0: an upload part whose bounds its GET will tell
-	done          int64 // bytes written and hashed
-	sha, chk      hash.Hash
-	shaSum        []byte // when complete
+	start, length int64     // length < 0: an upload part whose bounds its GET will tell
+	done          int64     // bytes written and hashed
+	own, chk      hash.Hash // the manifest's hash and the store's check (one of them when they are the same)
+	ownSum        []byte    // when complete
 	chkSum        []byte
 	complete      bool
 }
@@ -148,7 +169,7 @@ type download struct {
 	obj    plan.Object
 	key    string
 	plan   integrity.Plan
-	hashed bool // SHA-256 for the manifest
+	own    integrity.Algorithm // the manifest's hash (manifestHash); "" for size-only verification
 	f      *os.File
 	staged string  // relative to the root
 	rec    *record // resume record; nil when the download is not resumable
@@ -165,9 +186,10 @@ type download struct {
 
 // download writes obj into a staging file and verifies it, returning the event that publishes it.
 func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (ev event, err error) {
-	d := &download{s: s, obj: obj, key: s.opts.Prefix + obj.Key, plan: s.fetchPlan(obj), hashed: s.opts.Verify == VerifyChecksum}
+	d := &download{s: s, obj: obj, key: s.opts.Prefix + obj.Key, plan: s.fetchPlan(obj)}
+	d.own = s.manifestHash(d.plan)
 	d.pieces = d.layout()
-	if d.hashed && obj.Size > s.opts.PartSize {
+	if d.own != "" && obj.Size > s.opts.PartSize {
 		// Large downloads survive the process: a resumable staging file and a record of its pieces.
 		if err := s.resume.open(ctx, d); err != nil {
 			return ev, err
@@ -370,26 +392,28 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 	if info.Start != start || info.Length != want {
 		return fmt.Errorf("%w: %s: asked for %d bytes at %d, the store sent %d at %d", ErrCorrupt, d.obj.Key, want, start, info.Length, info.Start)
 	}
-	if d.hashed && pc.sha == nil {
-		pc.sha = sha256.New()
+	if d.own != "" && pc.own == nil {
+		pc.own = integrity.NewHash(d.own)
 	}
-	if d.plan.Algorithm != "" && pc.chk == nil && !d.shaIsCheck() {
+	if d.plan.Algorithm != "" && pc.chk == nil && !d.ownIsCheck() {
 		pc.chk = integrity.NewHash(d.plan.Algorithm)
 	}
 	var sinceCheckpoint int64
+	wb := d.writeback(pc.start + pc.done)
 	for pc.done < pc.length {
 		n, rerr := body.Read(buf[:min(int64(len(buf)), pc.length-pc.done)])
 		if n > 0 {
 			if _, err := d.f.WriteAt(buf[:n], pc.start+pc.done); err != nil {
 				return err
 			}
-			if pc.sha != nil {
-				pc.sha.Write(buf[:n])
+			if pc.own != nil {
+				pc.own.Write(buf[:n])
 			}
 			if pc.chk != nil {
 				pc.chk.Write(buf[:n])
 			}
 			pc.done += int64(n)
+			wb.wrote(pc.start + pc.done)
 			sinceCheckpoint += int64(n)
 			d.fetched.Add(int64(n))
 			d.s.progress.bytesDone.Add(int64(n))
@@ -408,13 +432,14 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 			return fmt.Errorf("reading s3 object %s: %w", d.key, rerr)
 		}
 	}
-	if pc.sha != nil {
-		pc.shaSum, pc.sha = pc.sha.Sum(nil), nil
+	wb.flush(pc.start + pc.done)
+	if pc.own != nil {
+		pc.ownSum, pc.own = pc.own.Sum(nil), nil
 	}
 	if pc.chk != nil {
 		pc.chkSum, pc.chk = pc.chk.Sum(nil), nil
-	} else if d.shaIsCheck() {
-		pc.chkSum = pc.shaSum
+	} else if d.ownIsCheck() {
+		pc.chkSum = pc.ownSum
 	}
 	pc.complete = true
 	if d.rec != nil {
@@ -423,8 +448,49 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 	return nil
 }
 
-// shaIsCheck is true when the store's check is SHA-256 itself: one hash serves both.
-func (d *download) shaIsCheck() bool { return d.hashed && d.plan.Algorithm == integrity.SHA256 }
+// writeback starts the kernel writing a large file's bytes as they arrive (see writebackEvery). It
+// does nothing for a small file (the publisher's syncfs writes a batch of them together) or on an
+// ephemeral destination, where nothing is ever flushed.
+func (d *download) writeback(from int64) writeback {
+	if d.s.opts.Ephemeral || d.obj.Size <= reserveAbove {
+		return writeback{}
+	}
+	return writeback{fd: int(d.f.Fd()), from: from, on: true}
+}
+
+// writtenBack counts the bytes handed to the kernel's writeback early, for tests.
+var writtenBack atomic.Int64
+
+// writeback tracks the bytes of one piece written since the kernel was last asked to write them.
+type writeback struct {
+	fd   int
+	from int64 // the first byte not yet handed to the kernel
+	on   bool
+}
+
+// wrote asks the kernel to start writing [from, to) once it spans writebackEvery bytes.
+func (w *writeback) wrote(to int64) {
+	if w.on && to-w.from >= writebackEvery {
+		w.flush(to)
+	}
+}
+
+// flush asks the kernel to start writing [from, to). It is advice: a failure (a filesystem without
+// sync_file_range) turns it off, and the syncfs before publishing stays what makes bytes durable.
+func (w *writeback) flush(to int64) {
+	if !w.on || to <= w.from {
+		return
+	}
+	if err := unix.SyncFileRange(w.fd, w.from, to-w.from, unix.SYNC_FILE_RANGE_WRITE); err != nil {
+		w.on = false
+		return
+	}
+	writtenBack.Add(to - w.from)
+	w.from = to
+}
+
+// ownIsCheck is true when the manifest's hash is the store's check itself: one hash serves both.
+func (d *download) ownIsCheck() bool { return d.own != "" && d.own == d.plan.Algorithm }
 
 // verify checks that the pieces cover the object and match what the store vouches for, and returns
 // the manifest entry.
@@ -467,13 +533,17 @@ func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
 		return manifest.Entry{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
 	}
 	entry := manifest.Entry{Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified, ETag: obj.ETag, Verified: p.Label()}
-	if d.hashed {
+	if p.Method == integrity.MethodChecksum {
+		// Verify matched it: the whole file's checksum, whatever pieces it came in.
+		entry.Checksum = string(p.Algorithm) + ":" + claim
+	}
+	if d.own == integrity.SHA256 {
 		if len(d.pieces) == 1 {
-			entry.SHA256 = hex.EncodeToString(d.pieces[0].shaSum)
+			entry.SHA256 = hex.EncodeToString(d.pieces[0].ownSum)
 		} else {
 			sums := make([][]byte, len(d.pieces))
 			for i, pc := range d.pieces {
-				sums[i] = pc.shaSum
+				sums[i] = pc.ownSum
 			}
 			entry.SHA256 = manifest.PieceDigest(sums)
 			entry.PieceSize = sizes[0]

@@ -24,3 +24,7 @@ func ResetBuffersPeak() { buffers.peak.Store(buffers.out.Load()) }
 
 // Flushes returns how many times a sync has flushed a filesystem (syncfs) in this process.
 func Flushes() int64 { return flushes.Load() }
+
+// WrittenBack returns how many bytes syncs in this process handed to the kernel's writeback as they
+// arrived (sync_file_range).
+func WrittenBack() int64 { return writtenBack.Load() }

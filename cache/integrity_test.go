@@ -19,6 +19,9 @@ package cache_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,6 +34,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/manifest"
 )
 
@@ -81,9 +85,17 @@ func (e *env) forgetChecksums(key string) {
 }
 
 // flipByte corrupts a stored object behind the server's back; its ETag and checksums stay.
-func (e *env) flipByte(key string, at int64) {
+func (e *env) flipByte(key string, at int64) { e.flipByteIn(e.storedPath(key), at) }
+
+// flipLocalByte changes one byte of a published file in place.
+func (e *env) flipLocalByte(key string, at int64) {
+	e.flipByteIn(filepath.Join(e.dir, filepath.FromSlash(key)), at)
+}
+
+// flipByteIn changes one bit of the byte at at in the file at path, size unchanged.
+func (e *env) flipByteIn(path string, at int64) {
 	e.t.Helper()
-	f, err := os.OpenFile(e.storedPath(key), os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -151,8 +163,20 @@ func TestEveryKindOfObjectIsVerifiedAgainstTheStore(t *testing.T) {
 			if got := rep.Requests.Get - 1; got != tc.gets || rep.Requests.Head != tc.heads {
 				t.Errorf("%d GETs and %d HEADs for the object, want %d and %d", got, rep.Requests.Head, tc.gets, tc.heads)
 			}
-			if strings.Contains(entry.SHA256, "-") != (tc.gets > 1) {
-				t.Errorf("manifest SHA-256 %q: pieces hashed as they arrived should show as -N when fetched in pieces", entry.SHA256)
+			if alg, ok := strings.CutPrefix(tc.verified, "checksum:"); ok {
+				// The store's full-object checksum is the manifest's hash: no SHA-256 besides it.
+				h := integrity.NewHash(integrity.Algorithm(alg))
+				h.Write(whole)
+				if want := alg + ":" + base64.StdEncoding.EncodeToString(h.Sum(nil)); entry.Checksum != want || entry.SHA256 != "" {
+					t.Errorf("manifest hash: checksum %q and SHA-256 %q, want checksum %q and no SHA-256", entry.Checksum, entry.SHA256, want)
+				}
+			} else {
+				if entry.Checksum != "" {
+					t.Errorf("manifest checksum %q for an object verified by %s", entry.Checksum, tc.verified)
+				}
+				if strings.Contains(entry.SHA256, "-") != (tc.gets > 1) {
+					t.Errorf("manifest SHA-256 %q: pieces hashed as they arrived should show as -N when fetched in pieces", entry.SHA256)
+				}
 			}
 
 			// The same version, one byte changed where the store cannot see it: refused.
@@ -166,5 +190,74 @@ func TestEveryKindOfObjectIsVerifiedAgainstTheStore(t *testing.T) {
 			}
 			t.Log(rep.Failed[0].Error)
 		})
+	}
+}
+
+// TestTheStoresChecksumIsTheManifestsHash: by default a file the store vouches for with a full-object
+// checksum gets that checksum as its manifest hash (one hash per byte, not two), `pqcache verify`
+// re-checks the file against it and catches a changed byte; --verify sha256 adds SHA-256 of the file.
+func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
+	small, large := randomBytes(300<<10, 7), randomBytes(9<<20+17, 8)
+	for _, mode := range []cache.VerifyMode{cache.VerifyChecksum, cache.VerifySHA256} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			e.put("small.bin", small)
+			e.put("large.bin", large) // ranges of 4 MiB: the CRC64NVME is combined from three pieces
+			e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; o.Verify = mode })
+			e.expectVerified()
+			m, err := manifest.OpenReadOnly(e.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for key, b := range map[string][]byte{"small.bin": small, "large.bin": large} {
+				entry, _, _ := m.Get(key)
+				crc := integrity.NewHash(integrity.CRC64NVME)
+				crc.Write(b)
+				if want := "CRC64NVME:" + base64.StdEncoding.EncodeToString(crc.Sum(nil)); entry.Checksum != want {
+					t.Errorf("%s: checksum %q, want %q", key, entry.Checksum, want)
+				}
+				switch {
+				case mode == cache.VerifyChecksum && entry.SHA256 != "":
+					t.Errorf("%s: SHA-256 %q besides the store's checksum", key, entry.SHA256)
+				case mode == cache.VerifySHA256 && key == "small.bin":
+					if sum := sha256.Sum256(b); entry.SHA256 != hex.EncodeToString(sum[:]) {
+						t.Errorf("%s: SHA-256 %q, want %x", key, entry.SHA256, sum)
+					}
+				case mode == cache.VerifySHA256 && !strings.HasSuffix(entry.SHA256, "-3"):
+					t.Errorf("%s: SHA-256 %q, want the digest of 3 pieces", key, entry.SHA256)
+				}
+			}
+			m.Close()
+
+			// One byte changed on the volume, size unchanged: verify names the file.
+			e.flipLocalByte("large.bin", 5<<20)
+			r, err := cache.Verify(e.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Mismatched != 1 || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "large.bin") {
+				t.Errorf("verify after a changed byte: %+v", r)
+			}
+		})
+	}
+}
+
+// TestLargeFilesAreWrittenBackAsTheyArrive: every byte of a large file is handed to the kernel's
+// writeback as it arrives, so the syncfs before publishing does not write the whole file at the end;
+// small files are left to that syncfs, and an ephemeral destination writes back nothing.
+func TestLargeFilesAreWrittenBackAsTheyArrive(t *testing.T) {
+	e := newEnv(t)
+	e.put("large.bin", randomBytes(9<<20+17, 9))
+	e.put("small.bin", randomBytes(64<<10, 10))
+	before := cache.WrittenBack()
+	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20 })
+	if got := cache.WrittenBack() - before; got != 9<<20+17 {
+		t.Errorf("%d bytes written back early, want the large file's %d", got, 9<<20+17)
+	}
+	before = cache.WrittenBack()
+	e.dir = t.TempDir()
+	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; o.Ephemeral = true })
+	if got := cache.WrittenBack() - before; got != 0 {
+		t.Errorf("%d bytes written back on an ephemeral destination", got)
 	}
 }

@@ -85,6 +85,9 @@ type recordHeader struct {
 	LastModified time.Time      `json:"lastModified"`
 	Plan         integrity.Plan `json:"plan"`
 	PartSize     int64          `json:"partSize"`
+	// Hash is the manifest's hash the checkpoints' Own states are of: a record made for another one
+	// (a sync run with another --verify) resumes nothing.
+	Hash integrity.Algorithm `json:"hash"`
 }
 
 // checkpoint is one line of a record after the header.
@@ -94,8 +97,9 @@ type checkpoint struct {
 	Length   int64 `json:"l"`
 	Done     int64 `json:"d"`
 	Complete bool  `json:"ok,omitempty"`
-	// SHA and Chk are the pieces' hash states (encoding.BinaryMarshaler), or their sums when complete.
-	SHA []byte `json:"h,omitempty"`
+	// Own and Chk are the piece's hash states (encoding.BinaryMarshaler): the manifest's hash and the
+	// store's check; or their sums when complete.
+	Own []byte `json:"h,omitempty"`
 	Chk []byte `json:"c,omitempty"`
 }
 
@@ -117,7 +121,7 @@ func (r *resumer) open(ctx context.Context, d *download) error {
 	part, rec := filepath.Join(r.dir, id+".part"), filepath.Join(r.dir, id+".rec")
 	d.staged = filepath.ToSlash(filepath.Join(manifest.ResumeDir, id+".part"))
 	d.every = max(copyBufferSize, d.s.opts.PartSize/int64(d.s.opts.Parallelism)-copyBufferSize)
-	hdr := recordHeader{Key: d.obj.Key, ETag: d.obj.ETag, Size: d.obj.Size, LastModified: d.obj.LastModified, Plan: d.plan, PartSize: d.s.opts.PartSize}
+	hdr := recordHeader{Key: d.obj.Key, ETag: d.obj.ETag, Size: d.obj.Size, LastModified: d.obj.LastModified, Plan: d.plan, PartSize: d.s.opts.PartSize, Hash: d.own}
 
 	if cps := loadRecord(rec, hdr); cps != nil {
 		if f, err := os.OpenFile(part, os.O_RDWR, 0); err == nil {
@@ -209,21 +213,21 @@ func (d *download) restore(ctx context.Context, cps map[int]checkpoint) error {
 		if pc.length >= 0 && (cp.Start != pc.start || cp.Length != pc.length) {
 			continue
 		}
-		sha := sha256.New()
-		if _, err := io.CopyBuffer(sha, io.NewSectionReader(d.f, cp.Start, cp.Done), *buf); err != nil {
+		own := integrity.NewHash(d.own)
+		if _, err := io.CopyBuffer(own, io.NewSectionReader(d.f, cp.Start, cp.Done), *buf); err != nil {
 			return fmt.Errorf("re-reading %s to resume it: %w", d.staged, err)
 		}
 		var chk hash.Hash
 		if cp.Complete {
-			if !bytes.Equal(sha.Sum(nil), cp.SHA) {
+			if !bytes.Equal(own.Sum(nil), cp.Own) {
 				continue
 			}
 		} else {
-			state, _ := sha.(encoding.BinaryMarshaler).MarshalBinary()
-			if !bytes.Equal(state, cp.SHA) {
+			state, _ := own.(encoding.BinaryMarshaler).MarshalBinary()
+			if !bytes.Equal(state, cp.Own) {
 				continue
 			}
-			if d.plan.Algorithm != "" && !d.shaIsCheck() {
+			if d.plan.Algorithm != "" && !d.ownIsCheck() {
 				chk = integrity.NewHash(d.plan.Algorithm)
 				if chk.(encoding.BinaryUnmarshaler).UnmarshalBinary(cp.Chk) != nil {
 					continue
@@ -232,12 +236,12 @@ func (d *download) restore(ctx context.Context, cps map[int]checkpoint) error {
 		}
 		*pc = piece{start: cp.Start, length: cp.Length, done: cp.Done}
 		if cp.Complete {
-			pc.complete, pc.shaSum, pc.chkSum = true, cp.SHA, cp.Chk
-			if d.shaIsCheck() {
-				pc.chkSum = cp.SHA
+			pc.complete, pc.ownSum, pc.chkSum = true, cp.Own, cp.Chk
+			if d.ownIsCheck() {
+				pc.chkSum = cp.Own
 			}
 		} else {
-			pc.sha, pc.chk = sha, chk
+			pc.own, pc.chk = own, chk
 		}
 		d.resumedLen += cp.Done
 	}
@@ -249,9 +253,9 @@ func (d *download) restore(ctx context.Context, cps map[int]checkpoint) error {
 func (r *record) checkpoint(i int, pc *piece) {
 	cp := checkpoint{Piece: i, Start: pc.start, Length: pc.length, Done: pc.done, Complete: pc.complete}
 	if pc.complete {
-		cp.SHA, cp.Chk = pc.shaSum, pc.chkSum
+		cp.Own, cp.Chk = pc.ownSum, pc.chkSum
 	} else {
-		cp.SHA, _ = pc.sha.(encoding.BinaryMarshaler).MarshalBinary()
+		cp.Own, _ = pc.own.(encoding.BinaryMarshaler).MarshalBinary()
 		if pc.chk != nil {
 			cp.Chk, _ = pc.chk.(encoding.BinaryMarshaler).MarshalBinary()
 		}

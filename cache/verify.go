@@ -17,12 +17,16 @@ limitations under the License.
 package cache
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/manifest"
 )
 
@@ -45,8 +49,10 @@ func (r *VerifyReport) problem(format string, args ...any) {
 	}
 }
 
-// Verify re-reads every published file under root and compares it with the manifest: size, and
-// SHA-256 where the manifest has one (of the whole file, or of the pieces it was downloaded in). It also reports files the manifest does not list. It opens
+// Verify re-reads every published file under root and compares it with the manifest: size, and the
+// file's hash where the manifest has one: SHA-256 (of the whole file, or of the pieces it was
+// downloaded in), else the store's full-object checksum the download was verified against. It also
+// reports files the manifest does not list. It opens
 // the manifest read-only and changes nothing, so it is safe on a read-only volume.
 func Verify(root string) (*VerifyReport, error) {
 	m, err := manifest.OpenReadOnly(root)
@@ -78,16 +84,31 @@ func Verify(root string) (*VerifyReport, error) {
 			r.problem("size differs: %s has %d bytes, manifest says %d", e.Key, info.Size(), e.Size)
 			return nil
 		}
-		if e.SHA256 == "" {
-			return nil
-		}
-		got, err := manifest.HashFile(f, e, buf)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", e.Key, err)
-		}
-		if got != e.SHA256 {
-			r.Mismatched++
-			r.problem("content differs: %s has SHA-256 %s, manifest says %s", e.Key, got, e.SHA256)
+		switch {
+		case e.SHA256 != "":
+			got, err := manifest.HashFile(f, e, buf)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", e.Key, err)
+			}
+			if got != e.SHA256 {
+				r.Mismatched++
+				r.problem("content differs: %s has SHA-256 %s, manifest says %s", e.Key, got, e.SHA256)
+			}
+		case e.Checksum != "":
+			alg, want, _ := strings.Cut(e.Checksum, ":")
+			h := integrity.NewHash(integrity.Algorithm(alg))
+			if h == nil {
+				r.Mismatched++
+				r.problem("unknown checksum: %s has %q in the manifest", e.Key, e.Checksum)
+				return nil
+			}
+			if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, e.Size), buf); err != nil {
+				return fmt.Errorf("reading %s: %w", e.Key, err)
+			}
+			if got := base64.StdEncoding.EncodeToString(h.Sum(nil)); got != want {
+				r.Mismatched++
+				r.problem("content differs: %s has %s %s, the manifest (and the store) say %s", e.Key, alg, got, want)
+			}
 		}
 		return nil
 	})

@@ -296,3 +296,21 @@ func TestSyncArgsCarryTheGenerationsToKeep(t *testing.T) {
 		}
 	}
 }
+
+func TestSyncArgsCarryTheVerifyMode(t *testing.T) {
+	for mode, want := range map[datav1alpha1.VerifyMode]string{"": "", datav1alpha1.VerifyChecksum: "",
+		datav1alpha1.VerifySHA256: "sha256", datav1alpha1.VerifySize: "size"} {
+		ds := &datav1alpha1.Dataset{Spec: datav1alpha1.DatasetSpec{
+			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "b", Prefix: "p/"}},
+			Sync:   datav1alpha1.SyncOptions{Verify: mode},
+		}}
+		args := syncArgs(ds)
+		got := ""
+		if i := slices.Index(args, "--verify"); i >= 0 && i+1 < len(args) {
+			got = args[i+1]
+		}
+		if got != want {
+			t.Errorf("verify %q: --verify %q in %v, want %q (empty: the worker's default, checksum)", mode, got, args, want)
+		}
+	}
+}

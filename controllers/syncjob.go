@@ -198,8 +198,11 @@ func syncArgs(ds *datav1alpha1.Dataset) []string {
 	if sy.PartSize != nil {
 		args = append(args, "--part-size", sy.PartSize.String())
 	}
-	if sy.Verify == datav1alpha1.VerifySize {
+	switch sy.Verify {
+	case datav1alpha1.VerifySize:
 		args = append(args, "--verify", "size")
+	case datav1alpha1.VerifySHA256:
+		args = append(args, "--verify", "sha256")
 	}
 	if !ptr.Deref(sy.Prune, true) {
 		args = append(args, "--no-delete")

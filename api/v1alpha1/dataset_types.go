@@ -292,13 +292,17 @@ type WebhookEventSource struct {
 }
 
 // VerifyMode says how much a worker checks a downloaded file before publishing it.
-// +kubebuilder:validation:Enum=Checksum;Size
+// +kubebuilder:validation:Enum=Checksum;SHA256;Size
 type VerifyMode string
 
 const (
 	// VerifyChecksum checks the size, the store's checksum (or a single-part ETag's MD5) when it
-	// offers one, and a Parquet file's magic bytes and footer.
+	// offers one, and a Parquet file's magic bytes and footer. The manifest keeps the store's
+	// full-object checksum as each file's hash when there is one, SHA-256 otherwise.
 	VerifyChecksum VerifyMode = "Checksum"
+	// VerifySHA256 checks what Checksum does and also keeps SHA-256 of every file in the manifest: a
+	// second hash of every byte the store vouches for with a checksum.
+	VerifySHA256 VerifyMode = "SHA256"
 	// VerifySize checks the size and a Parquet file's magic bytes and footer, skipping the hash.
 	VerifySize VerifyMode = "Size"
 )
@@ -320,7 +324,7 @@ type SyncOptions struct {
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('1Mi')) >= 0 && quantity(string(self)).compareTo(quantity('5Gi')) <= 0",message="partSize must be between 1Mi and 5Gi"
 	PartSize *resource.Quantity `json:"partSize,omitempty"`
 
-	// verify is Checksum (default) or Size; see VerifyMode.
+	// verify is Checksum (default), SHA256 or Size; see VerifyMode.
 	// +optional
 	// +kubebuilder:default=Checksum
 	Verify VerifyMode `json:"verify,omitempty"`

@@ -34,9 +34,16 @@ import (
 //
 //	version byte (1), flags byte, then: size, LastModified seconds and nanoseconds (varints); ETag;
 //	SHA256; Verified (length-prefixed); PieceSize (varint); PieceSizes (count, varints); Parquet
-//	facts (5 varints). An ETag or SHA256 that is hex (optionally quoted, optionally "-N") is stored
-//	as raw bytes and N, anything else as a length-prefixed string.
-const entryVersion = 1
+//	facts (5 varints); Checksum (length-prefixed, version 2 only). An ETag or SHA256 that is hex
+//	(optionally quoted, optionally "-N") is stored as raw bytes and N, anything else as a
+//	length-prefixed string.
+//
+// An entry with a Checksum is written as version 2, so that an older pqcache fails on it with a
+// version error rather than misreading it; every other entry stays version 1.
+const (
+	entryVersion         = 1
+	entryVersionChecksum = 2
+)
 
 const (
 	flagETagHex = 1 << iota
@@ -44,6 +51,7 @@ const (
 	flagSHAHex
 	flagParquet
 	flagPieceSizes
+	flagChecksum
 )
 
 func encodeEntry(e Entry) []byte {
@@ -86,6 +94,11 @@ func encodeEntry(e Entry) []byte {
 		for _, v := range []int64{p.Rows, p.RowGroups, p.MinRowsPerGroup, p.MaxRowsPerGroup, p.CompressedBytes} {
 			b = binary.AppendUvarint(b, uint64(v))
 		}
+	}
+	if e.Checksum != "" {
+		flags |= flagChecksum
+		b[0] = entryVersionChecksum
+		b = appendString(b, e.Checksum)
 	}
 	b[1] = flags
 	return b
@@ -130,7 +143,7 @@ func decodeEntry(key, v []byte) (Entry, error) {
 		err := json.Unmarshal(v, &e)
 		return e, err
 	}
-	if len(v) < 2 || v[0] != entryVersion {
+	if len(v) < 2 || v[0] != entryVersion && v[0] != entryVersionChecksum {
 		return e, fmt.Errorf("%w %s: version %v", errEntry, key, v[:min(len(v), 1)])
 	}
 	d := decoder{b: v[2:]}
@@ -167,6 +180,12 @@ func decodeEntry(key, v []byte) (Entry, error) {
 	if flags&flagParquet != 0 {
 		e.Parquet = &ParquetFacts{Rows: int64(d.uvarint()), RowGroups: int64(d.uvarint()), MinRowsPerGroup: int64(d.uvarint()),
 			MaxRowsPerGroup: int64(d.uvarint()), CompressedBytes: int64(d.uvarint())}
+	}
+	if (flags&flagChecksum != 0) != (v[0] == entryVersionChecksum) {
+		return e, fmt.Errorf("%w %s: version %d with checksum flag %t", errEntry, key, v[0], flags&flagChecksum != 0)
+	}
+	if flags&flagChecksum != 0 {
+		e.Checksum = d.string()
 	}
 	if d.bad || len(d.b) != 0 {
 		return e, fmt.Errorf("%w %s", errEntry, key)

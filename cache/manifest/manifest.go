@@ -93,7 +93,7 @@ type Entry struct {
 	// ETag is the object's ETag as listed, quotes included.
 	ETag string `json:"etag"`
 	// SHA256 is the hex SHA-256 of the file pqcache published; empty when the sync ran with size-only
-	// verification. A file downloaded in pieces (PieceSize > 0) was hashed piece by piece as the
+	// verification, or when Checksum is the file's hash (see Checksum). A file downloaded in pieces (PieceSize > 0) was hashed piece by piece as the
 	// pieces arrived, in parallel: SHA256 is then the SHA-256 of the pieces' SHA-256 digests in order,
 	// followed by "-<pieces>" (PieceDigest), and HashFile recomputes it the same way.
 	SHA256 string `json:"sha256,omitempty"`
@@ -105,8 +105,22 @@ type Entry struct {
 	// Verified says what the store vouched for that the download matched: "checksum:CRC64NVME",
 	// "composite:CRC32", "etag", "multipart-etag", or "size" (only the size). Empty in older manifests.
 	Verified string `json:"verified,omitempty"`
+	// Checksum is the full-object checksum the store vouched for and the download matched, as
+	// "<ALGORITHM>:<value as S3 writes it>" ("CRC64NVME:9C+2y1f0x4o="). It covers the whole file
+	// whatever pieces it was fetched in, so `pqcache verify` recomputes it in one pass. Unless the
+	// sync was told to hash with SHA-256 (--hash sha256), a file with a Checksum has no SHA256: the
+	// check against the store and the manifest's hash are then one computation.
+	Checksum string `json:"checksum,omitempty"`
 	// Parquet holds facts from the footer of a Parquet file.
 	Parquet *ParquetFacts `json:"parquet,omitempty"`
+}
+
+// Hash is the entry's content hash for digests and listings: its SHA256, else its Checksum.
+func (e Entry) Hash() string {
+	if e.SHA256 != "" {
+		return e.SHA256
+	}
+	return e.Checksum
 }
 
 // ParquetFacts are read from a Parquet file's footer.
@@ -666,7 +680,7 @@ func (m *Manifest) summarize(visit func(Entry)) (Summary, error) {
 		}
 		s.Files++
 		s.Bytes += e.Size
-		fmt.Fprintf(h, "%s\t%d\t%s\t%s\n", e.Key, e.Size, e.ETag, e.SHA256)
+		fmt.Fprintf(h, "%s\t%d\t%s\t%s\n", e.Key, e.Size, e.ETag, e.Hash())
 		return nil
 	})
 	s.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))

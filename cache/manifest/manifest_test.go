@@ -242,6 +242,10 @@ func TestEntryEncodingRoundTrips(t *testing.T) {
 		{Key: "f", LastModified: at, ETag: `"abc-0"`},
 		{Key: "g", LastModified: at, ETag: `"0123-01"`},
 		{Key: "h", LastModified: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), ETag: `"`},
+		{Key: "i", Size: 1 << 27, LastModified: at, ETag: `"0123456789abcdef0123456789abcdef-16"`, Verified: "checksum:CRC64NVME",
+			Checksum: "CRC64NVME:9C+2y1f0x4o="},
+		{Key: "j", Size: 9, LastModified: at, ETag: `"0123456789abcdef0123456789abcdef"`, SHA256: sha, Verified: "checksum:CRC32C",
+			Checksum: "CRC32C:yZRlqg==", Parquet: &ParquetFacts{Rows: 1}},
 	}
 	for _, e := range cases {
 		got, err := decodeEntry([]byte(e.Key), encodeEntry(e))
@@ -256,6 +260,22 @@ func TestEntryEncodingRoundTrips(t *testing.T) {
 	}
 	if _, err := decodeEntry([]byte("x"), []byte{entryVersion, 0, 0xff}); err == nil {
 		t.Error("a truncated entry decoded")
+	}
+	// An entry with a checksum is version 2, so that an older reader refuses it instead of misreading
+	// it; the version and the flag must agree.
+	withSum := encodeEntry(cases[len(cases)-2])
+	if withSum[0] != entryVersionChecksum {
+		t.Errorf("an entry with a checksum was written as version %d", withSum[0])
+	}
+	withSum[0] = entryVersion
+	if _, err := decodeEntry([]byte("i"), withSum); err == nil {
+		t.Error("a version 1 entry with the checksum flag decoded")
+	}
+	if got := (Entry{Checksum: "CRC32:AAAAAA=="}).Hash(); got != "CRC32:AAAAAA==" {
+		t.Errorf("Hash of an entry with only a checksum: %q", got)
+	}
+	if got := (Entry{SHA256: sha, Checksum: "CRC32:AAAAAA=="}).Hash(); got != sha {
+		t.Errorf("Hash of an entry with both: %q, want its SHA-256", got)
 	}
 }
 

@@ -74,7 +74,7 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "Glob of keys to leave out, relative to the prefix (repeatable).")
 	fl.IntVar(&f.parallel, "parallel", cache.DefaultParallelism, "Concurrent GET requests, across and within files (1-256).")
 	fl.StringVar(&f.partSize, "part-size", "16Mi", "Size of one ranged GET; larger objects are fetched in parts.")
-	fl.StringVar(&f.verify, "verify", string(cache.VerifyChecksum), "How to check each file before publishing it: checksum or size.")
+	fl.StringVar(&f.verify, "verify", string(cache.VerifyChecksum), "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "Print what would be copied and deleted, and the bytes to move; change nothing.")
 	fl.BoolVar(&f.noDelete, "no-delete", false, "Keep local files whose objects are gone from the bucket.")
 	fl.BoolVar(&f.jsonOut, "json", false, "Print the report as JSON on stdout.")
@@ -221,8 +221,8 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		return nil, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.partSize)
 	}
 	verify := cache.VerifyMode(f.verify)
-	if verify != cache.VerifyChecksum && verify != cache.VerifySize {
-		return nil, opts, fmt.Errorf("--verify %q: must be checksum or size", f.verify)
+	if verify != cache.VerifyChecksum && verify != cache.VerifySHA256 && verify != cache.VerifySize {
+		return nil, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", f.verify)
 	}
 	for _, s := range subs {
 		if strings.HasPrefix(s, "/") {
@@ -378,7 +378,7 @@ func newManifestCommand() *cobra.Command {
 				if e.Parquet != nil {
 					rows = fmt.Sprintf("  %d rows in %d groups", e.Parquet.Rows, e.Parquet.RowGroups)
 				}
-				_, err := fmt.Fprintf(out, "%s  %12d  %s  %s%s\n", e.LastModified.Format(time.RFC3339), e.Size, shortHash(e.SHA256), e.Key, rows)
+				_, err := fmt.Fprintf(out, "%s  %12d  %s  %s%s\n", e.LastModified.Format(time.RFC3339), e.Size, shortHash(e.Hash()), e.Key, rows)
 				return err
 			})
 		},
@@ -389,6 +389,9 @@ func newManifestCommand() *cobra.Command {
 }
 
 func shortHash(h string) string {
+	if _, v, ok := strings.Cut(h, ":"); ok { // a store checksum: its value (a CRC64NVME is 12 characters)
+		h = v
+	}
 	if len(h) < 12 {
 		return fmt.Sprintf("%-12s", h)
 	}
