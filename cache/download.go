@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -59,6 +60,15 @@ const (
 	// writes the whole file at the end, on the sync's critical path; with them the disk writes while
 	// the network reads, and the syncfs finds little left. The request does not wait for the disk.
 	writebackEvery = 4 << 20
+	// directAbove is the size above which a file's bytes are written with direct I/O (O_DIRECT), from
+	// the copy buffer straight to the disk: no page cache to fill and write back later, which for a
+	// durable copy is most of its CPU (see docs/sync.md). Smaller files go through the page cache, and
+	// the publisher's syncfs writes a batch of them together.
+	directAbove = 1 << 20
+	// dioAlign is the alignment direct I/O needs of file offsets, lengths and memory: the logical block
+	// size of the device, 512 or 4096 bytes on the devices volumes sit on. A write that does not meet it
+	// goes through the page cache.
+	dioAlign = 4096
 )
 
 // ErrCorrupt marks a download that does not match what the store says it should be.
@@ -171,6 +181,10 @@ type download struct {
 	plan   integrity.Plan
 	own    integrity.Algorithm // the manifest's hash (manifestHash); "" for size-only verification
 	f      *os.File
+	// direct is a second handle on the staging file, opened with O_DIRECT, for aligned writes of a
+	// large file; nil when the file is small, the destination ephemeral, or the filesystem refuses it.
+	direct    *os.File
+	directOff atomic.Bool // a direct write was refused: the page cache from then on
 	staged string  // relative to the root
 	rec    *record // resume record; nil when the download is not resumable
 	pieces []piece
@@ -201,6 +215,9 @@ func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (e
 		}
 	}
 	defer func() {
+		if d.direct != nil {
+			d.direct.Close()
+		}
 		if cerr := d.f.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("closing staging file: %w", cerr)
 		}
@@ -224,6 +241,12 @@ func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (e
 	if obj.Size > reserveAbove {
 		if ferr := syscall.Fallocate(int(d.f.Fd()), 0, 0, obj.Size); ferr != nil && !errors.Is(ferr, syscall.EOPNOTSUPP) {
 			return ev, &os.PathError{Op: "fallocate", Path: d.f.Name(), Err: fmt.Errorf("reserving %d bytes for %s: %w", obj.Size, obj.Key, ferr)}
+		}
+	}
+	if obj.Size > directAbove && !s.opts.Ephemeral && !s.opts.PageCache {
+		// A filesystem without direct I/O (tmpfs) refuses the open: the page cache, as for small files.
+		if f, derr := os.OpenFile(d.f.Name(), os.O_WRONLY|syscall.O_DIRECT, 0); derr == nil {
+			d.direct = f
 		}
 	}
 	if d.plan.FromHead {
@@ -400,23 +423,35 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 	}
 	var sinceCheckpoint int64
 	wb := d.writeback(pc.start + pc.done)
+	fill := 0 // bytes read into buf, not yet written
 	for pc.done < pc.length {
-		n, rerr := body.Read(buf[:min(int64(len(buf)), pc.length-pc.done)])
-		if n > 0 {
-			if _, err := d.f.WriteAt(buf[:n], pc.start+pc.done); err != nil {
+		limit := int(min(int64(len(buf)), pc.length-pc.done))
+		n, rerr := body.Read(buf[fill:limit])
+		fill += n
+		// The buffer is written when it is full, when the piece is complete, or when the body fails:
+		// one write per buffer (an aligned one for direct I/O), and nothing read is lost to a retry.
+		if fill > 0 && (fill == limit || rerr != nil) {
+			b, at := buf[:fill], pc.start+pc.done
+			direct, err := d.writeAt(b, at)
+			if err != nil {
 				return err
 			}
 			if pc.own != nil {
-				pc.own.Write(buf[:n])
+				pc.own.Write(b)
 			}
 			if pc.chk != nil {
-				pc.chk.Write(buf[:n])
+				pc.chk.Write(b)
 			}
-			pc.done += int64(n)
-			wb.wrote(pc.start + pc.done)
-			sinceCheckpoint += int64(n)
-			d.fetched.Add(int64(n))
-			d.s.progress.bytesDone.Add(int64(n))
+			pc.done += int64(fill)
+			if direct {
+				wb.skip(at, pc.start+pc.done)
+			} else {
+				wb.wrote(pc.start + pc.done)
+			}
+			sinceCheckpoint += int64(fill)
+			d.fetched.Add(int64(fill))
+			d.s.progress.bytesDone.Add(int64(fill))
+			fill = 0
 			if d.rec != nil && sinceCheckpoint >= d.every && pc.done < pc.length {
 				d.rec.checkpoint(i, pc)
 				sinceCheckpoint = 0
@@ -448,6 +483,37 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 	return nil
 }
 
+// writeAt writes b at off of the staging file: with direct I/O when the download has it and b is
+// aligned (direct is true), through the page cache otherwise (the tail of a file, a piece at an odd
+// offset).
+func (d *download) writeAt(b []byte, off int64) (direct bool, err error) {
+	if d.direct != nil && !d.directOff.Load() && off%dioAlign == 0 && len(b)%dioAlign == 0 && aligned(b) {
+		_, err := d.direct.WriteAt(b, off)
+		if err == nil {
+			writtenDirect.Add(int64(len(b)))
+			return true, nil
+		}
+		if !errors.Is(err, syscall.EINVAL) {
+			return false, err
+		}
+		// The filesystem or device wants another alignment than dioAlign (or no direct I/O at all,
+		// though it took the open): the page cache from now on.
+		d.directOff.Store(true)
+	}
+	_, err = d.f.WriteAt(b, off)
+	return false, err
+}
+
+// aligned says whether b starts on a dioAlign boundary in memory.
+func aligned(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%dioAlign == 0 }
+
+// alignedBuffer returns n bytes starting on a dioAlign boundary, as direct I/O needs of memory.
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+dioAlign)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (dioAlign - 1))
+	return b[off : off+n : off+n]
+}
+
 // writeback starts the kernel writing a large file's bytes as they arrive (see writebackEvery). It
 // does nothing for a small file (the publisher's syncfs writes a batch of them together) or on an
 // ephemeral destination, where nothing is ever flushed.
@@ -458,8 +524,9 @@ func (d *download) writeback(from int64) writeback {
 	return writeback{fd: int(d.f.Fd()), from: from, on: true}
 }
 
-// writtenBack counts the bytes handed to the kernel's writeback early, for tests.
-var writtenBack atomic.Int64
+// writtenBack counts the bytes handed to the kernel's writeback early, and writtenDirect those
+// written with direct I/O, for tests.
+var writtenBack, writtenDirect atomic.Int64
 
 // writeback tracks the bytes of one piece written since the kernel was last asked to write them.
 type writeback struct {
@@ -473,6 +540,13 @@ func (w *writeback) wrote(to int64) {
 	if w.on && to-w.from >= writebackEvery {
 		w.flush(to)
 	}
+}
+
+// skip notes that [at, to) was written with direct I/O: nothing of it is in the page cache. What was
+// written through the page cache before it is handed to the kernel now.
+func (w *writeback) skip(at, to int64) {
+	w.flush(at)
+	w.from = to
 }
 
 // flush asks the kernel to start writing [from, to). It is advice: a failure (a filesystem without
@@ -588,7 +662,7 @@ type bufferPool struct {
 	out, peak atomic.Int64
 }
 
-var buffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}}
+var buffers = &bufferPool{pool: sync.Pool{New: func() any { b := alignedBuffer(copyBufferSize); return &b }}}
 
 func (p *bufferPool) get() *[]byte {
 	n := p.out.Add(1)

@@ -28,3 +28,6 @@ func Flushes() int64 { return flushes.Load() }
 // WrittenBack returns how many bytes syncs in this process handed to the kernel's writeback as they
 // arrived (sync_file_range).
 func WrittenBack() int64 { return writtenBack.Load() }
+
+// WrittenDirect returns how many bytes syncs in this process wrote with direct I/O.
+func WrittenDirect() int64 { return writtenDirect.Load() }

@@ -242,22 +242,44 @@ func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
 	}
 }
 
-// TestLargeFilesAreWrittenBackAsTheyArrive: every byte of a large file is handed to the kernel's
-// writeback as it arrives, so the syncfs before publishing does not write the whole file at the end;
-// small files are left to that syncfs, and an ephemeral destination writes back nothing.
-func TestLargeFilesAreWrittenBackAsTheyArrive(t *testing.T) {
+// TestLargeFilesAreWrittenStraightToDisk: a large file's aligned bytes are written with direct I/O
+// (no page cache to fill and write back), its unaligned tail through the page cache and handed to
+// writeback at once; small files are left to the publisher's syncfs, an ephemeral destination (read
+// right away by the pod that staged it) uses the page cache and writes back nothing, and PageCache
+// turns direct I/O off.
+func TestLargeFilesAreWrittenStraightToDisk(t *testing.T) {
+	const size = 9<<20 + 17 // pieces of 4 MiB: 4 MiB, 4 MiB, 1 MiB + 17 bytes
+	large, small := randomBytes(size, 9), randomBytes(64<<10, 10)
 	e := newEnv(t)
-	e.put("large.bin", randomBytes(9<<20+17, 9))
-	e.put("small.bin", randomBytes(64<<10, 10))
-	before := cache.WrittenBack()
+	e.put("large.bin", large)
+	e.put("small.bin", small)
+	back, direct := cache.WrittenBack(), cache.WrittenDirect()
 	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20 })
-	if got := cache.WrittenBack() - before; got != 9<<20+17 {
-		t.Errorf("%d bytes written back early, want the large file's %d", got, 9<<20+17)
+	e.expectFile("large.bin", large)
+	e.expectFile("small.bin", small)
+	e.expectVerified()
+	if got := cache.WrittenDirect() - direct; got != 9<<20 {
+		t.Errorf("%d bytes written with direct I/O, want all of the large file but its 17-byte tail (%d)", got, 9<<20)
 	}
-	before = cache.WrittenBack()
+	if got := cache.WrittenBack() - back; got != 17 {
+		t.Errorf("%d bytes handed to writeback early, want the large file's tail (17)", got)
+	}
+	back, direct = cache.WrittenBack(), cache.WrittenDirect()
 	e.dir = t.TempDir()
 	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; o.Ephemeral = true })
-	if got := cache.WrittenBack() - before; got != 0 {
+	e.expectFile("large.bin", large)
+	if got := cache.WrittenDirect() - direct; got != 0 {
+		t.Errorf("%d bytes written with direct I/O on an ephemeral destination", got)
+	}
+	if got := cache.WrittenBack() - back; got != 0 {
 		t.Errorf("%d bytes written back on an ephemeral destination", got)
+	}
+	// Told to use the page cache: no direct I/O, and the whole file handed to writeback as it arrives.
+	back, direct = cache.WrittenBack(), cache.WrittenDirect()
+	e.dir = t.TempDir()
+	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; o.PageCache = true })
+	e.expectFile("large.bin", large)
+	if got, gotBack := cache.WrittenDirect()-direct, cache.WrittenBack()-back; got != 0 || gotBack != size {
+		t.Errorf("with PageCache: %d bytes direct, %d written back early; want 0 and %d", got, gotBack, size)
 	}
 }

@@ -103,6 +103,10 @@ type Options struct {
 	// contents die with the pod, such as the one a BenchRun stages fresh partitions into: a crash
 	// loses the volume anyway. Publishing stays atomic for readers.
 	Ephemeral bool
+	// PageCache writes large files through the page cache too, instead of with direct I/O (see
+	// directAbove): for a reader on the same node that reads the files right after the sync and wants
+	// them in memory, or a filesystem whose direct I/O is slow.
+	PageCache bool
 	// DryRun plans and reports without changing anything; OnPlan sees each action.
 	DryRun bool
 	OnPlan func(plan.Action)

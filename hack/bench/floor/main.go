@@ -20,8 +20,10 @@ limitations under the License.
 // verification, no fsync, no staging, no rename. It uses pqcache's own S3 client (package s3store:
 // the same listing and the same lean GET path), so that the difference between pqcache and the floor
 // is what pqcache does beyond moving bytes; -sdk sends the GETs through the AWS SDK's GetObject
-// instead, to show what that costs. hack/bench/sync.sh reports every tool against it, and against it
-// plus the `sync -f` that makes its bytes durable.
+// instead, to show what that costs. -direct writes the aligned bytes of files over -direct-above with
+// direct I/O (O_DIRECT) instead of through the page cache, as pqcache does: the floor of a client
+// that writes that way. hack/bench/sync.sh reports every tool against it, and against it plus the
+// `sync -f` that makes its bytes durable.
 package main
 
 import (
@@ -35,6 +37,8 @@ import (
 	"runtime/trace"
 	"strings"
 	"sync"
+	"syscall"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -51,6 +55,8 @@ func main() {
 	sdk := flag.Bool("sdk", false, "GET through the AWS SDK's GetObject instead of pqcache's lean GET path")
 	traceFile := flag.String("trace", "", "write an execution trace to this file (go tool trace)")
 	listOnly := flag.Bool("list-only", false, "only list the prefix and print the number of objects: the listing time")
+	direct := flag.Bool("direct", false, "write files over -direct-above bytes with direct I/O (O_DIRECT), their unaligned tails through the page cache")
+	directAbove := flag.Int64("direct-above", 1<<20, "with -direct: the size above which a file is written with direct I/O")
 	flag.Parse()
 	if *traceFile != "" {
 		tf, err := os.Create(*traceFile)
@@ -86,22 +92,28 @@ func main() {
 	}
 
 	type job struct {
-		key  string
-		r    s3store.Range
-		f    *os.File
-		done *sync.WaitGroup
+		key    string
+		r      s3store.Range
+		f      *os.File
+		direct *os.File // nil: through the page cache only
+		done   *sync.WaitGroup
 	}
 	jobs := make(chan job, *parallel)
 	var workers sync.WaitGroup
 	for range *parallel {
 		workers.Go(func() {
-			buf := make([]byte, 256<<10)
+			buf := alignedBuffer(256 << 10)
 			for j := range jobs {
 				body, info, err := get(ctx, j.key, "", j.r)
 				if err != nil {
 					log.Fatal(err)
 				}
-				if _, err := io.CopyBuffer(io.NewOffsetWriter(j.f, info.Start), body, buf); err != nil {
+				if j.direct != nil {
+					err = copyDirect(j.f, j.direct, info.Start, body, buf)
+				} else {
+					_, err = io.CopyBuffer(io.NewOffsetWriter(j.f, info.Start), body, buf)
+				}
+				if err != nil {
 					log.Fatal(err)
 				}
 				body.Close()
@@ -125,19 +137,28 @@ func main() {
 			if err != nil {
 				return err
 			}
+			var df *os.File
+			if *direct && o.Size > *directAbove {
+				if df, err = os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0); err != nil {
+					return err
+				}
+			}
 			done := &sync.WaitGroup{}
 			key := prefix + o.Key
 			if o.Size <= *partSize {
 				done.Add(1)
-				jobs <- job{key: key, r: s3store.Whole, f: f, done: done}
+				jobs <- job{key: key, r: s3store.Whole, f: f, direct: df, done: done}
 			} else {
 				for off := int64(0); off < o.Size; off += *partSize {
 					done.Add(1)
-					jobs <- job{key: key, r: s3store.Range{Start: off, End: min(off+*partSize, o.Size) - 1}, f: f, done: done}
+					jobs <- job{key: key, r: s3store.Range{Start: off, End: min(off+*partSize, o.Size) - 1}, f: f, direct: df, done: done}
 				}
 			}
 			closers.Go(func() {
 				done.Wait()
+				if df != nil {
+					df.Close()
+				}
 				if err := f.Close(); err != nil {
 					log.Fatal(err)
 				}
@@ -178,4 +199,35 @@ func sdkGetter(ctx context.Context, bucket, endpoint string) func(context.Contex
 		}
 		return out.Body, s3store.GetInfo{Start: r.Start, Length: aws.ToInt64(out.ContentLength)}, nil
 	}
+}
+
+// copyDirect writes body at off: whole buffers (aligned, as the buffer and the part offsets are) with
+// direct I/O, a last partial one through the page cache.
+func copyDirect(f, direct *os.File, off int64, body io.Reader, buf []byte) error {
+	for {
+		n, err := io.ReadFull(body, buf)
+		if n > 0 {
+			w := f
+			if n%4096 == 0 && off%4096 == 0 {
+				w = direct
+			}
+			if _, werr := w.WriteAt(buf[:n], off); werr != nil {
+				return werr
+			}
+			off += int64(n)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// alignedBuffer returns n bytes starting on a 4 KiB boundary, as direct I/O needs of memory.
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+4096)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & 4095)
+	return b[off : off+n : off+n]
 }
