@@ -175,19 +175,19 @@ type piece struct {
 
 // download is one object being fetched into its staging file.
 type download struct {
-	s      *syncer
-	obj    plan.Object
-	key    string
-	plan   integrity.Plan
-	own    integrity.Algorithm // the manifest's hash (manifestHash); "" for size-only verification
-	f      *os.File
+	s    *syncer
+	obj  plan.Object
+	key  string
+	plan integrity.Plan
+	own  integrity.Algorithm // the manifest's hash (manifestHash); "" for size-only verification
+	f    *os.File
 	// direct is a second handle on the staging file, opened with O_DIRECT, for aligned writes of a
 	// large file; nil when the file is small, the destination ephemeral, or the filesystem refuses it.
 	direct    *os.File
 	directOff atomic.Bool // a direct write was refused: the page cache from then on
-	staged string  // relative to the root
-	rec    *record // resume record; nil when the download is not resumable
-	pieces []piece
+	staged    string      // relative to the root
+	rec       *record     // resume record; nil when the download is not resumable
+	pieces    []piece
 	// every is how many bytes of a piece pass between two checkpoints of a resumable download.
 	every int64
 
