@@ -5,14 +5,17 @@
 #   large  8 objects of 128 MiB (uploaded by `aws s3 cp`: multipart, 8 MiB parts)
 #   mid    400 objects of 512 KiB
 #   small  3,000 objects of 64 KiB
-# Tools: pqcache; the "floor" (hack/bench/floor: list + parallel GET into files, nothing else);
+# Tools: pqcache; the "floor" (hack/bench/floor: list + parallel GET into files, nothing else), and
+# the floor writing files over 1 MiB with direct I/O as pqcache does (floor-direct);
 # rclone at a pinned release built from the Go module proxy (RCLONE_VERSION, with its fast flags for
 # S3 to local: --fast-list --use-server-modtime, transfers = checkers = parallelism); Debian's rclone;
 # Debian's `aws s3 sync`. For each: the wall time of a full sync, the time a `sync -f` of its
 # destination still takes after it exits (the durability it did not pay for; pqcache's is ~0), user+sys
-# CPU seconds per GiB, peak RSS, and an unchanged re-sync. Then REPEAT more alternating runs of pqcache
-# and the floor on each shape, to show the spread, and `pqcache stage` durable and --ephemeral
-# (STAGE=0 skips it). TOOLS picks tools (pqcache-size: pqcache --verify size, no hashing); BEFORE=/path/to/an/older/pqcache adds it as tool "before"
+# CPU seconds per GiB, peak RSS, and an unchanged re-sync. Then REPEAT more alternating runs of
+# SPREAD_TOOLS (pqcache and the floors) on each shape, to show the spread, and `pqcache stage` durable
+# and --ephemeral (STAGE=0 skips it). TOOLS picks tools (pqcache-size: pqcache --verify size, no
+# hashing; pqcache-sha256: --verify sha256, SHA-256 of every file besides the store's checksum;
+# pqcache-page-cache: --page-cache, no direct I/O); BEFORE=/path/to/an/older/pqcache adds it as tool "before"
 # (BEFORE_LABEL names it), for before/after figures from one run. Prints Markdown.
 #
 # Needs Debian's rclone, awscli and time (apt-get install -y rclone awscli time) and bc. Builds
@@ -71,14 +74,17 @@ tool_cmd() {
   case $tool in
   pqcache) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
   pqcache-size) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --verify size --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  pqcache-sha256) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --verify sha256 --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
+  pqcache-page-cache) echo "$ROOT/bin/pqcache sync s3://bench/$shape/ $dest --page-cache --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
   before) echo "$BEFORE sync s3://bench/$shape/ $dest --endpoint $S3 --path-style --parallel $PARALLEL --progress none" ;;
   floor) echo "$ROOT/bin/floor -endpoint $S3 -parallel $PARALLEL s3://bench/$shape/ $dest" ;;
+  floor-direct) echo "$ROOT/bin/floor -direct -endpoint $S3 -parallel $PARALLEL s3://bench/$shape/ $dest" ;;
   rclone-new) echo "$RCLONE_NEW sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
   rclone-old) echo "$RCLONE_OLD sync b:bench/$shape $dest --transfers $PARALLEL --checkers $PARALLEL --fast-list --use-server-modtime" ;;
   aws) echo "$AWS --endpoint-url $S3 s3 sync --only-show-errors s3://bench/$shape/ $dest" ;;
   esac
 }
-declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
+declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [pqcache-sha256]="pqcache --verify sha256" [pqcache-page-cache]="pqcache --page-cache" [floor-direct]="floor, direct I/O over 1 MiB" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
 
 # run TOOL SHAPE: one full sync into a new directory, its sync -f, and an unchanged re-sync.
 # Prints "wall user sys rss_kib durable_s resync_s load".
@@ -104,7 +110,8 @@ row() { # TOOL SHAPE RESULT
     "$(echo "$wall + $dur" | bc -l)" "$(echo "($user + $sys) / $gib" | bc -l)" $((rss / 1024)) "$again" "$l"
 }
 
-TOOLS=${TOOLS:-floor pqcache rclone-new rclone-old aws}
+TOOLS=${TOOLS:-floor floor-direct pqcache rclone-new rclone-old aws}
+SPREAD_TOOLS=${SPREAD_TOOLS:-floor floor-direct pqcache}
 out=$WORK/table.md
 {
   echo "Parallelism $PARALLEL, versitygw v1.8.0 on 127.0.0.1, $(nproc) cores, $(date -u +%F)."
@@ -122,14 +129,14 @@ done
 if [ "$REPEAT" -gt 0 ]; then
   {
     echo
-    echo "Spread: $REPEAT more alternating runs of ${SPREAD_TOOLS:-floor pqcache}."
+    echo "Spread: $REPEAT more alternating runs of $SPREAD_TOOLS."
     echo
     echo "| shape | tool | full sync | then \`sync -f\` | durable total | CPU s/GiB | peak RSS | unchanged re-sync | load (1/5/15 min) |"
     echo "|---|---|---|---|---|---|---|---|---|"
   } >>"$out"
   for shape in $SHAPES; do
     for _ in $(seq "$REPEAT"); do
-      for tool in ${SPREAD_TOOLS:-floor pqcache}; do
+      for tool in $SPREAD_TOOLS; do
         log "spread $shape: $tool"
         row "$tool" "$shape" "$(run "$tool" "$shape")" >>"$out"
       done

@@ -21,8 +21,8 @@ limitations under the License.
 // the same listing and the same lean GET path), so that the difference between pqcache and the floor
 // is what pqcache does beyond moving bytes; -sdk sends the GETs through the AWS SDK's GetObject
 // instead, to show what that costs. -direct writes the aligned bytes of files over -direct-above with
-// direct I/O (O_DIRECT) instead of through the page cache, as pqcache does: the floor of a client
-// that writes that way. hack/bench/sync.sh reports every tool against it, and against it plus the
+// direct I/O (O_DIRECT) into space reserved first (fallocate) instead of through the page cache, as
+// pqcache does: the floor of a client that writes that way. hack/bench/sync.sh reports every tool against it, and against it plus the
 // `sync -f` that makes its bytes durable.
 package main
 
@@ -139,6 +139,11 @@ func main() {
 			}
 			var df *os.File
 			if *direct && o.Size > *directAbove {
+				// Direct writes that extend a file are serialised by the filesystem (ext4 takes the
+				// inode lock exclusively): reserve the file's blocks first, as pqcache does.
+				if err := syscall.Fallocate(int(f.Fd()), 0, 0, o.Size); err != nil {
+					return err
+				}
 				if df, err = os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0); err != nil {
 					return err
 				}
