@@ -229,6 +229,7 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	if err := cmd.Start(); err != nil {
 		return iteration{status: StatusFailed, stderrTail: err.Error()}
 	}
+	preferOOMKill(cmd.Process.Pid)
 	sampler := memory.Start(cmd.Process.Pid, spec.SampleInterval)
 	rows, digest, readErr := digestRows(stdout)
 	waitErr := cmd.Wait()
@@ -263,6 +264,16 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 		it.status, it.stderrTail = StatusFailed, "reading the result: "+readErr.Error()
 	}
 	return it
+}
+
+// preferOOMKill makes the query process the OOM killer's first choice (oom_score_adj 1000, which an
+// unprivileged process may set on its own child): in a memory-limited container the query that
+// outgrows the limit must die, not the runner that reports it. The kernel picks the process with the
+// largest resident set, and the runner's (its binary's pages, a probe's reads) can be the largest
+// while a query is still starting to grow. Best effort: where /proc is not writable the kernel
+// chooses as before. Processes the query starts afterwards inherit the value.
+func preferOOMKill(pid int) {
+	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
 }
 
 // digestRows counts the lines of r and hashes them as a multiset: the sum of each line's SHA-256

@@ -80,6 +80,14 @@ func fakeEngine(q, data string) {
 			os.Exit(1)
 		}
 		fmt.Println(n)
+	case "7": // prints its own oom_score_adj, once its runner has had time to set it
+		time.Sleep(200 * time.Millisecond)
+		b, err := os.ReadFile("/proc/self/oom_score_adj")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Print(string(b))
 	}
 }
 
@@ -295,5 +303,22 @@ func TestStderrTailStartsAtAWholeCharacter(t *testing.T) {
 	got := tail.String()
 	if !utf8.ValidString(got) || !strings.HasSuffix(got, "x") || len(got) < stderrTailBytes-utf8.UTFMax {
 		t.Fatalf("tail of %d bytes, valid UTF-8 %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-3:])
+	}
+}
+
+// TestTheQueryIsTheOOMKillersFirstChoice: a query process runs with oom_score_adj 1000, so that in a
+// memory-limited container the OOM killer takes the query that outgrew the limit and not the runner
+// (whose resident set, its binary's pages, can be the larger while a query starts).
+func TestTheQueryIsTheOOMKillersFirstChoice(t *testing.T) {
+	t.Setenv(fakeEngineEnv, "1")
+	spec := fakeSpec(7)
+	spec.QueryTimeout, spec.Warmups, spec.Iterations = 10*time.Second, 0, 1
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := digestRows(strings.NewReader("1000\n"))
+	if len(res.Queries) != 1 || res.Queries[0].Status != StatusSucceeded || res.Queries[0].Digest != want {
+		t.Fatalf("the query's oom_score_adj is not 1000: %+v (the digest of 1000 is %s)", res.Queries, want)
 	}
 }
