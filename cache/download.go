@@ -61,10 +61,11 @@ const (
 	// the network reads, and the syncfs finds little left. The request does not wait for the disk.
 	writebackEvery = 4 << 20
 	// directAbove is the size above which a file's bytes are written with direct I/O (O_DIRECT), from
-	// the copy buffer straight to the disk: no page cache to fill and write back later, which for a
-	// durable copy is most of its CPU (see docs/sync.md). Smaller files go through the page cache, and
-	// the publisher's syncfs writes a batch of them together.
-	directAbove = 1 << 20
+	// the copy buffer straight to the disk, into space reserved first: no page cache to fill and write
+	// back later, which for a durable copy is most of its CPU (see docs/sync.md). It is one copy
+	// buffer: smaller files would pay a device round trip per file for little, and go through the page
+	// cache, where the publisher's syncfs writes a batch of them together.
+	directAbove = copyBufferSize
 	// dioAlign is the alignment direct I/O needs of file offsets, lengths and memory: the logical block
 	// size of the device, 512 or 4096 bytes on the devices volumes sit on. A write that does not meet it
 	// goes through the page cache.
@@ -237,13 +238,15 @@ func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (e
 		s.rep.BytesResumed += d.resumedLen
 		s.mu.Unlock()
 	}
-	// Reserve the space now, so that a full disk fails the file before its bytes are fetched.
-	if obj.Size > reserveAbove {
+	// Reserve the space now, so that a full disk fails the file before its bytes are fetched, and so
+	// that direct writes land in allocated space (direct writes that extend a file are serialised).
+	direct := obj.Size > directAbove && !s.opts.Ephemeral && !s.opts.PageCache
+	if obj.Size > reserveAbove || direct {
 		if ferr := syscall.Fallocate(int(d.f.Fd()), 0, 0, obj.Size); ferr != nil && !errors.Is(ferr, syscall.EOPNOTSUPP) {
 			return ev, &os.PathError{Op: "fallocate", Path: d.f.Name(), Err: fmt.Errorf("reserving %d bytes for %s: %w", obj.Size, obj.Key, ferr)}
 		}
 	}
-	if obj.Size > directAbove && !s.opts.Ephemeral && !s.opts.PageCache {
+	if direct {
 		// A filesystem without direct I/O (tmpfs) refuses the open: the page cache, as for small files.
 		if f, derr := os.OpenFile(d.f.Name(), os.O_WRONLY|syscall.O_DIRECT, 0); derr == nil {
 			d.direct = f

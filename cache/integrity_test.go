@@ -242,24 +242,27 @@ func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
 	}
 }
 
-// TestLargeFilesAreWrittenStraightToDisk: a large file's aligned bytes are written with direct I/O
-// (no page cache to fill and write back), its unaligned tail through the page cache and handed to
-// writeback at once; small files are left to the publisher's syncfs, an ephemeral destination (read
+// TestLargeFilesAreWrittenStraightToDisk: the aligned bytes of a file over one copy buffer are written
+// with direct I/O (no page cache to fill and write back), its unaligned tail through the page cache
+// (handed to writeback at once for a file over 1 MiB); small files are left to the publisher's syncfs, an ephemeral destination (read
 // right away by the pod that staged it) uses the page cache and writes back nothing, and PageCache
 // turns direct I/O off.
 func TestLargeFilesAreWrittenStraightToDisk(t *testing.T) {
 	const size = 9<<20 + 17 // pieces of 4 MiB: 4 MiB, 4 MiB, 1 MiB + 17 bytes
-	large, small := randomBytes(size, 9), randomBytes(64<<10, 10)
+	const midSize = 300<<10 + 5 // one buffer direct, the unaligned rest through the page cache
+	large, mid, small := randomBytes(size, 9), randomBytes(midSize, 11), randomBytes(64<<10, 10)
 	e := newEnv(t)
 	e.put("large.bin", large)
+	e.put("mid.bin", mid)
 	e.put("small.bin", small)
 	back, direct := cache.WrittenBack(), cache.WrittenDirect()
 	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20 })
 	e.expectFile("large.bin", large)
+	e.expectFile("mid.bin", mid)
 	e.expectFile("small.bin", small)
 	e.expectVerified()
-	if got := cache.WrittenDirect() - direct; got != 9<<20 {
-		t.Errorf("%d bytes written with direct I/O, want all of the large file but its 17-byte tail (%d)", got, 9<<20)
+	if got, want := cache.WrittenDirect()-direct, int64(9<<20+256<<10); got != want {
+		t.Errorf("%d bytes written with direct I/O, want all of the large file but its 17-byte tail and the mid file's first buffer (%d)", got, want)
 	}
 	if got := cache.WrittenBack() - back; got != 17 {
 		t.Errorf("%d bytes handed to writeback early, want the large file's tail (17)", got)

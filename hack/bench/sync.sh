@@ -6,7 +6,7 @@
 #   mid    400 objects of 512 KiB
 #   small  3,000 objects of 64 KiB
 # Tools: pqcache; the "floor" (hack/bench/floor: list + parallel GET into files, nothing else), and
-# the floor writing files over 1 MiB with direct I/O as pqcache does (floor-direct);
+# the floor writing files over 256 KiB with direct I/O as pqcache does (floor-direct);
 # rclone at a pinned release built from the Go module proxy (RCLONE_VERSION, with its fast flags for
 # S3 to local: --fast-list --use-server-modtime, transfers = checkers = parallelism); Debian's rclone;
 # Debian's `aws s3 sync`. For each: the wall time of a full sync, the time a `sync -f` of its
@@ -84,7 +84,7 @@ tool_cmd() {
   aws) echo "$AWS --endpoint-url $S3 s3 sync --only-show-errors s3://bench/$shape/ $dest" ;;
   esac
 }
-declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [pqcache-sha256]="pqcache --verify sha256" [pqcache-page-cache]="pqcache --page-cache" [floor-direct]="floor, direct I/O over 1 MiB" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
+declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [pqcache-sha256]="pqcache --verify sha256" [pqcache-page-cache]="pqcache --page-cache" [floor-direct]="floor, direct I/O over 256 KiB" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
 
 # run TOOL SHAPE: one full sync into a new directory, its sync -f, and an unchanged re-sync.
 # Prints "wall user sys rss_kib durable_s resync_s load".

@@ -75,7 +75,7 @@ func (f *syncFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "Glob of keys to leave out, relative to the prefix (repeatable).")
 	fl.IntVar(&f.parallel, "parallel", cache.DefaultParallelism, "Concurrent GET requests, across and within files (1-256).")
 	fl.StringVar(&f.partSize, "part-size", "16Mi", "Size of one ranged GET; larger objects are fetched in parts.")
-	fl.BoolVar(&f.pageCache, "page-cache", false, "Write files over 1 MiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
+	fl.BoolVar(&f.pageCache, "page-cache", false, "Write files over 256 KiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
 	fl.StringVar(&f.verify, "verify", string(cache.VerifyChecksum), "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "Print what would be copied and deleted, and the bytes to move; change nothing.")
 	fl.BoolVar(&f.noDelete, "no-delete", false, "Keep local files whose objects are gone from the bucket.")

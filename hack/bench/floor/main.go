@@ -56,7 +56,7 @@ func main() {
 	traceFile := flag.String("trace", "", "write an execution trace to this file (go tool trace)")
 	listOnly := flag.Bool("list-only", false, "only list the prefix and print the number of objects: the listing time")
 	direct := flag.Bool("direct", false, "write files over -direct-above bytes with direct I/O (O_DIRECT), their unaligned tails through the page cache")
-	directAbove := flag.Int64("direct-above", 1<<20, "with -direct: the size above which a file is written with direct I/O")
+	directAbove := flag.Int64("direct-above", 256<<10, "with -direct: the size above which a file is written with direct I/O")
 	flag.Parse()
 	if *traceFile != "" {
 		tf, err := os.Create(*traceFile)
