@@ -248,7 +248,7 @@ func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
 // right away by the pod that staged it) uses the page cache and writes back nothing, and PageCache
 // turns direct I/O off.
 func TestLargeFilesAreWrittenStraightToDisk(t *testing.T) {
-	const size = 9<<20 + 17 // pieces of 4 MiB: 4 MiB, 4 MiB, 1 MiB + 17 bytes
+	const size = 9<<20 + 17     // pieces of 4 MiB: 4 MiB, 4 MiB, 1 MiB + 17 bytes
 	const midSize = 300<<10 + 5 // one buffer direct, the unaligned rest through the page cache
 	large, mid, small := randomBytes(size, 9), randomBytes(midSize, 11), randomBytes(64<<10, 10)
 	e := newEnv(t)
