@@ -52,8 +52,8 @@ func (r *VerifyReport) problem(format string, args ...any) {
 // Verify re-reads every published file under root and compares it with the manifest: size, and the
 // file's hash where the manifest has one: SHA-256 (of the whole file, or of the pieces it was
 // downloaded in), else the store's full-object checksum the download was verified against. It also
-// reports files the manifest does not list. It opens
-// the manifest read-only and changes nothing, so it is safe on a read-only volume.
+// reports files the manifest does not list. It opens the manifest read-only and changes nothing, so
+// it is safe on a read-only volume.
 func Verify(root string) (*VerifyReport, error) {
 	m, err := manifest.OpenReadOnly(root)
 	if err != nil {

@@ -38,8 +38,8 @@ import (
 //	(optionally quoted, optionally "-N") is stored as raw bytes and N, anything else as a
 //	length-prefixed string.
 //
-// An entry with a Checksum is written as version 2, so that an older pqcache fails on it with a
-// version error rather than misreading it; every other entry stays version 1.
+// An entry with a Checksum is written as version 2, which is what says the Checksum follows: an older
+// pqcache fails on it with a version error rather than misreading it. Every other entry stays version 1.
 const (
 	entryVersion         = 1
 	entryVersionChecksum = 2
@@ -51,7 +51,6 @@ const (
 	flagSHAHex
 	flagParquet
 	flagPieceSizes
-	flagChecksum
 )
 
 func encodeEntry(e Entry) []byte {
@@ -96,7 +95,6 @@ func encodeEntry(e Entry) []byte {
 		}
 	}
 	if e.Checksum != "" {
-		flags |= flagChecksum
 		b[0] = entryVersionChecksum
 		b = appendString(b, e.Checksum)
 	}
@@ -181,10 +179,7 @@ func decodeEntry(key, v []byte) (Entry, error) {
 		e.Parquet = &ParquetFacts{Rows: int64(d.uvarint()), RowGroups: int64(d.uvarint()), MinRowsPerGroup: int64(d.uvarint()),
 			MaxRowsPerGroup: int64(d.uvarint()), CompressedBytes: int64(d.uvarint())}
 	}
-	if (flags&flagChecksum != 0) != (v[0] == entryVersionChecksum) {
-		return e, fmt.Errorf("%w %s: version %d with checksum flag %t", errEntry, key, v[0], flags&flagChecksum != 0)
-	}
-	if flags&flagChecksum != 0 {
+	if v[0] == entryVersionChecksum {
 		e.Checksum = d.string()
 	}
 	if d.bad || len(d.b) != 0 {

@@ -93,8 +93,8 @@ type Entry struct {
 	// ETag is the object's ETag as listed, quotes included.
 	ETag string `json:"etag"`
 	// SHA256 is the hex SHA-256 of the file pqcache published; empty when the sync ran with size-only
-	// verification, or when Checksum is the file's hash (see Checksum). A file downloaded in pieces (PieceSize > 0) was hashed piece by piece as the
-	// pieces arrived, in parallel: SHA256 is then the SHA-256 of the pieces' SHA-256 digests in order,
+	// verification, or when Checksum is the file's hash (see Checksum). A file downloaded in pieces
+	// (PieceSize > 0) was hashed piece by piece as the pieces arrived, in parallel: SHA256 is then the SHA-256 of the pieces' SHA-256 digests in order,
 	// followed by "-<pieces>" (PieceDigest), and HashFile recomputes it the same way.
 	SHA256 string `json:"sha256,omitempty"`
 	// PieceSize is the size of every piece but the last when SHA256 covers pieces.
@@ -108,7 +108,7 @@ type Entry struct {
 	// Checksum is the full-object checksum the store vouched for and the download matched, as
 	// "<ALGORITHM>:<value as S3 writes it>" ("CRC64NVME:9C+2y1f0x4o="). It covers the whole file
 	// whatever pieces it was fetched in, so `pqcache verify` recomputes it in one pass. Unless the
-	// sync was told to hash with SHA-256 (--hash sha256), a file with a Checksum has no SHA256: the
+	// sync was told to keep SHA-256 too (--verify sha256), a file with a Checksum has no SHA256: the
 	// check against the store and the manifest's hash are then one computation.
 	Checksum string `json:"checksum,omitempty"`
 	// Parquet holds facts from the footer of a Parquet file.

@@ -262,14 +262,14 @@ func TestEntryEncodingRoundTrips(t *testing.T) {
 		t.Error("a truncated entry decoded")
 	}
 	// An entry with a checksum is version 2, so that an older reader refuses it instead of misreading
-	// it; the version and the flag must agree.
+	// it; read as version 1, its checksum is bytes left over.
 	withSum := encodeEntry(cases[len(cases)-2])
 	if withSum[0] != entryVersionChecksum {
 		t.Errorf("an entry with a checksum was written as version %d", withSum[0])
 	}
 	withSum[0] = entryVersion
 	if _, err := decodeEntry([]byte("i"), withSum); err == nil {
-		t.Error("a version 1 entry with the checksum flag decoded")
+		t.Error("a version 1 entry with a checksum after it decoded")
 	}
 	if got := (Entry{Checksum: "CRC32:AAAAAA=="}).Hash(); got != "CRC32:AAAAAA==" {
 		t.Errorf("Hash of an entry with only a checksum: %q", got)
