@@ -244,9 +244,9 @@ func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
 
 // TestLargeFilesAreWrittenStraightToDisk: the aligned bytes of a file over one copy buffer are written
 // with direct I/O (no page cache to fill and write back), its unaligned tail through the page cache
-// (handed to writeback at once for a file over 1 MiB); small files are left to the publisher's syncfs, an ephemeral destination (read
-// right away by the pod that staged it) uses the page cache and writes back nothing, and PageCache
-// turns direct I/O off.
+// (handed to writeback at once for a file over 1 MiB); small files are left to the publisher's
+// syncfs, an ephemeral destination (read right away by the pod that staged it) uses the page cache
+// and writes back nothing, and PageCache turns direct I/O off.
 func TestLargeFilesAreWrittenStraightToDisk(t *testing.T) {
 	const size = 9<<20 + 17     // pieces of 4 MiB: 4 MiB, 4 MiB, 1 MiB + 17 bytes
 	const midSize = 300<<10 + 5 // one buffer direct, the unaligned rest through the page cache
@@ -255,34 +255,30 @@ func TestLargeFilesAreWrittenStraightToDisk(t *testing.T) {
 	e.put("large.bin", large)
 	e.put("mid.bin", mid)
 	e.put("small.bin", small)
-	back, direct := cache.WrittenBack(), cache.WrittenDirect()
-	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20 })
-	e.expectFile("large.bin", large)
-	e.expectFile("mid.bin", mid)
-	e.expectFile("small.bin", small)
-	e.expectVerified()
-	if got, want := cache.WrittenDirect()-direct, int64(9<<20+256<<10); got != want {
-		t.Errorf("%d bytes written with direct I/O, want all of the large file but its 17-byte tail and the mid file's first buffer (%d)", got, want)
+	// syncInto syncs everything into a new directory and returns the bytes it wrote with direct I/O
+	// and the bytes it handed to writeback early.
+	syncInto := func(opt func(*cache.Options)) (direct, back int64) {
+		direct, back = cache.WrittenDirect(), cache.WrittenBack()
+		e.dir = t.TempDir()
+		e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; opt(o) })
+		e.expectFile("large.bin", large)
+		e.expectFile("mid.bin", mid)
+		e.expectFile("small.bin", small)
+		e.expectVerified()
+		return cache.WrittenDirect() - direct, cache.WrittenBack() - back
 	}
-	if got := cache.WrittenBack() - back; got != 17 {
-		t.Errorf("%d bytes handed to writeback early, want the large file's tail (17)", got)
+	direct, back := syncInto(func(*cache.Options) {})
+	if want := int64(9<<20 + 256<<10); direct != want {
+		t.Errorf("%d bytes written with direct I/O, want all of the large file but its 17-byte tail and the mid file's first buffer (%d)", direct, want)
 	}
-	back, direct = cache.WrittenBack(), cache.WrittenDirect()
-	e.dir = t.TempDir()
-	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; o.Ephemeral = true })
-	e.expectFile("large.bin", large)
-	if got := cache.WrittenDirect() - direct; got != 0 {
-		t.Errorf("%d bytes written with direct I/O on an ephemeral destination", got)
+	if back != 17 {
+		t.Errorf("%d bytes handed to writeback early, want the large file's tail (17)", back)
 	}
-	if got := cache.WrittenBack() - back; got != 0 {
-		t.Errorf("%d bytes written back on an ephemeral destination", got)
+	if direct, back = syncInto(func(o *cache.Options) { o.Ephemeral = true }); direct != 0 || back != 0 {
+		t.Errorf("on an ephemeral destination: %d bytes direct, %d written back early; want none", direct, back)
 	}
 	// Told to use the page cache: no direct I/O, and the whole file handed to writeback as it arrives.
-	back, direct = cache.WrittenBack(), cache.WrittenDirect()
-	e.dir = t.TempDir()
-	e.mustSync(func(o *cache.Options) { o.PartSize = 4 << 20; o.PageCache = true })
-	e.expectFile("large.bin", large)
-	if got, gotBack := cache.WrittenDirect()-direct, cache.WrittenBack()-back; got != 0 || gotBack != size {
-		t.Errorf("with PageCache: %d bytes direct, %d written back early; want 0 and %d", got, gotBack, size)
+	if direct, back = syncInto(func(o *cache.Options) { o.PageCache = true }); direct != 0 || back != size {
+		t.Errorf("with PageCache: %d bytes direct, %d written back early; want 0 and %d", direct, back, size)
 	}
 }

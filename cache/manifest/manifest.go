@@ -94,8 +94,9 @@ type Entry struct {
 	ETag string `json:"etag"`
 	// SHA256 is the hex SHA-256 of the file pqcache published; empty when the sync ran with size-only
 	// verification, or when Checksum is the file's hash (see Checksum). A file downloaded in pieces
-	// (PieceSize > 0) was hashed piece by piece as the pieces arrived, in parallel: SHA256 is then the SHA-256 of the pieces' SHA-256 digests in order,
-	// followed by "-<pieces>" (PieceDigest), and HashFile recomputes it the same way.
+	// (PieceSize > 0) was hashed piece by piece as the pieces arrived, in parallel: SHA256 is then the
+	// SHA-256 of the pieces' SHA-256 digests in order, followed by "-<pieces>" (PieceDigest), and
+	// HashFile recomputes it the same way.
 	SHA256 string `json:"sha256,omitempty"`
 	// PieceSize is the size of every piece but the last when SHA256 covers pieces.
 	PieceSize int64 `json:"pieceSize,omitempty"`
