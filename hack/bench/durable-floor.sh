@@ -27,17 +27,10 @@ done
 cd "$ROOT"
 build_tools
 rm -rf "$WORK"
-mkdir -p "$WORK/dest" "$WORK/src/small" "$WORK/src/mid"
+mkdir -p "$WORK/dest"
 start_s3 "$WORK/s3"
 log "generating and uploading small (3,000 x 64 KiB) and mid (400 x 512 KiB)"
-for t in 0 1 2; do
-  mkdir -p "$WORK/src/small/t$t"
-  head -c $((1000 * 64 << 10)) /dev/urandom | split -b 64K -a 3 -d - "$WORK/src/small/t$t/part-"
-done
-head -c $((400 * 512 << 10)) /dev/urandom | split -b 512K -a 3 -d - "$WORK/src/mid/part-"
-"$AWS" --endpoint-url "$S3" s3 mb s3://bench >/dev/null
-"$AWS" --endpoint-url "$S3" s3 cp --recursive --only-show-errors "$WORK/src" s3://bench/
-rm -rf "$WORK/src"
+upload_shapes small mid
 settle
 
 floor=("$ROOT/bin/floor" -endpoint "$S3" -parallel "$PARALLEL")

@@ -55,6 +55,31 @@ durable() {
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# upload_shapes SHAPE...: creates bucket "bench" in the server started by start_s3 and uploads the
+# named shapes of random data with `aws s3 cp` (the 128 MiB objects as multipart uploads, 8 MiB parts):
+#   large  8 objects of 128 MiB
+#   mid    400 objects of 512 KiB
+#   small  3,000 objects of 64 KiB in three directories
+upload_shapes() {
+  local shape i t
+  for shape in "$@"; do
+    mkdir -p "$WORK/src/$shape"
+    case $shape in
+    large) for i in $(seq 1 8); do head -c $((128 << 20)) /dev/urandom >"$WORK/src/large/part-$i.bin"; done ;;
+    mid) head -c $((400 * 512 << 10)) /dev/urandom | split -b 512K -a 3 -d - "$WORK/src/mid/part-" ;;
+    small)
+      for t in 0 1 2; do
+        mkdir -p "$WORK/src/small/t$t"
+        head -c $((1000 * 64 << 10)) /dev/urandom | split -b 64K -a 3 -d - "$WORK/src/small/t$t/part-"
+      done
+      ;;
+    esac
+  done
+  "$AWS" --endpoint-url "$S3" s3 mb s3://bench >/dev/null
+  "$AWS" --endpoint-url "$S3" s3 cp --recursive --only-show-errors "$WORK/src" s3://bench/
+  rm -rf "$WORK/src"
+}
+
 # settle: flushes everything and waits out ext4's "recently deleted" window. This machine's root
 # filesystem has no journal, and there ext4 refuses to reuse an inode freed in the last 60 s (360 s
 # while its inode table block is dirty): every file created soon after an `rm -rf` of thousands of

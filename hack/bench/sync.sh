@@ -49,18 +49,8 @@ export RCLONE_CONFIG_B_TYPE=s3 RCLONE_CONFIG_B_PROVIDER=Other RCLONE_CONFIG_B_EN
   RCLONE_CONFIG_B_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID RCLONE_CONFIG_B_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY \
   RCLONE_CONFIG_B_FORCE_PATH_STYLE=true RCLONE_CONFIG=/dev/null
 
-log "generating data"
-mkdir -p "$WORK/src/large" "$WORK/src/mid" "$WORK/src/small"
-for i in $(seq 1 8); do head -c $((128 << 20)) /dev/urandom >"$WORK/src/large/part-$i.bin"; done
-head -c $((400 * 512 << 10)) /dev/urandom | split -b 512K -a 3 -d - "$WORK/src/mid/part-"
-for t in 0 1 2; do
-  mkdir -p "$WORK/src/small/t$t"
-  head -c $((1000 * 64 << 10)) /dev/urandom | split -b 64K -a 3 -d - "$WORK/src/small/t$t/part-"
-done
-"$AWS" --endpoint-url "$S3" s3 mb s3://bench >/dev/null
-log "uploading"
-"$AWS" --endpoint-url "$S3" s3 cp --recursive --only-show-errors "$WORK/src" s3://bench/
-rm -rf "$WORK/src"
+log "generating and uploading data"
+upload_shapes large mid small
 settle
 
 declare -A BYTES COUNT
@@ -84,7 +74,7 @@ tool_cmd() {
   aws) echo "$AWS --endpoint-url $S3 s3 sync --only-show-errors s3://bench/$shape/ $dest" ;;
   esac
 }
-declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [pqcache-sha256]="pqcache --verify sha256" [pqcache-page-cache]="pqcache --page-cache" [floor-direct]="floor, direct I/O over 256 KiB" [before]="pqcache before (${BEFORE_LABEL:-$BEFORE})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
+declare -A NAME=([pqcache-size]="pqcache --verify size (no hashing)" [pqcache-sha256]="pqcache --verify sha256" [pqcache-page-cache]="pqcache --page-cache" [floor-direct]="floor, direct I/O over 256 KiB" [before]="pqcache before (${BEFORE_LABEL:-${BEFORE:-}})" [pqcache]="pqcache" [floor]="floor (list + GET)" [rclone-new]="rclone ${RCLONE_VERSION#v}" [rclone-old]="rclone $($RCLONE_OLD version | sed -n '1s/rclone v//p') (Debian)" [aws]="aws s3 sync $($AWS --version | sed 's/aws-cli\/\([^ ]*\).*/\1/') (Debian)")
 
 # run TOOL SHAPE: one full sync into a new directory, its sync -f, and an unchanged re-sync.
 # Prints "wall user sys rss_kib durable_s resync_s load".

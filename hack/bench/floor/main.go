@@ -22,8 +22,8 @@ limitations under the License.
 // is what pqcache does beyond moving bytes; -sdk sends the GETs through the AWS SDK's GetObject
 // instead, to show what that costs. -direct writes the aligned bytes of files over -direct-above with
 // direct I/O (O_DIRECT) into space reserved first (fallocate) instead of through the page cache, as
-// pqcache does: the floor of a client that writes that way. hack/bench/sync.sh reports every tool against it, and against it plus the
-// `sync -f` that makes its bytes durable.
+// pqcache does: the floor of a client that writes that way. hack/bench/sync.sh reports every tool
+// against it, and against it plus the `sync -f` that makes its bytes durable.
 package main
 
 import (
