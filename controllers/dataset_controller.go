@@ -601,7 +601,11 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 		return err
 	}
 	wo := outcomeFromPods(pods)
+	prevListing := ds.Status.LastListingSyncTime
 	ok, summary := recordSync(ds, j, js, wo)
+	if ok && r.Events != nil && ds.Spec.Refresh.Events != nil {
+		r.noteUnannounced(ctx, ds, j, prevListing, facts)
+	}
 	if id := j.Annotations[AnnotationEventBatch]; id != "" && r.Events != nil {
 		key := client.ObjectKeyFromObject(ds)
 		facts.settledBatch = id
@@ -640,6 +644,28 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 		}
 	})
 	return nil
+}
+
+// noteUnannounced counts the changes a listing sync just recorded found that no notification had
+// announced, and says so: a Warning once it happens twice in a row.
+func (r *DatasetReconciler) noteUnannounced(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, prevListing *metav1.Time, facts *datasetFacts) {
+	evs, _ := r.Events.Status(client.ObjectKeyFromObject(ds))
+	found, repeated := noteUnannounced(&ds.Status, prevListing, evs.Pending)
+	if found == 0 {
+		return
+	}
+	recorded := ds.DeepCopy()
+	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
+	facts.announce = append(facts.announce, func() {
+		observeFoundByListing(recorded, found)
+		log.Info("A listing sync found changes no event notification announced", "changes", found, "repeated", repeated)
+		typ, note := corev1.EventTypeNormal, "The %s listing sync found %d changes that no event notification announced; it applied them"
+		if repeated {
+			typ, note = corev1.EventTypeWarning, "The %s listing sync found %d changes that no event notification announced, as the one before it did: "+
+				"the store or the way to the operator loses notifications, and only the schedule repairs them"
+		}
+		r.event(recorded, j, typ, datav1alpha1.EventChangesFoundByListing, "Sync", note, recorded.Status.LastSync.Trigger, found)
+	})
 }
 
 // progressPoll is how often a running sync's progress is copied into status, and how soon a pod that

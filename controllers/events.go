@@ -131,6 +131,10 @@ func setEventConditions(ds *datav1alpha1.Dataset, st *datav1alpha1.EventStatus, 
 		meta.RemoveStatusCondition(&ds.Status.Conditions, datav1alpha1.ConditionEventSource)
 		return
 	}
+	if prev := ds.Status.Events; prev != nil {
+		// What listing syncs found is the controller's count, not the source's.
+		st.FoundByListing, st.LastFoundByListingTime = prev.FoundByListing, prev.LastFoundByListingTime
+	}
 	ds.Status.Events = st
 	c := metav1.Condition{Type: datav1alpha1.ConditionEventSource, Status: metav1.ConditionTrue, Reason: datav1alpha1.ReasonEventsFlowing,
 		Message: fmt.Sprintf("Notifications from %s are applied by targeted syncs", st.Source), ObservedGeneration: ds.Generation}
@@ -138,4 +142,40 @@ func setEventConditions(ds *datav1alpha1.Dataset, st *datav1alpha1.EventStatus, 
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, problem.Reason, problem.Message
 	}
 	meta.SetStatusCondition(&ds.Status.Conditions, c)
+}
+
+// countsUnannounced says whether a listing sync of this trigger can tell that notifications were lost:
+// the schedule's listing, its retry and a manual one. A first sync, a changed source or an overflow
+// finds changes that no notification was expected to announce.
+func countsUnannounced(trigger string) bool {
+	switch trigger {
+	case TriggerScheduled, TriggerRetry, TriggerManual:
+		return true
+	}
+	return false
+}
+
+// noteUnannounced counts, after a successful listing sync of a Dataset with an event source, the
+// changes it found that no notification had announced: the files it copied or deleted beyond the
+// changes the source still holds (pending, or in the batch this sync applied), so a notification that
+// merely arrived during the listing is not taken for a lost one. prevListing is the start of the
+// listing sync before this one. It returns how many it counted, and whether the previous listing found
+// some too: once is a hiccup, twice in a row a store that loses notifications.
+func noteUnannounced(st *datav1alpha1.DatasetStatus, prevListing *metav1.Time, outstanding int64) (found int64, repeated bool) {
+	ls := st.LastSync
+	if ls == nil || ls.Result != datav1alpha1.SyncSucceeded || !countsUnannounced(ls.Trigger) {
+		return 0, false
+	}
+	found = ls.FilesCopied + ls.FilesDeleted - outstanding
+	if found <= 0 {
+		return 0, false
+	}
+	if st.Events == nil {
+		st.Events = &datav1alpha1.EventStatus{}
+	}
+	ev := st.Events
+	repeated = prevListing != nil && ev.LastFoundByListingTime != nil && ev.LastFoundByListingTime.Equal(prevListing)
+	ev.FoundByListing += found
+	ev.LastFoundByListingTime = ls.StartTime
+	return found, repeated
 }

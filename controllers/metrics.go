@@ -60,6 +60,10 @@ var (
 		Help:    "Freshness of event-driven refreshes: from the newest event of a batch to its publication on the volume.",
 		Buckets: []float64{0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300},
 	}, datasetLabels)
+	changesFoundByListing = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pqcache_dataset_changes_found_by_listing_total",
+		Help: "Changes that listing syncs found and no event notification announced: notifications are being lost.",
+	}, datasetLabels)
 	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pqcache_dataset_cache_bytes",
 		Help: "Bytes published on the Dataset's volume, from its manifest.",
@@ -67,7 +71,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes)
+	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing)
 }
 
 // observeSync records one finished sync; it is called once per Job.
@@ -85,6 +89,11 @@ func observeSync(ds *datav1alpha1.Dataset, ok bool) {
 // observeEventLag records the lag of one applied batch of events.
 func observeEventLag(ds *datav1alpha1.Dataset, lag time.Duration) {
 	eventLagSeconds.With(prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}).Observe(lag.Seconds())
+}
+
+// observeFoundByListing counts changes a listing sync found that no notification announced.
+func observeFoundByListing(ds *datav1alpha1.Dataset, n int64) {
+	changesFoundByListing.With(prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}).Add(float64(n))
 }
 
 // observeDataset sets the gauges from the Dataset's status.
@@ -106,7 +115,7 @@ func observeDataset(ds *datav1alpha1.Dataset, ready bool) {
 // forgetDataset drops a deleted Dataset's series.
 func forgetDataset(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "dataset": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing} {
 		v.DeletePartialMatch(l)
 	}
 }

@@ -111,8 +111,12 @@ type syncDecision struct {
 // decideSync is the refresh policy, a pure function of the Dataset, its parsed schedule, the time and
 // the batch of event notifications waiting for it, if any. A manual token beats everything, then the
 // first sync, a changed source, a retry after backoff (events wait out the backoff too: the sync that
-// failed would fail for them as well), the schedule, and events. Schedules count from the start of the last sync, so schedules missed while the
-// operator was down run once, not once per miss.
+// failed would fail for them as well), the schedule, and events.
+//
+// The schedule counts from the start of the last successful listing sync (listingBase), so schedules
+// missed while the operator was down run once, not once per miss, and targeted syncs never postpone
+// it: under a steady stream of notifications a change whose notification was lost still reaches the
+// volume within one interval plus a sync.
 func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now time.Time, events *EventBatch) syncDecision {
 	var d syncDecision
 	if ds.Spec.Refresh.Suspend {
@@ -127,11 +131,7 @@ func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now 
 	}
 	scheduledDue := false
 	if sched != nil {
-		base := ds.CreationTimestamp.Time
-		if last != nil && last.StartTime != nil {
-			base = last.StartTime.Time
-		}
-		next := sched.Next(base)
+		next := sched.Next(listingBase(ds))
 		d.NextScheduled = &next
 		if now.Before(next) {
 			wake(next)
@@ -167,4 +167,22 @@ func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now 
 		d.Trigger = TriggerEvents
 	}
 	return d
+}
+
+// isListing says whether a sync started by trigger lists the whole prefix: every sync but a targeted
+// one, which applies the keys its notifications named.
+func isListing(trigger string) bool { return trigger != TriggerEvents }
+
+// listingBase is the time the schedule counts from: the start of the last successful listing sync.
+// A status written before lastListingSyncTime existed falls back to its last sync if that one listed,
+// and a Dataset never listed counts from its creation.
+func listingBase(ds *datav1alpha1.Dataset) time.Time {
+	st := &ds.Status
+	switch last := st.LastSync; {
+	case st.LastListingSyncTime != nil:
+		return st.LastListingSyncTime.Time
+	case last != nil && last.StartTime != nil && isListing(last.Trigger):
+		return last.StartTime.Time
+	}
+	return ds.CreationTimestamp.Time
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -171,5 +172,127 @@ func TestBreakEvenRuns(t *testing.T) {
 	results[2].CostMicros = c(1_500) // S3 cheaper: never pays off
 	if got := breakEvenRuns(p, results, 50_000_000_000); got != nil {
 		t.Fatalf("break-even %d when S3 is cheaper", *got)
+	}
+}
+
+// A steady stream of notifications runs a targeted sync every 25 s. Each one is recorded as the Job
+// would be, and none may push the next listing past one interval after the last listing.
+func TestTargetedSyncsNeverPostponeTheListing(t *testing.T) {
+	created := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return created.Add(d) }
+	every, err := parseSchedule("@every 1m", created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sched := range []struct {
+		name string
+		s    cron.Schedule
+	}{{"@every 1m", every}, {"cron * * * * *", mustCron(t, "* * * * *")}} {
+		t.Run(sched.name, func(t *testing.T) {
+			ds := &datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Time{Time: created}}}
+			ds.Spec.Refresh.OnCreate = ptr.To(true)
+			batch := &EventBatch{ID: "b", Changes: []wire.Change{{Key: "t/a.parquet"}}}
+			runSync := func(trigger string, start time.Duration) {
+				job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Annotations: map[string]string{AnnotationTrigger: trigger, AnnotationSourceHash: "h"}}}
+				job.Status.StartTime = &metav1.Time{Time: at(start)}
+				rep := &wire.SyncReport{Result: wire.ResultSucceeded, FilesCopied: 1}
+				if ok, _ := recordSync(ds, job, jobState{Finished: true, At: at(start + 3*time.Second)}, workerOutcome{Report: rep}); !ok {
+					t.Fatalf("%s sync at %s not recorded as a success", trigger, start)
+				}
+			}
+			if d := decideSync(ds, sched.s, "h", at(0), nil); d.Trigger != TriggerInitial {
+				t.Fatalf("first decision %q", d.Trigger)
+			}
+			runSync(TriggerInitial, 0)
+			wantNext := sched.s.Next(at(0))
+			listed := false
+			for now := 25 * time.Second; now <= 3*time.Minute && !listed; now += 25 * time.Second {
+				d := decideSync(ds, sched.s, "h", at(now), batch)
+				if d.NextScheduled == nil || !d.NextScheduled.Equal(wantNext) {
+					t.Fatalf("at %s the next listing is %v, want %s: a targeted sync moved it", now, d.NextScheduled, wantNext)
+				}
+				switch d.Trigger {
+				case TriggerEvents:
+					if !at(now).Before(wantNext) {
+						t.Fatalf("at %s, past the listing due at %s, a targeted sync was chosen", now, wantNext)
+					}
+					runSync(TriggerEvents, now)
+				case TriggerScheduled:
+					runSync(TriggerScheduled, now)
+					listed = true
+					if got := ds.Status.LastListingSyncTime; got == nil || !got.Time.Equal(at(now)) {
+						t.Fatalf("lastListingSyncTime %v after the listing at %s", got, now)
+					}
+				default:
+					t.Fatalf("at %s: trigger %q", now, d.Trigger)
+				}
+			}
+			if !listed {
+				t.Fatalf("no listing sync in 3 minutes of targeted syncs every 25 s (next was %s)", wantNext)
+			}
+			if lt := ds.Status.LastTargetedSyncTime; lt == nil || !lt.Time.Before(ds.Status.LastListingSyncTime.Time) {
+				t.Fatalf("lastTargetedSyncTime %v, lastListingSyncTime %v", lt, ds.Status.LastListingSyncTime)
+			}
+		})
+	}
+}
+
+func mustCron(t *testing.T, s string) cron.Schedule {
+	t.Helper()
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sched
+}
+
+// A listing sync's changes count as unannounced only beyond what the event source still holds, only
+// for the listings that can tell, and twice in a row is a pattern.
+func TestNoteUnannounced(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: t0.Add(d)} }
+	listing := func(trigger string, start time.Duration, copied, deleted int64) *datav1alpha1.SyncResult {
+		return &datav1alpha1.SyncResult{Result: datav1alpha1.SyncSucceeded, Trigger: trigger, StartTime: ts(start), FilesCopied: copied, FilesDeleted: deleted}
+	}
+	tests := []struct {
+		name         string
+		last         *datav1alpha1.SyncResult
+		events       *datav1alpha1.EventStatus
+		prevListing  *metav1.Time
+		outstanding  int64
+		wantFound    int64
+		wantRepeated bool
+		wantTotal    int64
+	}{
+		{name: "a scheduled listing that found two", last: listing(TriggerScheduled, time.Minute, 1, 1), prevListing: ts(0), wantFound: 2, wantTotal: 2},
+		{name: "changes still pending are announced", last: listing(TriggerScheduled, time.Minute, 3, 0), outstanding: 2, wantFound: 1, wantTotal: 1},
+		{name: "more pending than found", last: listing(TriggerScheduled, time.Minute, 1, 0), outstanding: 5},
+		{name: "an initial listing tells nothing", last: listing(TriggerInitial, 0, 40, 0)},
+		{name: "an overflow was announced", last: listing(TriggerEventsOverflow, time.Minute, 4, 0)},
+		{name: "a targeted sync is not a listing", last: listing(TriggerEvents, time.Minute, 1, 0)},
+		{name: "a failed listing counts nothing", last: &datav1alpha1.SyncResult{Result: datav1alpha1.SyncFailed, Trigger: TriggerScheduled, FilesCopied: 2}},
+		{name: "the previous listing found some too", last: listing(TriggerScheduled, 2*time.Minute, 1, 0), prevListing: ts(time.Minute),
+			events: &datav1alpha1.EventStatus{FoundByListing: 2, LastFoundByListingTime: ts(time.Minute)}, wantFound: 1, wantRepeated: true, wantTotal: 3},
+		{name: "an earlier listing found some, the previous none", last: listing(TriggerManual, 3*time.Minute, 1, 0), prevListing: ts(2 * time.Minute),
+			events: &datav1alpha1.EventStatus{FoundByListing: 2, LastFoundByListingTime: ts(time.Minute)}, wantFound: 1, wantTotal: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &datav1alpha1.DatasetStatus{LastSync: tt.last, Events: tt.events}
+			found, repeated := noteUnannounced(st, tt.prevListing, tt.outstanding)
+			if found != tt.wantFound || repeated != tt.wantRepeated {
+				t.Fatalf("noteUnannounced = %d, %t; want %d, %t", found, repeated, tt.wantFound, tt.wantRepeated)
+			}
+			total := int64(0)
+			if st.Events != nil {
+				total = st.Events.FoundByListing
+			}
+			if total != tt.wantTotal {
+				t.Fatalf("foundByListing %d, want %d", total, tt.wantTotal)
+			}
+			if found > 0 && !st.Events.LastFoundByListingTime.Equal(tt.last.StartTime) {
+				t.Fatalf("lastFoundByListingTime %v, want %v", st.Events.LastFoundByListingTime, tt.last.StartTime)
+			}
+		})
 	}
 }

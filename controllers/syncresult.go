@@ -173,6 +173,11 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 		st.FailedAttempts = 0
 		st.LastFailureTime = nil
 		st.LastSuccessfulSyncTime = ls.CompletionTime
+		if isListing(ls.Trigger) {
+			st.LastListingSyncTime = ls.StartTime
+		} else {
+			st.LastTargetedSyncTime = ls.StartTime
+		}
 		return true, fmt.Sprintf("%d files copied (%d bytes), %d deleted, %d unchanged in %d ms", ls.FilesCopied, ls.BytesCopied, ls.FilesDeleted, ls.FilesUnchanged, ls.DurationMillis)
 	}
 	st.FailedAttempts++

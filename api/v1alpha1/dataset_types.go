@@ -392,9 +392,21 @@ type DatasetStatus struct {
 	// +optional
 	Progress *SyncProgress `json:"progress,omitempty"`
 
-	// nextSyncTime is when the schedule next starts a sync.
+	// nextSyncTime is when spec.refresh.schedule next starts a listing sync. It counts from
+	// lastListingSyncTime: targeted syncs do not move it.
 	// +optional
 	NextSyncTime *metav1.Time `json:"nextSyncTime,omitempty"`
+
+	// lastListingSyncTime is when the last successful listing sync started: a sync that lists the
+	// whole prefix, so it also repairs changes whose event notifications were lost. The schedule
+	// counts from it.
+	// +optional
+	LastListingSyncTime *metav1.Time `json:"lastListingSyncTime,omitempty"`
+
+	// lastTargetedSyncTime is when the last successful targeted sync started: one that applied the
+	// keys event notifications named and listed nothing.
+	// +optional
+	LastTargetedSyncTime *metav1.Time `json:"lastTargetedSyncTime,omitempty"`
 
 	// lastManualSync is the spec.refresh.manual token of the last manual sync that ran.
 	// +optional
@@ -485,6 +497,17 @@ type EventStatus struct {
 	// stale counts changes that no longer described the bucket when they were synced.
 	// +optional
 	Stale int64 `json:"stale,omitempty"`
+	// pending counts changes received and not yet applied: waiting for their batch, or being synced.
+	// +optional
+	Pending int64 `json:"pending,omitempty"`
+	// foundByListing counts changes (files copied or deleted) that listing syncs found and no
+	// notification had announced: a store that loses notifications. The schedule's listing repaired
+	// them; a count that keeps growing means the events alone would leave the data stale.
+	// +optional
+	FoundByListing int64 `json:"foundByListing,omitempty"`
+	// lastFoundByListingTime is when the last listing sync that found unannounced changes started.
+	// +optional
+	LastFoundByListingTime *metav1.Time `json:"lastFoundByListingTime,omitempty"`
 	// lagMillis is, for the last applied batch, the time from its newest event to its publication.
 	// +optional
 	LagMillis int64 `json:"lagMillis,omitempty"`

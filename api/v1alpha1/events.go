@@ -26,6 +26,9 @@ const (
 	EventSyncFailed = "SyncFailed"
 	// EventSyncFailing: syncs keep failing (a Warning, sent once the failures persist).
 	EventSyncFailing = "SyncFailing"
+	// EventChangesFoundByListing: listing syncs in a row found changes no event notification
+	// announced (a Warning): the store, or the way to the operator, loses notifications.
+	EventChangesFoundByListing = "ChangesFoundByListing"
 	// EventClaimCreated: the controller created the Dataset's PersistentVolumeClaim.
 	EventClaimCreated = "ClaimCreated"
 )

@@ -443,6 +443,14 @@ func (in *DatasetStatus) DeepCopyInto(out *DatasetStatus) {
 		in, out := &in.NextSyncTime, &out.NextSyncTime
 		*out = (*in).DeepCopy()
 	}
+	if in.LastListingSyncTime != nil {
+		in, out := &in.LastListingSyncTime, &out.LastListingSyncTime
+		*out = (*in).DeepCopy()
+	}
+	if in.LastTargetedSyncTime != nil {
+		in, out := &in.LastTargetedSyncTime, &out.LastTargetedSyncTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Layout != nil {
 		in, out := &in.Layout, &out.Layout
 		*out = new(LayoutSummary)
@@ -539,6 +547,10 @@ func (in *EventStatus) DeepCopyInto(out *EventStatus) {
 	*out = *in
 	if in.LastEventTime != nil {
 		in, out := &in.LastEventTime, &out.LastEventTime
+		*out = (*in).DeepCopy()
+	}
+	if in.LastFoundByListingTime != nil {
+		in, out := &in.LastFoundByListingTime, &out.LastFoundByListingTime
 		*out = (*in).DeepCopy()
 	}
 	if in.LastPublishTime != nil {

@@ -386,6 +386,7 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 	}
 	stats, _ := h.debounce.Stats(hubKey(key))
 	st.Received, st.Applied, st.Ignored, st.Stale = stats.Received, stats.Applied, stats.Ignored, stats.Stale
+	st.Pending = int64(stats.Pending + stats.InFlight)
 	st.LagMillis = stats.LastLag.Milliseconds()
 	if !stats.LastEventTime.IsZero() {
 		st.LastEventTime = &metav1.Time{Time: stats.LastEventTime.Truncate(time.Second)}

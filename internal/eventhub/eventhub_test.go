@@ -36,9 +36,12 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -61,7 +64,10 @@ type env struct {
 	ns  string
 }
 
-func start(t *testing.T) *env {
+func start(t *testing.T) *env { return startWithClock(t, nil) }
+
+// startWithClock runs the Dataset controller on clock (nil: the real one); the hub keeps real time.
+func startWithClock(t *testing.T, clock clock.PassiveClock) *env {
 	t.Helper()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -76,7 +82,9 @@ func start(t *testing.T) *env {
 	scheme := k8sruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil)})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil),
+		// Each test runs its own manager in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +97,7 @@ func start(t *testing.T) *env {
 	}
 	worker := controllers.DefaultWorkerOptions()
 	worker.Image = "example.test/pqcache:test"
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, Events: hub}); err != nil {
+	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, Events: hub, Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,6 +140,11 @@ func (e *env) eventually(what string, timeout time.Duration, check func() error)
 
 func (e *env) dataset(name string, events datav1alpha1.EventSource) *datav1alpha1.Dataset {
 	e.t.Helper()
+	return e.scheduledDataset(name, "@daily", events)
+}
+
+func (e *env) scheduledDataset(name, schedule string, events datav1alpha1.EventSource) *datav1alpha1.Dataset {
+	e.t.Helper()
 	ds := &datav1alpha1.Dataset{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
 		Spec: datav1alpha1.DatasetSpec{
@@ -139,7 +152,7 @@ func (e *env) dataset(name string, events datav1alpha1.EventSource) *datav1alpha
 				Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "s3-creds"}}}},
 			Volume:  datav1alpha1.DatasetVolume{Capacity: ptr.To(resource.MustParse("1Gi"))},
 			Fresh:   []string{"orders/date=2026-12-02/"},
-			Refresh: datav1alpha1.RefreshPolicy{Schedule: "@daily", Events: &events},
+			Refresh: datav1alpha1.RefreshPolicy{Schedule: schedule, Events: &events},
 		},
 	}
 	if err := e.c.Create(e.ctx, ds); err != nil {
@@ -191,6 +204,12 @@ func finished(j *batchv1.Job) bool {
 // with rep as its termination message, and the Job's terminal conditions.
 func (e *env) finish(job *batchv1.Job, rep *wire.SyncReport) {
 	e.t.Helper()
+	e.finishAt(job, rep, time.Now().Add(-time.Second))
+}
+
+// finishAt is finish with the Job's start time given (the controller's clock may be a fake one).
+func (e *env) finishAt(job *batchv1.Job, rep *wire.SyncReport, started time.Time) {
+	e.t.Helper()
 	msg, err := rep.Compact(wire.TerminationMessageLimit)
 	if err != nil {
 		e.t.Fatal(err)
@@ -202,7 +221,7 @@ func (e *env) finish(job *batchv1.Job, rep *wire.SyncReport) {
 	if err := e.c.Create(e.ctx, pod); err != nil {
 		e.t.Fatal(err)
 	}
-	now := metav1.Now()
+	now := metav1.NewTime(started.Add(time.Second))
 	pod.Status.Phase = corev1.PodSucceeded
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sync", Image: "example.test/pqcache:test",
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: string(msg), FinishedAt: now}}}}
@@ -212,7 +231,7 @@ func (e *env) finish(job *batchv1.Job, rep *wire.SyncReport) {
 	if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(job), job); err != nil {
 		e.t.Fatal(err)
 	}
-	start := metav1.NewTime(now.Add(-time.Second))
+	start := metav1.NewTime(started)
 	job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &start, &now, 1
 	job.Status.Conditions = []batchv1.JobCondition{
 		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
@@ -397,4 +416,81 @@ func contains(args []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// webhookToken waits for the token the operator generated for a webhook Dataset.
+func (e *env) webhookToken(ds *datav1alpha1.Dataset) string {
+	e.t.Helper()
+	var token string
+	e.eventually("the webhook's token Secret", 10*time.Second, func() error {
+		var sec corev1.Secret
+		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: ds.Name + "-events-token"}, &sec); err != nil {
+			return err
+		}
+		token = string(sec.Data["token"])
+		return nil
+	})
+	return token
+}
+
+// A notified PUT every 25 s (of the controller's clock) starts a targeted sync each time; none of them
+// moves the next listing, which runs once its minute is up and counts what it found unannounced.
+func TestTargetedSyncsNeverPostponeTheListing(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
+	e := startWithClock(t, clk)
+	ds := e.scheduledDataset("busy", "@every 1m", datav1alpha1.EventSource{Webhook: &datav1alpha1.WebhookEventSource{}})
+	listedAt := clk.Now()
+	e.finishAt(e.runningJob(ds), report(10, nil), listedAt)
+	nextListing := listedAt.Add(time.Minute)
+	url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/busy?token=" + e.webhookToken(ds)
+
+	for i := 1; i <= 3; i++ { // the third comes 75 s after the listing
+		clk.Step(25 * time.Second)
+		resp, err := http.Post(url, "application/json", strings.NewReader(s3Event(fmt.Sprintf("tpch/lineitem/part-%d.parquet", i), false, clk.Now())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		job := e.runningJob(ds)
+		trigger := job.Annotations[controllers.AnnotationTrigger]
+		if clk.Now().Before(nextListing) {
+			if trigger != controllers.TriggerEvents {
+				t.Fatalf("notified PUT %d, %s before the listing is due: trigger %q, want a targeted sync", i, nextListing.Sub(clk.Now()), trigger)
+			}
+			e.finishAt(job, report(1, &wire.ChangeOutcome{Applied: 1, PublishedAt: time.Now()}), clk.Now())
+			e.eventually("the targeted sync recorded, the next listing unmoved", 10*time.Second, func() error {
+				st := e.get(ds).Status
+				if st.LastTargetedSyncTime == nil || !st.LastTargetedSyncTime.Time.Equal(clk.Now()) {
+					return fmt.Errorf("lastTargetedSyncTime %v, want %s", st.LastTargetedSyncTime, clk.Now())
+				}
+				if st.NextSyncTime == nil || !st.NextSyncTime.Time.Equal(nextListing) {
+					return fmt.Errorf("nextSyncTime %v after a targeted sync, want %s", st.NextSyncTime, nextListing)
+				}
+				return nil
+			})
+			continue
+		}
+		if trigger != controllers.TriggerScheduled {
+			t.Fatalf("notified PUT %d, %s past the listing due at %s: trigger %q, want the scheduled listing", i, clk.Now().Sub(nextListing), nextListing, trigger)
+		}
+		// The listing applies the notified change and finds two that no notification announced.
+		e.finishAt(job, report(3, nil), clk.Now())
+		e.eventually("the listing recorded with the changes it found unannounced", 10*time.Second, func() error {
+			st := e.get(ds).Status
+			if st.LastListingSyncTime == nil || !st.LastListingSyncTime.Time.Equal(clk.Now()) {
+				return fmt.Errorf("lastListingSyncTime %v, want %s", st.LastListingSyncTime, clk.Now())
+			}
+			if st.NextSyncTime == nil || !st.NextSyncTime.Time.Equal(clk.Now().Add(time.Minute)) {
+				return fmt.Errorf("nextSyncTime %v, want a minute after the listing", st.NextSyncTime)
+			}
+			// Three copied, one of them the notified PUT still held by the source (whether the listing
+			// took its batch or a reconcile started it just before the batch flushed).
+			if st.Events == nil || st.Events.FoundByListing != 2 {
+				return fmt.Errorf("status.events %+v, want 2 changes found by listing", st.Events)
+			}
+			return nil
+		})
+		return
+	}
+	t.Fatalf("no listing sync in 75 s of targeted syncs, with a schedule of a minute")
 }

@@ -48,7 +48,7 @@ var _ = Describe("Freshness by S3 event notifications", Label("benchmark"), Orde
 
 	BeforeAll(func() {
 		ns = newNamespace("pqcache-bench-events-")
-		endpoint, ds = eventDrivenDataset(ns, token, prefix, "fresh/", func(endpoint string) {
+		endpoint, ds = eventDrivenDataset(ns, token, prefix, "fresh/", "@daily", func(endpoint string) {
 			runJob(ns, "seed", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--out", "/work/tpch"),
 				pqcacheContainer("put", "s3", "put", "/work/tpch/region.parquet", "s3://"+bucket+"/"+prefix+"region.parquet", "--endpoint", endpoint, "--path-style"))
 		})

@@ -51,7 +51,7 @@ var _ = Describe("A Dataset refreshed by S3 event notifications", Ordered, func(
 
 	BeforeAll(func() {
 		ns = newNamespace("pqcache-events-")
-		endpoint, ds = eventDrivenDataset(ns, token, eventPrefix, "orders/date=2026-12-02/", func(endpoint string) {
+		endpoint, ds = eventDrivenDataset(ns, token, eventPrefix, "orders/date=2026-12-02/", "@daily", func(endpoint string) {
 			runJob(ns, "load",
 				pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "2", "--out", "/work/tpch"),
 				pqcacheContainer("upload", "s3", "put", "/work/tpch", "s3://"+bucket+"/"+eventPrefix, "--endpoint", endpoint, "--path-style"),
@@ -105,9 +105,9 @@ var _ = Describe("A Dataset refreshed by S3 event notifications", Ordered, func(
 
 // eventDrivenDataset starts versitygw in ns with its bucket notifications posted to the operator's
 // endpoint, lets load fill the bucket, then creates Dataset "live" over prefix with a webhook event
-// source (the token in Secret hook-token) and fresh as its fresh prefix, and waits until it is Ready
+// source (the token in Secret hook-token), fresh as its fresh prefix and the listing schedule, and waits until it is Ready
 // and its event source flows. It returns the S3 endpoint and the Dataset.
-func eventDrivenDataset(ns, token, prefix, fresh string, load func(endpoint string)) (string, datav1alpha1.Dataset) {
+func eventDrivenDataset(ns, token, prefix, fresh, schedule string, load func(endpoint string)) (string, datav1alpha1.Dataset) {
 	GinkgoHelper()
 	Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, "hook-token"), StringData: map[string]string{"token": token}})).To(Succeed())
 	Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, s3Secret),
@@ -126,9 +126,9 @@ spec:
   volume: {capacity: 1Gi}
   fresh: [%q]
   refresh:
-    schedule: "@daily"
+    schedule: %q
     events: {webhook: {tokenSecretRef: {name: hook-token}}}
-`, ns, bucket, prefix, endpoint, s3Secret, fresh)
+`, ns, bucket, prefix, endpoint, s3Secret, fresh, schedule)
 	Expect(c.Create(ctx, &ds)).To(Succeed())
 	waitReady(&ds, 3*time.Minute)
 	Eventually(func(g Gomega) {

@@ -21,6 +21,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -39,6 +40,7 @@ const (
 	s3SecretKey = "e2e-secret-value-never-logged"
 	s3Secret    = "s3-credentials"
 	s3Port      = 7070
+	s3QuietPort = 7071
 )
 
 // restricted returns the security settings the restricted Pod Security profile asks of a pod and its
@@ -64,22 +66,21 @@ func startS3(ns string) string {
 }
 
 // startS3Pod runs one more versitygw pod (the credentials Secret must exist), with extra global
-// flags before its posix backend (e.g. --event-webhook-url), and returns its endpoint.
+// flags before its posix backend (e.g. --event-webhook-url), and returns its endpoint. A pod started
+// with flags also runs a quiet gateway (quietEndpoint): a second versitygw over the same directory
+// without them, for changes whose notifications never arrive.
 func startS3Pod(ns, name string, flags ...string) string {
-	podSec, sec := restricted()
-	args := append([]string{"--port", fmt.Sprintf(":%d", s3Port), "--health", "/health"}, flags...)
+	podSec, _ := restricted()
+	containers := []corev1.Container{s3Gateway("versitygw", s3Port, flags...)}
+	if len(flags) > 0 {
+		containers = append(containers, s3Gateway("quiet", s3QuietPort))
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: objectMeta(ns, name),
 		Spec: corev1.PodSpec{
 			SecurityContext: podSec,
-			Containers: []corev1.Container{{
-				Name: "versitygw", Image: s3Image, ImagePullPolicy: corev1.PullIfNotPresent,
-				Args:            append(args, "posix", "/data"),
-				Env:             []corev1.EnvVar{{Name: "ROOT_ACCESS_KEY", Value: s3AccessKey}, {Name: "ROOT_SECRET_KEY", Value: s3SecretKey}},
-				SecurityContext: sec,
-				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
-			}},
-			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Containers:      containers,
+			Volumes:         []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
 	Expect(c.Create(ctx, pod)).To(Succeed())
@@ -89,6 +90,25 @@ func startS3Pod(ns, name string, flags ...string) string {
 		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	return fmt.Sprintf("http://%s:%d", pod.Status.PodIP, s3Port)
+}
+
+// s3Gateway is a versitygw container serving the pod's data volume on port, with extra global flags.
+func s3Gateway(name string, port int, flags ...string) corev1.Container {
+	_, sec := restricted()
+	args := append([]string{"--port", fmt.Sprintf(":%d", port), "--health", "/health"}, flags...)
+	return corev1.Container{
+		Name: name, Image: s3Image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:            append(args, "posix", "/data"),
+		Env:             []corev1.EnvVar{{Name: "ROOT_ACCESS_KEY", Value: s3AccessKey}, {Name: "ROOT_SECRET_KEY", Value: s3SecretKey}},
+		SecurityContext: sec,
+		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+	}
+}
+
+// quietEndpoint is the endpoint of the quiet gateway of the S3 pod at endpoint (see startS3Pod):
+// the same bucket, changed without notifications.
+func quietEndpoint(endpoint string) string {
+	return strings.Replace(endpoint, fmt.Sprintf(":%d", s3Port), fmt.Sprintf(":%d", s3QuietPort), 1)
 }
 
 func objectMeta(ns, name string) metav1.ObjectMeta {
