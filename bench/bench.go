@@ -42,7 +42,7 @@ import (
 
 	"github.com/pqcache/pqcache/bench/memory"
 	"github.com/pqcache/pqcache/bench/netdev"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Query outcomes; they match the BenchRun API.

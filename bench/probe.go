@@ -28,7 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.

@@ -16,7 +16,7 @@ limitations under the License.
 
 package bench
 
-import "github.com/pqcache/pqcache/internal/wire"
+import "github.com/pqcache/pqcache/api/wire"
 
 // TerminationMessageLimit is the size Kubernetes keeps of a container's termination message.
 const TerminationMessageLimit = wire.TerminationMessageLimit

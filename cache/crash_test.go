@@ -33,7 +33,7 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // The crash test re-runs this test binary as a child that does one sync (TestMain dispatches on

@@ -34,7 +34,7 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // row is the schema of the Parquet files the tests write: real Parquet, written by parquet-go.

@@ -38,7 +38,7 @@ import (
 
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // byteProxy stands between a sync and the server, on 127.0.0.1: it counts the bytes of GET responses

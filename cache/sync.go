@@ -49,7 +49,7 @@ import (
 	"github.com/pqcache/pqcache/cache/parquetmeta"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Store is what the engine needs from an object store; s3store.Store implements it.

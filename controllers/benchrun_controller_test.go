@@ -39,7 +39,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // readyDataset creates a Dataset and completes its first sync, so that runs can start.

@@ -43,7 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // DatasetReconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the

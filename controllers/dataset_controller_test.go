@@ -46,7 +46,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/internal/podprogress"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // newDataset builds a Dataset with credentials from a Secret; mutate adjusts it.

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // EventBatch is a batch of changed keys for one Dataset from its event source (S3 event
@@ -54,7 +54,7 @@ type EventProblem struct {
 
 // EventHub is the manager's side of S3 event notifications: it runs each Dataset's source (an SQS
 // queue it polls, or its webhook endpoint), gathers changes into batches and holds them until the
-// Dataset controller has synced them. It lives outside this package (internal/eventhub, over
+// Dataset controller has synced them. It lives outside this package (controllers/eventhub, over
 // cache/notify): the controllers need no SQS client. Nil means no event sources.
 type EventHub interface {
 	// Watch starts, or reconfigures, the event source of a Dataset with spec.refresh.events.

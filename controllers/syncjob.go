@@ -28,7 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Labels and annotations on the objects the Dataset controller creates. Annotations on a sync Job

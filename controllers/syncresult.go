@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // jobState is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline

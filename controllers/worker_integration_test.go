@@ -38,8 +38,8 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/internal/cli"
-	"github.com/pqcache/pqcache/internal/s3test"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // TestWorkerJobRunsAndReportsEndToEnd runs the worker exactly as the controller specifies it — the

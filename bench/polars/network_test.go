@@ -30,7 +30,7 @@ import (
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/bench/netdev"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // scanned are the lineitem columns queries 1 and 6 read: what Polars must fetch from the bucket at

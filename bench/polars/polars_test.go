@@ -35,7 +35,7 @@ import (
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/canon"
 	"github.com/pqcache/pqcache/bench/duckdb"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // duckdbEnv makes this test binary a DuckDB query process (its last two arguments: query and data),

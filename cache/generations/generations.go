@@ -62,7 +62,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/cache/manifest"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Dir is where the generations live, relative to the cache root.

@@ -29,7 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/pqcache/pqcache/internal/sqstest"
+	"github.com/pqcache/pqcache/test/sqstest"
 )
 
 // recordingSink keeps every delivery and its ack for the test to settle.

@@ -28,7 +28,7 @@ import (
 
 	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/plan"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // TestWhatVersityGWVouchesFor pins down what the sync engine relies on from versitygw v1.8.0, through

@@ -19,7 +19,7 @@ limitations under the License.
 // only, so this wrapper builds the same router and server loop on the address it is told.
 //
 // It lives in a module of its own so that goaws and its dependencies never enter pqcache's go.mod:
-// only the test helper internal/sqstest runs it. `make goaws` builds it into bin/.
+// only the test helper test/sqstest runs it. `make goaws` builds it into bin/.
 package main
 
 import (

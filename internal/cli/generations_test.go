@@ -23,7 +23,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // TestGenerationsCommandLine syncs twice with the default generations, lists them, and runs a reader

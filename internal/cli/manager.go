@@ -37,7 +37,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/controllers"
-	"github.com/pqcache/pqcache/internal/eventhub"
+	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/internal/version"
 )
 

@@ -24,7 +24,7 @@ import (
 	"testing"
 
 	"github.com/pqcache/pqcache/bench/duckdb"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // TestBenchPolarsFromS3 is `pqcache bench --engine polars --data s3://... --endpoint --region

@@ -27,7 +27,7 @@ import (
 
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/polars"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // TestProbeS3 probes a bucket prefix on a real versitygw as the directory it mirrors: every object

@@ -27,7 +27,7 @@ import (
 
 	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // run executes the pqcache command line in-process and returns stdout and the error.

@@ -31,7 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {

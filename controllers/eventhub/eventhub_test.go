@@ -48,8 +48,8 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
-	"github.com/pqcache/pqcache/internal/sqstest"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/test/sqstest"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // The hub runs here with the real Dataset controller in a real manager, against a real kube-apiserver

@@ -45,7 +45,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/pqcache/pqcache/internal/testproc"
+	"github.com/pqcache/pqcache/test/testproc"
 )
 
 // Credentials and region of every server this package starts. They are test-only values.

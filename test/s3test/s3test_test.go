@@ -31,7 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
-	"github.com/pqcache/pqcache/internal/s3test"
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // TestServerSpeaksTheS3ThatSyncNeeds checks, against the real server the helper starts, the behaviour

@@ -53,7 +53,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
-	"github.com/pqcache/pqcache/internal/wire"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Options configure a Hub.

@@ -40,7 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
-	"github.com/pqcache/pqcache/internal/testproc"
+	"github.com/pqcache/pqcache/test/testproc"
 )
 
 // Credentials and region the clients sign with. goaws checks no signature.
