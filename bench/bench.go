@@ -40,9 +40,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/memory"
 	"github.com/pqcache/pqcache/bench/netdev"
-	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Query outcomes; they match the BenchRun API.

@@ -44,12 +44,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/parquetmeta"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Store is what the engine needs from an object store; s3store.Store implements it.

@@ -31,9 +31,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/api/wire"
 )
 
 // ChangeSet is the keys a targeted sync checks (package wire: the operator writes it).

@@ -38,8 +38,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/bench"
 )
 
 // readyDataset creates a Dataset and completes its first sync, so that runs can start.

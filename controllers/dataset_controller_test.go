@@ -45,8 +45,8 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/internal/podprogress"
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/internal/podprogress"
 )
 
 // newDataset builds a Dataset with credentials from a Secret; mutate adjusts it.

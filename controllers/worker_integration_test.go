@@ -36,10 +36,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/internal/cli"
 	"github.com/pqcache/pqcache/test/s3test"
-	"github.com/pqcache/pqcache/api/wire"
 )
 
 // TestWorkerJobRunsAndReportsEndToEnd runs the worker exactly as the controller specifies it — the

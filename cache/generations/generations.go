@@ -61,8 +61,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache/manifest"
 )
 
 // Dir is where the generations live, relative to the cache root.

@@ -51,9 +51,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
-	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Options configure a Hub.

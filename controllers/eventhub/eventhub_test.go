@@ -46,10 +46,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/test/sqstest"
-	"github.com/pqcache/pqcache/api/wire"
 )
 
 // The hub runs here with the real Dataset controller in a real manager, against a real kube-apiserver
