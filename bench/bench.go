@@ -45,14 +45,6 @@ import (
 	"github.com/pqcache/pqcache/bench/netdev"
 )
 
-// Query outcomes; they match the BenchRun API.
-const (
-	StatusSucceeded = wire.StatusSucceeded
-	StatusFailed    = wire.StatusFailed
-	StatusTimeout   = wire.StatusTimeout
-	StatusOOMKilled = wire.StatusOOMKilled
-)
-
 // Engine starts the process that runs one query.
 type Engine interface {
 	// Name identifies the engine in results ("duckdb", "command").
@@ -105,7 +97,7 @@ type Spec struct {
 	// SampleInterval is the memory sampling period; 0 means 50 ms.
 	SampleInterval time.Duration
 	// Progress, if set, is told about each finished query.
-	Progress func(QueryResult)
+	Progress func(wire.QueryResult)
 	// Label is copied into the result.
 	Label string
 	// Config and Input name the resource configuration and the input path in reports, which compare
@@ -118,22 +110,16 @@ type Spec struct {
 	NetInterfaces netdev.Interfaces
 }
 
-// QueryResult summarises one query's measured iterations (see wire.QueryResult).
-type QueryResult = wire.QueryResult
-
-// Result is a whole run; a BenchRun's Job reports it to the controller (see wire.BenchResult).
-type Result = wire.BenchResult
-
 // Run runs every query Warmups + Iterations times, each in a fresh process, and returns the results.
 // It returns an error only when ctx ends; failing queries are results.
-func Run(ctx context.Context, spec Spec) (*Result, error) {
+func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	if spec.Iterations < 1 {
 		spec.Iterations = 1
 	}
-	res := &Result{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Config: spec.Config, Input: spec.Input,
+	res := &wire.BenchResult{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Config: spec.Config, Input: spec.Input,
 		Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
 	for _, q := range spec.Queries {
-		qr := QueryResult{Query: q, Status: StatusSucceeded}
+		qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded}
 		for i := 0; i < spec.Warmups+spec.Iterations; i++ {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -141,12 +127,12 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			it := runOnce(ctx, spec, q)
 			// Every iteration's transfer is the run's, warm-ups and failed ones included: it was paid for.
 			res.NetworkReadBytes += it.netBytes
-			if it.status != StatusSucceeded {
+			if it.status != wire.StatusSucceeded {
 				qr.Status, qr.ExitCode, qr.StderrTail = it.status, it.exitCode, it.stderrTail
 				break
 			}
 			if qr.Digest != "" && it.digest != qr.Digest {
-				qr.Status, qr.StderrTail = StatusFailed, fmt.Sprintf("iteration %d returned other rows than the first (digest %s, then %s)", i+1, qr.Digest, it.digest)
+				qr.Status, qr.StderrTail = wire.StatusFailed, fmt.Sprintf("iteration %d returned other rows than the first (digest %s, then %s)", i+1, qr.Digest, it.digest)
 				break
 			}
 			qr.Rows, qr.Digest = it.rows, it.digest
@@ -161,7 +147,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			qr.PeakFileBytes = max(qr.PeakFileBytes, it.peak.File)
 			qr.NetworkReadBytes = max(qr.NetworkReadBytes, it.netBytes)
 		}
-		if qr.Status == StatusSucceeded {
+		if qr.Status == wire.StatusSucceeded {
 			sorted := slices.Clone(qr.Millis)
 			slices.Sort(sorted)
 			qr.MinMillis, qr.MaxMillis, qr.MedianMillis = sorted[0], sorted[len(sorted)-1], median(sorted)
@@ -210,14 +196,14 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	}
 	cmd, err := spec.Engine.Command(ctx, q, spec.Data)
 	if err != nil {
-		return iteration{status: StatusFailed, stderrTail: err.Error()}
+		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
 	}
 	// Its own process group, so a timeout stops the whole tree the engine started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return iteration{status: StatusFailed, stderrTail: err.Error()}
+		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
@@ -227,7 +213,7 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	netBefore := netdev.Read(spec.NetInterfaces)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return iteration{status: StatusFailed, stderrTail: err.Error()}
+		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
 	}
 	preferOOMKill(cmd.Process.Pid)
 	sampler := memory.Start(cmd.Process.Pid, spec.SampleInterval)
@@ -237,7 +223,7 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	netBytes := netdev.Read(spec.NetInterfaces).Since(netBefore)
 	peak := sampler.Stop()
 
-	it := iteration{status: StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled", netBytes: netBytes}
+	it := iteration{status: wire.StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled", netBytes: netBytes}
 	// The kernel's max RSS is the largest single process of the tree: a floor for the tree's peak that
 	// a 50 ms sampler can miss.
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > self.Total {
@@ -248,20 +234,20 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	switch {
 	case parent.Err() != nil:
 		// The run itself was stopped (a signal, its deadline): we killed the query, no OOM killer did.
-		it.status = StatusFailed
+		it.status = wire.StatusFailed
 		it.stderrTail = fmt.Sprintf("query %d was stopped with the run: %v", q, context.Cause(parent))
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		it.status = StatusTimeout
+		it.status = wire.StatusTimeout
 		it.stderrTail = fmt.Sprintf("query %d ran past its %s timeout and was stopped", q, spec.QueryTimeout)
 	case waitErr != nil:
-		it.status, it.exitCode, it.stderrTail = StatusFailed, cmd.ProcessState.ExitCode(), stderr.String()
+		it.status, it.exitCode, it.stderrTail = wire.StatusFailed, cmd.ProcessState.ExitCode(), stderr.String()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 			// Killed by someone else than us: in a memory-limited container, the OOM killer.
-			it.status = StatusOOMKilled
+			it.status = wire.StatusOOMKilled
 			it.stderrTail = strings.TrimSpace(fmt.Sprintf("killed by SIGKILL (out of memory) after %d ms at a peak of %d MiB\n%s", it.millis, (it.peak.Total+peak.Baseline.Total)>>20, stderr.String()))
 		}
 	case readErr != nil:
-		it.status, it.stderrTail = StatusFailed, "reading the result: "+readErr.Error()
+		it.status, it.stderrTail = wire.StatusFailed, "reading the result: "+readErr.Error()
 	}
 	return it
 }
@@ -310,11 +296,11 @@ func median(sorted []int64) int64 {
 
 // geometricMean of the successful queries' medians (at least 1 ms each, so a 0 ms query does not
 // zero the mean).
-func geometricMean(qs []QueryResult) int64 {
+func geometricMean(qs []wire.QueryResult) int64 {
 	var logSum float64
 	n := 0
 	for _, q := range qs {
-		if q.Status == StatusSucceeded {
+		if q.Status == wire.StatusSucceeded {
 			logSum += math.Log(float64(max(q.MedianMillis, 1)))
 			n++
 		}

@@ -31,6 +31,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/netdev"
 )
 
@@ -109,7 +110,7 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	t.Setenv(fakeEngineEnv, "1")
 	var seen []int
 	spec := fakeSpec(1, 2, 3, 4, 5)
-	spec.Progress = func(q QueryResult) { seen = append(seen, q.Query) }
+	spec.Progress = func(q wire.QueryResult) { seen = append(seen, q.Query) }
 	res, err := Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +118,12 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	if !slices.Equal(seen, []int{1, 2, 3, 4, 5}) {
 		t.Errorf("progress saw %v", seen)
 	}
-	byQuery := map[int]QueryResult{}
+	byQuery := map[int]wire.QueryResult{}
 	for _, q := range res.Queries {
 		byQuery[q.Query] = q
 	}
 	q1 := byQuery[1]
-	if q1.Status != StatusSucceeded || len(q1.Millis) != 3 || q1.Rows != 3 || q1.Digest == "" {
+	if q1.Status != wire.StatusSucceeded || len(q1.Millis) != 3 || q1.Rows != 3 || q1.Digest == "" {
 		t.Fatalf("query 1: %+v", q1)
 	}
 	if q1.MinMillis < 150 || q1.MinMillis > q1.MedianMillis || q1.MedianMillis > q1.MaxMillis {
@@ -131,7 +132,7 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	if q1.PeakAnonBytes < 28<<20 || q1.PeakMemoryBytes < q1.PeakAnonBytes {
 		t.Errorf("query 1 memory: total %d anon %d (want ≥ 28 MiB anon)", q1.PeakMemoryBytes, q1.PeakAnonBytes)
 	}
-	for q, want := range map[int]string{2: StatusFailed, 3: StatusTimeout, 4: StatusOOMKilled, 5: StatusFailed} {
+	for q, want := range map[int]string{2: wire.StatusFailed, 3: wire.StatusTimeout, 4: wire.StatusOOMKilled, 5: wire.StatusFailed} {
 		if got := byQuery[q]; got.Status != want || got.Digest != "" || len(got.Millis) != 0 {
 			t.Errorf("query %d: %+v, want status %s", q, got, want)
 		}
@@ -195,7 +196,7 @@ func TestNetworkReadBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := res.Queries[0]
-	if q.Status != StatusSucceeded {
+	if q.Status != wire.StatusSucceeded {
 		t.Fatalf("query 6: %+v", q)
 	}
 	if q.NetworkReadBytes < body {
@@ -285,13 +286,13 @@ func TestAStoppedRunIsNotAnOOMKill(t *testing.T) {
 	defer cancel()
 	spec := fakeSpec(3)
 	spec.QueryTimeout, spec.Warmups, spec.Iterations = time.Minute, 0, 1
-	var got []QueryResult
-	spec.Progress = func(q QueryResult) { got = append(got, q) }
+	var got []wire.QueryResult
+	spec.Progress = func(q wire.QueryResult) { got = append(got, q) }
 	_, err := Run(ctx, spec)
 	if err == nil {
 		t.Fatal("a stopped run reported no error")
 	}
-	if len(got) != 1 || got[0].Status == StatusOOMKilled || got[0].Status == StatusTimeout || !strings.Contains(got[0].StderrTail, "stopped with the run") {
+	if len(got) != 1 || got[0].Status == wire.StatusOOMKilled || got[0].Status == wire.StatusTimeout || !strings.Contains(got[0].StderrTail, "stopped with the run") {
 		t.Fatalf("query of a stopped run: %+v", got)
 	}
 }
@@ -318,7 +319,7 @@ func TestTheQueryIsTheOOMKillersFirstChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, want, _ := digestRows(strings.NewReader("1000\n"))
-	if len(res.Queries) != 1 || res.Queries[0].Status != StatusSucceeded || res.Queries[0].Digest != want {
+	if len(res.Queries) != 1 || res.Queries[0].Status != wire.StatusSucceeded || res.Queries[0].Digest != want {
 		t.Fatalf("the query's oom_score_adj is not 1000: %+v (the digest of 1000 is %s)", res.Queries, want)
 	}
 }

@@ -19,6 +19,7 @@ package bench
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/pqcache/pqcache/api/wire"
 	"io"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ type CSVOptions struct {
 // WriteCSV writes one row per measured iteration, with the columns of polars-benchmark's timings.csv
 // (solution, version, query_number, duration[s], io_type, scale_factor) followed by the memory columns
 // it lacks and the query's status. Failed queries get one row with an empty duration.
-func WriteCSV(w io.Writer, res *Result, o CSVOptions) error {
+func WriteCSV(w io.Writer, res *wire.BenchResult, o CSVOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"solution", "version", "query_number", "duration[s]", "io_type", "scale_factor",
 		"peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status"}); err != nil {
@@ -62,7 +63,7 @@ func WriteCSV(w io.Writer, res *Result, o CSVOptions) error {
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 // WriteMarkdown writes a table of the run, one row per query, for pasting into docs.
-func WriteMarkdown(w io.Writer, res *Result) error {
+func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| query | status | median | min | max | peak memory | anon | file | rows |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, q := range res.Queries {

@@ -19,16 +19,17 @@ package bench
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/pqcache/pqcache/api/wire"
 	"slices"
 	"strings"
 	"testing"
 )
 
-func sampleResult() *Result {
-	return &Result{Engine: "duckdb", Iterations: 2, Warmups: 1, WallMillis: 2500, GeometricMeanMillis: 141, FailedQueries: []int{9},
-		Queries: []QueryResult{
-			{Query: 1, Status: StatusSucceeded, Millis: []int64{200, 100}, MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4},
-			{Query: 9, Status: StatusOOMKilled, PeakMemoryBytes: 2 << 30},
+func sampleResult() *wire.BenchResult {
+	return &wire.BenchResult{Engine: "duckdb", Iterations: 2, Warmups: 1, WallMillis: 2500, GeometricMeanMillis: 141, FailedQueries: []int{9},
+		Queries: []wire.QueryResult{
+			{Query: 1, Status: wire.StatusSucceeded, Millis: []int64{200, 100}, MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4},
+			{Query: 9, Status: wire.StatusOOMKilled, PeakMemoryBytes: 2 << 30},
 		}}
 }
 

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
@@ -86,13 +87,13 @@ func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 		e.put(k, v)
 	}
 	e.mustSync(nil)
-	check := func(rep *cache.Report, err error, mayHavePublished map[string][]byte) {
+	check := func(rep *wire.SyncReport, err error, mayHavePublished map[string][]byte) {
 		t.Helper()
 		if err == nil {
 			t.Fatalf("a sync that cannot fit succeeded: %+v", rep)
 		}
-		if rep.Reason != cache.ReasonInsufficientCapacity {
-			t.Fatalf("reason %q, want %s: %v", rep.Reason, cache.ReasonInsufficientCapacity, err)
+		if rep.Reason != wire.ReasonInsufficientCapacity {
+			t.Fatalf("reason %q, want %s: %v", rep.Reason, wire.ReasonInsufficientCapacity, err)
 		}
 		for k, v := range v1 {
 			if got, _ := os.ReadFile(filepath.Join(e.dir, k)); !bytes.Equal(got, v) && !bytes.Equal(got, mayHavePublished[k]) {

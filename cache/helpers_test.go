@@ -31,6 +31,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -124,7 +125,7 @@ func (e *env) options(reqs *s3store.Requests) cache.Options {
 }
 
 // sync runs one sync with opts adjusted by tweak.
-func (e *env) sync(tweak func(*cache.Options)) (*cache.Report, error) {
+func (e *env) sync(tweak func(*cache.Options)) (*wire.SyncReport, error) {
 	e.t.Helper()
 	st, reqs := e.store()
 	opts := e.options(reqs)
@@ -134,7 +135,7 @@ func (e *env) sync(tweak func(*cache.Options)) (*cache.Report, error) {
 	return cache.Sync(context.Background(), st, opts)
 }
 
-func (e *env) mustSync(tweak func(*cache.Options)) *cache.Report {
+func (e *env) mustSync(tweak func(*cache.Options)) *wire.SyncReport {
 	e.t.Helper()
 	rep, err := e.sync(tweak)
 	if err != nil {

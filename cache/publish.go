@@ -27,6 +27,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/manifest"
 )
 
@@ -212,7 +213,7 @@ func (p *renamePublisher) Publish(batch []event) error {
 			if ev.record != "" {
 				os.Remove(filepath.Join(s.root, ev.record))
 			}
-			s.fail(ev.entry.Key, ReasonHostileKeys, fmt.Errorf("publishing %s: %w", ev.entry.Key, err))
+			s.fail(ev.entry.Key, wire.ReasonHostileKeys, fmt.Errorf("publishing %s: %w", ev.entry.Key, err))
 			continue
 		}
 		a.put = append(a.put, ev.entry)

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
@@ -82,8 +83,8 @@ func TestPublishErrorStopsTheSync(t *testing.T) {
 	if h.timedOut.Load() {
 		t.Fatal("the sync kept downloading for 20 s after its publisher failed")
 	}
-	if err == nil || rep.Reason != cache.ReasonVolumePermissionDenied {
-		t.Fatalf("sync: %v, reason %q; want a failure with reason %s", err, rep.Reason, cache.ReasonVolumePermissionDenied)
+	if err == nil || rep.Reason != wire.ReasonVolumePermissionDenied {
+		t.Fatalf("sync: %v, reason %q; want a failure with reason %s", err, rep.Reason, wire.ReasonVolumePermissionDenied)
 	}
 	if h.seen.Load() > h.n+int64(opts.Parallelism) {
 		t.Fatalf("%d GETs started; the sync should have stopped after the publisher failed", h.seen.Load())
@@ -120,7 +121,7 @@ func TestPathConflictFailsOnlyThatFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := e.sync(nil)
-	if !errors.Is(err, cache.ErrFilesFailed) || rep.Reason != cache.ReasonHostileKeys || rep.FilesCopied != 1 || rep.FilesFailed != 1 {
+	if !errors.Is(err, cache.ErrFilesFailed) || rep.Reason != wire.ReasonHostileKeys || rep.FilesCopied != 1 || rep.FilesFailed != 1 {
 		t.Fatalf("sync: %v, report %+v", err, rep)
 	}
 	if !strings.Contains(rep.Failed[0].Error, "not a directory") {

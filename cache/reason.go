@@ -22,6 +22,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
 
@@ -43,13 +44,13 @@ func volumeReason(err error) string {
 	}
 	switch errno {
 	case syscall.ENOSPC, syscall.EDQUOT:
-		return ReasonInsufficientCapacity
+		return wire.ReasonInsufficientCapacity
 	case syscall.EROFS:
-		return ReasonVolumeReadOnly
+		return wire.ReasonVolumeReadOnly
 	case syscall.EACCES, syscall.EPERM:
-		return ReasonVolumePermissionDenied
+		return wire.ReasonVolumePermissionDenied
 	case syscall.EIO:
-		return ReasonVolumeIOError
+		return wire.ReasonVolumeIOError
 	}
 	return ""
 }
@@ -58,14 +59,14 @@ func volumeReason(err error) string {
 func (s *syncer) reason(err error) string {
 	switch s3store.Classify(err) {
 	case s3store.ClassAccessDenied:
-		return ReasonAccessDenied
+		return wire.ReasonAccessDenied
 	case s3store.ClassNoSuchBucket:
-		return ReasonNoSuchBucket
+		return wire.ReasonNoSuchBucket
 	case s3store.ClassInvalidCredentials:
-		return ReasonInvalidCredentials
+		return wire.ReasonInvalidCredentials
 	}
 	if errors.Is(err, ErrInsufficientCapacity) {
-		return ReasonInsufficientCapacity
+		return wire.ReasonInsufficientCapacity
 	}
 	if r := volumeReason(err); r != "" {
 		return r
@@ -81,11 +82,11 @@ func (s *syncer) reason(err error) string {
 	}
 	switch best {
 	case s3store.ClassAccessDenied:
-		return ReasonAccessDenied
+		return wire.ReasonAccessDenied
 	case s3store.ClassInvalidCredentials:
-		return ReasonInvalidCredentials
-	case ReasonHostileKeys:
-		return ReasonHostileKeys
+		return wire.ReasonInvalidCredentials
+	case wire.ReasonHostileKeys:
+		return wire.ReasonHostileKeys
 	}
-	return ReasonSyncFailed
+	return wire.ReasonSyncFailed
 }

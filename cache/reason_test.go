@@ -18,6 +18,7 @@ package cache
 
 import (
 	"fmt"
+	"github.com/pqcache/pqcache/api/wire"
 	"net"
 	"os"
 	"syscall"
@@ -31,12 +32,12 @@ func TestVolumeReasonByErrno(t *testing.T) {
 		err  error
 		want string
 	}{
-		{path(syscall.ENOSPC), ReasonInsufficientCapacity},
-		{link(syscall.EDQUOT), ReasonInsufficientCapacity},
-		{link(syscall.EROFS), ReasonVolumeReadOnly},
-		{path(syscall.EACCES), ReasonVolumePermissionDenied},
-		{link(syscall.EPERM), ReasonVolumePermissionDenied},
-		{fmt.Errorf("copying k: %w", path(syscall.EIO)), ReasonVolumeIOError},
+		{path(syscall.ENOSPC), wire.ReasonInsufficientCapacity},
+		{link(syscall.EDQUOT), wire.ReasonInsufficientCapacity},
+		{link(syscall.EROFS), wire.ReasonVolumeReadOnly},
+		{path(syscall.EACCES), wire.ReasonVolumePermissionDenied},
+		{link(syscall.EPERM), wire.ReasonVolumePermissionDenied},
+		{fmt.Errorf("copying k: %w", path(syscall.EIO)), wire.ReasonVolumeIOError},
 		// One path's problem, not the volume's.
 		{link(syscall.ENOTDIR), ""},
 		{link(syscall.ENAMETOOLONG), ""},

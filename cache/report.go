@@ -24,46 +24,14 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// Result of a sync.
-const (
-	ResultSucceeded = wire.ResultSucceeded
-	ResultFailed    = wire.ResultFailed
-)
-
-// Reasons a failed sync reports; they match the Dataset condition reasons.
-const (
-	ReasonAccessDenied         = wire.ReasonAccessDenied
-	ReasonNoSuchBucket         = wire.ReasonNoSuchBucket
-	ReasonInvalidCredentials   = wire.ReasonInvalidCredentials
-	ReasonInsufficientCapacity = wire.ReasonInsufficientCapacity
-	ReasonHostileKeys          = wire.ReasonHostileKeys
-	ReasonSyncFailed           = wire.ReasonSyncFailed
-	// The cache volume refused writes (by errno); a full volume is InsufficientCapacity.
-	ReasonVolumeReadOnly         = wire.ReasonVolumeReadOnly
-	ReasonVolumePermissionDenied = wire.ReasonVolumePermissionDenied
-	ReasonVolumeIOError          = wire.ReasonVolumeIOError
-)
-
-// The report types are the worker's wire contract with the operator (package wire); these names keep
-// the engine's code readable.
-type (
-	Report        = wire.SyncReport
-	Space         = wire.Space
-	RequestCounts = wire.RequestCounts
-	Layout        = wire.Layout
-	FileError     = wire.FileError
-	PlanSummary   = wire.PlanSummary
-	Progress      = wire.SyncProgress
-)
-
 type progressCounters struct {
 	filesDone, filesTotal, bytesDone, bytesTotal atomic.Int64
 	listed                                       atomic.Bool
 }
 
-func (p *progressCounters) snapshot(start time.Time) Progress {
+func (p *progressCounters) snapshot(start time.Time) wire.SyncProgress {
 	now := time.Now().UTC()
-	pr := Progress{
+	pr := wire.SyncProgress{
 		Listing: !p.listed.Load(), FilesDone: p.filesDone.Load(), FilesTotal: p.filesTotal.Load(),
 		BytesDone: p.bytesDone.Load(), BytesTotal: p.bytesTotal.Load(), Time: now,
 	}
@@ -100,6 +68,3 @@ func (s *syncer) startProgress(ctx context.Context) (stop func()) {
 	}()
 	return func() { close(done); <-finished }
 }
-
-// TerminationMessageLimit is the size Kubernetes keeps of a container's termination message.
-const TerminationMessageLimit = wire.TerminationMessageLimit

@@ -111,7 +111,7 @@ type Options struct {
 	DryRun bool
 	OnPlan func(plan.Action)
 	// Progress, if set, is called every ProgressInterval while the sync runs, and once at the end.
-	Progress         func(Progress)
+	Progress         func(wire.SyncProgress)
 	ProgressInterval time.Duration
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
@@ -145,7 +145,7 @@ type syncer struct {
 	opts  Options
 	log   *slog.Logger
 	m     *manifest.Manifest
-	rep   *Report
+	rep   *wire.SyncReport
 	root  string
 	// slots bounds the GETs in flight across the whole sync (download.go).
 	slots chan struct{}
@@ -167,7 +167,7 @@ type syncer struct {
 
 // Sync runs one sync and returns its report. A non-nil error means the sync did not publish
 // everything it planned; what it did publish is complete and in the manifest.
-func Sync(ctx context.Context, store Store, opts Options) (*Report, error) {
+func Sync(ctx context.Context, store Store, opts Options) (*wire.SyncReport, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = DefaultParallelism
 	}
@@ -185,7 +185,7 @@ func Sync(ctx context.Context, store Store, opts Options) (*Report, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &syncer{store: store, opts: opts, log: log, root: filepath.Clean(opts.Dir), classes: map[string]int64{},
-		rep: &Report{Source: opts.Source, Start: time.Now().UTC(), DryRun: opts.DryRun}}
+		rep: &wire.SyncReport{Source: opts.Source, Start: time.Now().UTC(), DryRun: opts.DryRun}}
 	err := s.finishReport(s.run(ctx))
 	if s.opts.Progress != nil {
 		s.opts.Progress(s.progress.snapshot(s.rep.Start))
@@ -412,7 +412,7 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 	s.progress.listed.Store(true)
 	if refused {
 		total := int64(st.Blocks) * st.Bsize
-		s.rep.Space = &Space{NeedBytes: need, FreeBytes: free, TotalBytes: total}
+		s.rep.Space = &wire.Space{NeedBytes: need, FreeBytes: free, TotalBytes: total}
 		return fmt.Errorf("%w: the sync must copy %d bytes (%d files) but the volume had %d bytes free of %d; grow the volume or narrow include/exclude",
 			ErrInsufficientCapacity, need, copiesTotal, free, total)
 	}
@@ -450,11 +450,11 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 					continue // a "directory marker" some tools write: nothing to publish
 				}
 				if err := plan.ValidateKey(obj.Key); err != nil {
-					s.fail(obj.Key, ReasonHostileKeys, err)
+					s.fail(obj.Key, wire.ReasonHostileKeys, err)
 					continue
 				}
 				if dir := conflicts.Add(obj.Key); dir != "" {
-					s.fail(obj.Key, ReasonHostileKeys, fmt.Errorf("%w %q: %q is also an object, and a path cannot be both a file and a directory", plan.ErrHostileKey, obj.Key, dir))
+					s.fail(obj.Key, wire.ReasonHostileKeys, fmt.Errorf("%w %q: %q is also an object, and a path cannot be both a file and a directory", plan.ErrHostileKey, obj.Key, dir))
 					continue
 				}
 				if err := merge.Listed(obj); err != nil {
@@ -518,7 +518,7 @@ func (s *syncer) commit(sourceChanged bool) error {
 	var layout parquetmeta.Summary
 	visit := func(e manifest.Entry) { layout.Add(e.Size, e.Parquet) }
 	layoutJSON := func() []byte {
-		s.rep.Layout = Layout{
+		s.rep.Layout = wire.Layout{
 			ParquetFiles: layout.ParquetFiles, RowGroups: layout.RowGroups,
 			MinRowsPerGroup: layout.MinRowsPerGroup, MaxRowsPerGroup: layout.MaxRowsPerGroup,
 			Advice: layout.Advice(),
@@ -563,7 +563,7 @@ func (s *syncer) fail(key, class string, err error) {
 		s.failedKeys[key] = true
 	}
 	if len(s.rep.Failed) < maxReportedFailures {
-		s.rep.Failed = append(s.rep.Failed, FileError{Key: key, Error: err.Error()})
+		s.rep.Failed = append(s.rep.Failed, wire.FileError{Key: key, Error: err.Error()})
 	}
 	s.log.Warn("File not copied", "key", key, "error", err)
 }
@@ -578,16 +578,16 @@ func (s *syncer) finishReport(err error) error {
 		r.BytesPerSecond = r.BytesCopied * 1000 / r.DurationMillis
 	}
 	if s.opts.Requests != nil {
-		r.Requests = RequestCounts{List: s.opts.Requests.List.Load(), Get: s.opts.Requests.Get.Load(), Head: s.opts.Requests.Head.Load()}
+		r.Requests = wire.RequestCounts{List: s.opts.Requests.List.Load(), Get: s.opts.Requests.Get.Load(), Head: s.opts.Requests.Head.Load()}
 	}
 	if err == nil && r.FilesFailed > 0 {
 		err = fmt.Errorf("%w: %d of the planned files", ErrFilesFailed, r.FilesFailed)
 	}
 	if err == nil {
-		r.Result = ResultSucceeded
+		r.Result = wire.ResultSucceeded
 		return nil
 	}
-	r.Result = ResultFailed
+	r.Result = wire.ResultFailed
 	r.Message = wire.Truncate(err.Error(), 1024)
 	r.Reason = s.reason(err)
 	return err

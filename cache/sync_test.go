@@ -33,6 +33,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -53,7 +54,7 @@ func TestFullThenIncrementalSync(t *testing.T) {
 	e.put("lineitem/_SUCCESS", nil)
 
 	rep := e.mustSync(func(o *cache.Options) { o.Exclude = []string{"**/_SUCCESS"} })
-	if rep.FilesCopied != 5 || rep.FilesDeleted != 0 || rep.FilesUnchanged != 0 || rep.Result != cache.ResultSucceeded {
+	if rep.FilesCopied != 5 || rep.FilesDeleted != 0 || rep.FilesUnchanged != 0 || rep.Result != wire.ResultSucceeded {
 		t.Fatalf("full sync: %+v", rep)
 	}
 	for k, v := range files {
@@ -213,7 +214,7 @@ func TestHostileKeysAreRefusedAndTheRestSyncs(t *testing.T) {
 	if !errors.Is(err, cache.ErrFilesFailed) {
 		t.Fatalf("sync returned %v, want ErrFilesFailed", err)
 	}
-	if rep.Reason != cache.ReasonHostileKeys || rep.FilesCopied != 1 || rep.FilesFailed != 2 {
+	if rep.Reason != wire.ReasonHostileKeys || rep.FilesCopied != 1 || rep.FilesFailed != 2 {
 		t.Fatalf("report: reason %q copied %d failed %d: %+v", rep.Reason, rep.FilesCopied, rep.FilesFailed, rep.Failed)
 	}
 	var failed []string

@@ -83,12 +83,12 @@ func outcomeFromPods(pods []corev1.Pod) workerOutcome {
 				out.Problem = fmt.Sprintf("the worker exited with code %d (%s) without a report", t.ExitCode, t.Reason)
 				continue
 			}
-			var rep wire.SyncReport
-			if err := json.Unmarshal([]byte(t.Message), &rep); err != nil {
+			rep, err := wire.DecodeSyncReport(t.Message)
+			if err != nil {
 				out.Problem = fmt.Sprintf("the worker's report is not readable: %v", err)
 				continue
 			}
-			out.Report = &rep
+			out.Report = rep
 		}
 	}
 	if latest.IsZero() {

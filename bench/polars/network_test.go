@@ -27,6 +27,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/bench/netdev"
@@ -101,7 +102,7 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 
 	spec := bench.Spec{Engine: e, Queries: []int{1, 6}, Iterations: 2, Warmups: 1, QueryTimeout: 2 * time.Minute,
 		NetInterfaces: netdev.Interfaces{Only: []string{netdev.Loopback}}}
-	run := func(data string) *bench.Result {
+	run := func(data string) *wire.BenchResult {
 		t.Helper()
 		s := spec
 		s.Data = data
@@ -110,7 +111,7 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range res.Queries {
-			if q.Status != bench.StatusSucceeded {
+			if q.Status != wire.StatusSucceeded {
 				t.Fatalf("q%d over %s: %s: %s", q.Query, data, q.Status, q.StderrTail)
 			}
 		}

@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/canon"
 	"github.com/pqcache/pqcache/bench/duckdb"
@@ -131,15 +132,15 @@ func allQueries() []int {
 }
 
 // run runs queries once each and returns their results by query, failing on any query that failed.
-func run(t *testing.T, e bench.Engine, data string, queries []int) map[int]bench.QueryResult {
+func run(t *testing.T, e bench.Engine, data string, queries []int) map[int]wire.QueryResult {
 	t.Helper()
 	res, err := bench.Run(context.Background(), bench.Spec{Engine: e, Data: data, Queries: queries, Iterations: 1, QueryTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int]bench.QueryResult{}
+	out := map[int]wire.QueryResult{}
 	for _, q := range res.Queries {
-		if q.Status != bench.StatusSucceeded {
+		if q.Status != wire.StatusSucceeded {
 			t.Errorf("%s q%d over %s: %s (exit %d): %s", e.Name(), q.Query, data, q.Status, q.ExitCode, q.StderrTail)
 		}
 		out[q.Query] = q
@@ -154,10 +155,10 @@ func duckdbEngine() bench.Engine {
 // duckdbDigests are DuckDB's answers over the flat SF 0.01 data, computed once.
 var (
 	duckOnce    sync.Once
-	duckResults map[int]bench.QueryResult
+	duckResults map[int]wire.QueryResult
 )
 
-func duckdbResults(t *testing.T) map[int]bench.QueryResult {
+func duckdbResults(t *testing.T) map[int]wire.QueryResult {
 	t.Helper()
 	data := tpch(t, duckdb.LayoutFlat)
 	duckOnce.Do(func() {
@@ -170,7 +171,7 @@ func duckdbResults(t *testing.T) map[int]bench.QueryResult {
 	return duckResults
 }
 
-func assertSameAnswers(t *testing.T, what string, got map[int]bench.QueryResult, queries []int) {
+func assertSameAnswers(t *testing.T, what string, got map[int]wire.QueryResult, queries []int) {
 	t.Helper()
 	want := duckdbResults(t)
 	for _, q := range queries {
@@ -302,7 +303,7 @@ func TestReadsFromS3WithAPrivateCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := res.Queries[0]; q.Status != bench.StatusFailed {
+	if q := res.Queries[0]; q.Status != wire.StatusFailed {
 		t.Errorf("q6 over TLS without the CA bundle: %s, want Failed", q.Status)
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 var enginePage = template.Must(template.Must(template.New("engines").Parse(style)).Parse(`<!doctype html>
@@ -62,7 +62,7 @@ type groupView struct {
 
 // writeEnginesHTML writes the engine report: per configuration × input a table and charts with the
 // engines side by side, which input path won per engine, and the network bytes per input.
-func writeEnginesHTML(w io.Writer, results []*bench.Result) error {
+func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 	c := compare(results)
 	qs := queryNumbers(results)
 	var keys []engineKey
@@ -81,8 +81,8 @@ func writeEnginesHTML(w io.Writer, results []*bench.Result) error {
 			color := c.engineColor(e)
 			times = append(times, bars{Label: e, Color: color, Result: r, Value: medianOf})
 			memory = append(memory,
-				bars{Label: e + " anonymous", Color: color, Result: r, Value: func(q *bench.QueryResult) float64 { return float64(q.PeakAnonBytes) / (1 << 20) }},
-				bars{Label: e + " file-backed", Color: lighter(color), Result: r, Value: func(q *bench.QueryResult) float64 { return float64(q.PeakFileBytes) / (1 << 20) }})
+				bars{Label: e + " anonymous", Color: color, Result: r, Value: func(q *wire.QueryResult) float64 { return float64(q.PeakAnonBytes) / (1 << 20) }},
+				bars{Label: e + " file-backed", Color: lighter(color), Result: r, Value: func(q *wire.QueryResult) float64 { return float64(q.PeakFileBytes) / (1 << 20) }})
 		}
 		v.TimeChart = chart(g.Title()+": median time per query", "ms", times, qs)
 		v.MemoryChart = chart(g.Title()+": peak anonymous and file-backed memory per query", "MiB", memory, qs)
@@ -107,7 +107,7 @@ type runView struct {
 	Throughput, Network string
 }
 
-func runViews(results []*bench.Result) []runView {
+func runViews(results []*wire.BenchResult) []runView {
 	var out []runView
 	for _, s := range seriesOf(results) {
 		v := runView{Series: s, Throughput: "–", Network: bytesText(s.Result.NetworkReadBytes)}
@@ -129,7 +129,7 @@ func sentences(vs []verdict) []string {
 
 // writeEnginesMarkdown writes the engine report as Markdown: the input-path verdicts, the network
 // bytes, and per configuration × input the table of the HTML page.
-func writeEnginesMarkdown(w io.Writer, results []*bench.Result) error {
+func writeEnginesMarkdown(w io.Writer, results []*wire.BenchResult) error {
 	c := compare(results)
 	qs := queryNumbers(results)
 	var b strings.Builder

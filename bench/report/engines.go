@@ -22,7 +22,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // The engine report answers the two questions a BenchRun over several engines asks: per query, how
@@ -42,7 +42,7 @@ type comparison struct {
 // group is one configuration × input: the runs of each engine over it.
 type group struct {
 	Config, Input string
-	Runs          map[string]*bench.Result
+	Runs          map[string]*wire.BenchResult
 }
 
 // Title names the group: "config / input", or the input alone when no configuration is named.
@@ -54,7 +54,7 @@ func (g group) Title() string {
 }
 
 // engines returns the distinct engines of results, in order.
-func engines(results []*bench.Result) []string {
+func engines(results []*wire.BenchResult) []string {
 	var out []string
 	for _, r := range results {
 		if !slices.Contains(out, r.Engine) {
@@ -66,7 +66,7 @@ func engines(results []*bench.Result) []string {
 
 // inputOf is the result's input path: its name when the run knows it (a BenchRun's, or bench
 // --io-type), else its data (a directory, an s3:// URL).
-func inputOf(r *bench.Result) string {
+func inputOf(r *wire.BenchResult) string {
 	if r.Input != "" {
 		return r.Input
 	}
@@ -75,7 +75,7 @@ func inputOf(r *bench.Result) string {
 
 // compare groups results by configuration × input. Two runs of one engine over one group (the same
 // engine with other settings, run by hand) keep both: the second is its own column, by its label.
-func compare(results []*bench.Result) comparison {
+func compare(results []*wire.BenchResult) comparison {
 	var c comparison
 	index := map[[2]string]int{}
 	for _, r := range results {
@@ -84,7 +84,7 @@ func compare(results []*bench.Result) comparison {
 		if !ok {
 			gi = len(c.Groups)
 			index[key] = gi
-			c.Groups = append(c.Groups, group{Config: key[0], Input: key[1], Runs: map[string]*bench.Result{}})
+			c.Groups = append(c.Groups, group{Config: key[0], Input: key[1], Runs: map[string]*wire.BenchResult{}})
 		}
 		name := r.Engine
 		if _, taken := c.Groups[gi].Runs[name]; taken {
@@ -151,13 +151,13 @@ type mean struct {
 }
 
 // judge builds the verdict over the named runs (in the given order when tied).
-func judge(subject string, names []string, runs map[string]*bench.Result) verdict {
+func judge(subject string, names []string, runs map[string]*wire.BenchResult) verdict {
 	v := verdict{Subject: subject}
 	common := map[int]bool{}
 	for i, name := range names {
 		ok := map[int]bool{}
 		for _, q := range runs[name].Queries {
-			if q.Status == bench.StatusSucceeded && (i == 0 || common[q.Query]) {
+			if q.Status == wire.StatusSucceeded && (i == 0 || common[q.Query]) {
 				ok[q.Query] = true
 			}
 		}
@@ -239,7 +239,7 @@ func (c comparison) inputVerdicts() []verdict {
 	var out []verdict
 	for _, e := range c.Engines {
 		for _, cfg := range c.Configs {
-			runs := map[string]*bench.Result{}
+			runs := map[string]*wire.BenchResult{}
 			var inputs []string
 			for _, g := range c.Groups {
 				if g.Config == cfg && g.Runs[e] != nil {
@@ -265,19 +265,19 @@ type queryCell struct {
 	Time, Peak, Network string
 }
 
-func cellOf(r *bench.Result, q int) queryCell {
+func cellOf(r *wire.BenchResult, q int) queryCell {
 	qr := find(r, q)
 	switch {
 	case qr == nil:
 		return queryCell{"–", "–", "–"}
-	case qr.Status != bench.StatusSucceeded:
+	case qr.Status != wire.StatusSucceeded:
 		return queryCell{qr.Status, qr.Status, bytesText(qr.NetworkReadBytes)}
 	}
 	return queryCell{Time: millisText(float64(qr.MedianMillis)), Peak: anonFile(qr), Network: bytesText(qr.NetworkReadBytes)}
 }
 
 // anonFile prints a peak as "anonymous / file-backed MiB".
-func anonFile(q *bench.QueryResult) string {
+func anonFile(q *wire.QueryResult) string {
 	return fmt.Sprintf("%.0f / %.0f MiB", float64(q.PeakAnonBytes)/(1<<20), float64(q.PeakFileBytes)/(1<<20))
 }
 

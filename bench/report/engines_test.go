@@ -23,17 +23,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // engineResults are a BenchRun's results over two engines: duckdb and polars on the volume, polars
 // also straight from S3 (3.1x slower per query, q9 OOMKilled there), on one configuration.
-func engineResults() []*bench.Result {
-	mk := func(engine, input string, msPerQuery int64, failed int, network int64) *bench.Result {
-		r := &bench.Result{Label: "run: " + engine + " / 2cpu-4gi / " + input, Engine: engine, Config: "2cpu-4gi", Input: input,
+func engineResults() []*wire.BenchResult {
+	mk := func(engine, input string, msPerQuery int64, failed int, network int64) *wire.BenchResult {
+		r := &wire.BenchResult{Label: "run: " + engine + " / 2cpu-4gi / " + input, Engine: engine, Config: "2cpu-4gi", Input: input,
 			Iterations: 3, Warmups: 1, NetworkReadBytes: network}
 		for q := 1; q <= 22; q++ {
-			qr := bench.QueryResult{Query: q, Status: bench.StatusSucceeded, MedianMillis: int64(q) * msPerQuery,
+			qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded, MedianMillis: int64(q) * msPerQuery,
 				PeakMemoryBytes: int64(q) << 21, PeakAnonBytes: int64(q) << 20, PeakFileBytes: int64(q) << 20}
 			if engine == "polars" {
 				qr.PeakFileBytes = int64(q) << 22 // Polars maps the Parquet files it reads
@@ -42,14 +42,14 @@ func engineResults() []*bench.Result {
 				qr.NetworkReadBytes = network / 88
 			}
 			if q == failed {
-				qr = bench.QueryResult{Query: q, Status: bench.StatusOOMKilled}
+				qr = wire.QueryResult{Query: q, Status: wire.StatusOOMKilled}
 				r.FailedQueries = []int{q}
 			}
 			r.Queries = append(r.Queries, qr)
 		}
 		return r
 	}
-	return []*bench.Result{
+	return []*wire.BenchResult{
 		mk("duckdb", "volume", 10, 0, 0),
 		mk("polars", "volume", 20, 0, 0),
 		mk("polars", "s3", 62, 9, 3<<30),
@@ -77,10 +77,10 @@ func TestCompareGroupsByConfigAndInput(t *testing.T) {
 	}
 	// A standalone run names no input: its data is the input; two runs of one engine over the same
 	// group both stay, the second by its label.
-	a := &bench.Result{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []bench.QueryResult{{Query: 1, Status: bench.StatusSucceeded, MedianMillis: 5}}}
-	b := &bench.Result{Engine: "polars", Data: "/data/tpch", Label: "streaming", Queries: a.Queries}
-	d := &bench.Result{Engine: "duckdb", Data: "/data/tpch", Queries: a.Queries}
-	c = compare([]*bench.Result{a, b, d})
+	a := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, MedianMillis: 5}}}
+	b := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "streaming", Queries: a.Queries}
+	d := &wire.BenchResult{Engine: "duckdb", Data: "/data/tpch", Queries: a.Queries}
+	c = compare([]*wire.BenchResult{a, b, d})
 	if len(c.Groups) != 1 || c.Groups[0].Title() != "/data/tpch" {
 		t.Fatalf("standalone groups: %+v", c.Groups)
 	}
@@ -90,10 +90,10 @@ func TestCompareGroupsByConfigAndInput(t *testing.T) {
 }
 
 func TestVerdictSentences(t *testing.T) {
-	runs := func(ms ...int64) map[string]*bench.Result {
-		out := map[string]*bench.Result{}
+	runs := func(ms ...int64) map[string]*wire.BenchResult {
+		out := map[string]*wire.BenchResult{}
 		for i, m := range ms {
-			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &bench.Result{Queries: []bench.QueryResult{{Query: 1, Status: bench.StatusSucceeded, MedianMillis: m}}}
+			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &wire.BenchResult{Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, MedianMillis: m}}}
 		}
 		return out
 	}
@@ -109,7 +109,7 @@ func TestVerdictSentences(t *testing.T) {
 			t.Errorf("verdict of %v:\n got %s\nwant %s", tc.ms, got, tc.want)
 		}
 	}
-	failed := map[string]*bench.Result{"volume": {Queries: []bench.QueryResult{{Query: 1, Status: bench.StatusFailed}}}, "s3": {}}
+	failed := map[string]*wire.BenchResult{"volume": {Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusFailed}}}, "s3": {}}
 	if got := judge("For polars", []string{"volume", "s3"}, failed).Sentence(); !strings.Contains(got, "nothing to compare") {
 		t.Errorf("verdict without a common query: %s", got)
 	}

@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 )
 
@@ -38,10 +39,10 @@ var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#
 type Series struct {
 	Label  string
 	Color  string
-	Result *bench.Result
+	Result *wire.BenchResult
 }
 
-func seriesOf(results []*bench.Result) []Series {
+func seriesOf(results []*wire.BenchResult) []Series {
 	out := make([]Series, len(results))
 	for i, r := range results {
 		out[i] = Series{Label: seriesLabel(r), Color: palette[i%len(palette)], Result: r}
@@ -50,7 +51,7 @@ func seriesOf(results []*bench.Result) []Series {
 }
 
 // seriesLabel names a run: its label, else its engine and data.
-func seriesLabel(r *bench.Result) string {
+func seriesLabel(r *wire.BenchResult) string {
 	if r.Label != "" {
 		return r.Label
 	}
@@ -60,12 +61,12 @@ func seriesLabel(r *bench.Result) string {
 // bars is one series of a chart: a run, and the figure of each query it draws.
 type bars struct {
 	Label, Color string
-	Result       *bench.Result
-	Value        func(*bench.QueryResult) float64
+	Result       *wire.BenchResult
+	Value        func(*wire.QueryResult) float64
 }
 
 // barsOf draws the same figure of every series.
-func barsOf(series []Series, value func(*bench.QueryResult) float64) []bars {
+func barsOf(series []Series, value func(*wire.QueryResult) float64) []bars {
 	out := make([]bars, len(series))
 	for i, s := range series {
 		out[i] = bars{Label: s.Label, Color: s.Color, Result: s.Result, Value: value}
@@ -74,7 +75,7 @@ func barsOf(series []Series, value func(*bench.QueryResult) float64) []bars {
 }
 
 // queryNumbers is the union of the queries run, in order.
-func queryNumbers(results []*bench.Result) []int {
+func queryNumbers(results []*wire.BenchResult) []int {
 	seen := map[int]bool{}
 	var qs []int
 	for _, r := range results {
@@ -89,7 +90,7 @@ func queryNumbers(results []*bench.Result) []int {
 	return qs
 }
 
-func find(r *bench.Result, q int) *bench.QueryResult {
+func find(r *wire.BenchResult, q int) *wire.QueryResult {
 	for i := range r.Queries {
 		if r.Queries[i].Query == q {
 			return &r.Queries[i]
@@ -143,7 +144,7 @@ func chart(title, unit string, series []bars, qs []int) template.HTML {
 			v := s.Value(qr)
 			h := plotH * v / maxV
 			x := x0 + barW*float64(si)
-			if qr.Status != bench.StatusSucceeded {
+			if qr.Status != wire.StatusSucceeded {
 				// A failed query: a hatched marker at the base, labelled with the status.
 				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s q%d: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), q, template.HTMLEscapeString(qr.Status))
 				continue
@@ -202,7 +203,7 @@ type row struct {
 
 // WriteHTML writes the self-contained report page. Results of more than one engine get the engine
 // report: the engines side by side per configuration × input, and which input won per engine.
-func WriteHTML(w io.Writer, results []*bench.Result) error {
+func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 	if len(engines(results)) > 1 {
 		return writeEnginesHTML(w, results)
 	}
@@ -214,7 +215,7 @@ func WriteHTML(w io.Writer, results []*bench.Result) error {
 		for _, s := range series {
 			c := cell{Time: "–", Memory: "–"}
 			if qr := find(s.Result, q); qr != nil {
-				if qr.Status == bench.StatusSucceeded {
+				if qr.Status == wire.StatusSucceeded {
 					c = cell{Time: fmt.Sprintf("%d ms", qr.MedianMillis), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
 				} else {
 					c = cell{Time: qr.Status, Memory: qr.Status}
@@ -228,15 +229,15 @@ func WriteHTML(w io.Writer, results []*bench.Result) error {
 		"Series":      series,
 		"Rows":        rows,
 		"TimeChart":   chart("Median time per query", "ms", barsOf(series, medianOf), qs),
-		"MemoryChart": chart("Peak memory per query", "MiB", barsOf(series, func(q *bench.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
+		"MemoryChart": chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
 	})
 }
 
-func medianOf(q *bench.QueryResult) float64 { return float64(q.MedianMillis) }
+func medianOf(q *wire.QueryResult) float64 { return float64(q.MedianMillis) }
 
 // WriteMarkdown writes one table per run, for pasting into docs; results of more than one engine
 // start with the engines side by side, as the HTML report shows them.
-func WriteMarkdown(w io.Writer, results []*bench.Result) error {
+func WriteMarkdown(w io.Writer, results []*wire.BenchResult) error {
 	if len(engines(results)) > 1 {
 		if err := writeEnginesMarkdown(w, results); err != nil {
 			return err

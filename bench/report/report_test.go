@@ -28,23 +28,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
-func sampleResults() []*bench.Result {
-	mk := func(label string, scale int64, failed int) *bench.Result {
-		r := &bench.Result{Label: label, Engine: "duckdb", Iterations: 3, Warmups: 1, GeometricMeanMillis: 100 * scale}
+func sampleResults() []*wire.BenchResult {
+	mk := func(label string, scale int64, failed int) *wire.BenchResult {
+		r := &wire.BenchResult{Label: label, Engine: "duckdb", Iterations: 3, Warmups: 1, GeometricMeanMillis: 100 * scale}
 		for q := 1; q <= 22; q++ {
-			qr := bench.QueryResult{Query: q, Status: bench.StatusSucceeded, MedianMillis: int64(q) * 10 * scale, PeakMemoryBytes: int64(q) << 20}
+			qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded, MedianMillis: int64(q) * 10 * scale, PeakMemoryBytes: int64(q) << 20}
 			if q == failed {
-				qr = bench.QueryResult{Query: q, Status: bench.StatusOOMKilled}
+				qr = wire.QueryResult{Query: q, Status: wire.StatusOOMKilled}
 				r.FailedQueries = []int{q}
 			}
 			r.Queries = append(r.Queries, qr)
 		}
 		return r
 	}
-	return []*bench.Result{mk("2cpu-4gi / volume", 1, 0), mk("2cpu-4gi / s3", 8, 9)}
+	return []*wire.BenchResult{mk("2cpu-4gi / volume", 1, 0), mk("2cpu-4gi / s3", 8, 9)}
 }
 
 func TestHTMLIsSelfContainedAndDrawsEveryBar(t *testing.T) {
@@ -99,7 +99,7 @@ func TestChromiumDrawsTheCharts(t *testing.T) {
 
 // drawnInChromium renders the HTML report of results in headless Chromium and returns how many
 // charts and bars it laid out with a size.
-func drawnInChromium(t *testing.T, results []*bench.Result) (charts, bars int) {
+func drawnInChromium(t *testing.T, results []*wire.BenchResult) (charts, bars int) {
 	t.Helper()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
@@ -141,12 +141,12 @@ document.body.setAttribute("data-drawn", drawn); document.body.setAttribute("dat
 
 func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
 	// Results files and BenchRun status are input: a label or status must never become markup.
-	hostile := &bench.Result{Label: `<script>alert("label")</script>`, Engine: "duckdb", Queries: []bench.QueryResult{
+	hostile := &wire.BenchResult{Label: `<script>alert("label")</script>`, Engine: "duckdb", Queries: []wire.QueryResult{
 		{Query: 1, Status: `<img src=x onerror=alert(1)>`},
-		{Query: 2, Status: bench.StatusSucceeded, MedianMillis: 10},
+		{Query: 2, Status: wire.StatusSucceeded, MedianMillis: 10},
 	}}
 	var b bytes.Buffer
-	if err := WriteHTML(&b, []*bench.Result{hostile}); err != nil {
+	if err := WriteHTML(&b, []*wire.BenchResult{hostile}); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{"<script>", "<img"} {
@@ -159,13 +159,13 @@ func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
 	}
 
 	// The engine report draws engine, configuration and input names too.
-	other := &bench.Result{Label: "x", Engine: `<i>engine</i>`, Config: `<b>cfg</b>`, Input: `<u>in|put</u>`, NetworkReadBytes: 5 << 20, Queries: []bench.QueryResult{
+	other := &wire.BenchResult{Label: "x", Engine: `<i>engine</i>`, Config: `<b>cfg</b>`, Input: `<u>in|put</u>`, NetworkReadBytes: 5 << 20, Queries: []wire.QueryResult{
 		{Query: 1, Status: `<img src=y onerror=alert(2)>`},
-		{Query: 2, Status: bench.StatusSucceeded, MedianMillis: 12, NetworkReadBytes: 1 << 20},
+		{Query: 2, Status: wire.StatusSucceeded, MedianMillis: 12, NetworkReadBytes: 1 << 20},
 	}}
 	hostile.Input = `<script>input()</script>`
 	b.Reset()
-	if err := WriteHTML(&b, []*bench.Result{hostile, other}); err != nil {
+	if err := WriteHTML(&b, []*wire.BenchResult{hostile, other}); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{"<script", "<img", "<i>", "<b>", "<u>"} {

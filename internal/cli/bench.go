@@ -30,6 +30,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/netdev"
 	"github.com/pqcache/pqcache/bench/polars"
@@ -146,7 +147,7 @@ The command prints its result rows to stdout, one per line.`,
 			res, err := bench.Run(ctx, bench.Spec{
 				Label: label, Engine: eng, Data: data, Queries: qs, Iterations: iterations, Warmups: warmups, QueryTimeout: queryTimeout,
 				Config: configName, Input: input, NetInterfaces: nets,
-				Progress: func(q bench.QueryResult) {
+				Progress: func(q wire.QueryResult) {
 					fmt.Fprintf(stderr, "q%-2d %-9s median %6d ms  peak %6d MiB\n", q.Query, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
 				},
 			})
@@ -165,7 +166,7 @@ The command prints its result rows to stdout, one per line.`,
 				}
 			}
 			if reportFile != "" {
-				summary, err := bench.EncodeSummary(res, bench.TerminationMessageLimit)
+				summary, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
 				if err != nil {
 					return err
 				}
@@ -240,7 +241,7 @@ Each file is the JSON of 'pqcache bench --json', or a BenchRun as kubectl prints
 results (one per configuration and input) becomes one column.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var results []*bench.Result
+			var results []*wire.BenchResult
 			for _, p := range args {
 				data, err := os.ReadFile(p)
 				if err != nil {

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/test/s3test"
@@ -125,7 +126,7 @@ func TestProbeS3(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	var res bench.Result
+	var res wire.BenchResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}

@@ -24,12 +24,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 )
 
 // readResults reads one file given to `pqcache report`: a bench result (JSON), or a BenchRun or a List
 // of them (YAML or JSON, as kubectl prints them), whose status results become bench results.
-func readResults(data []byte) ([]*bench.Result, error) {
+func readResults(data []byte) ([]*wire.BenchResult, error) {
 	doc, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("neither JSON nor YAML: %w", err)
@@ -43,11 +44,11 @@ func readResults(data []byte) ([]*bench.Result, error) {
 	}
 	switch head.Kind {
 	case "":
-		var r bench.Result
+		var r wire.BenchResult
 		if err := json.Unmarshal(doc, &r); err != nil || r.Queries == nil {
 			return nil, errors.Join(errors.New("not a bench result (pqcache bench --json) or a BenchRun"), err)
 		}
-		return []*bench.Result{&r}, nil
+		return []*wire.BenchResult{&r}, nil
 	case "BenchRun":
 		var br datav1alpha1.BenchRun
 		if err := json.Unmarshal(doc, &br); err != nil {
@@ -55,7 +56,7 @@ func readResults(data []byte) ([]*bench.Result, error) {
 		}
 		return benchRunResults(&br)
 	case "List", "BenchRunList":
-		var out []*bench.Result
+		var out []*wire.BenchResult
 		for _, item := range head.Items {
 			rs, err := readResults(item)
 			if err != nil {
@@ -71,13 +72,13 @@ func readResults(data []byte) ([]*bench.Result, error) {
 // benchRunResults turns each recorded result of a BenchRun's status (one per engine, configuration
 // and input) into a bench result labelled "run: engine / config / input". Results of Jobs still running
 // are left out.
-func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
+func benchRunResults(br *datav1alpha1.BenchRun) ([]*wire.BenchResult, error) {
 	iterations := int(br.Spec.Iterations)
 	warmups := 0
 	if br.Spec.Warmups != nil {
 		warmups = int(*br.Spec.Warmups)
 	}
-	var out []*bench.Result
+	var out []*wire.BenchResult
 	for _, r := range br.Status.Results {
 		if r.CompletionTime == nil {
 			continue
@@ -86,7 +87,7 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
 		if engine == "" {
 			engine = string(datav1alpha1.EngineDuckDB)
 		}
-		res := &bench.Result{
+		res := &wire.BenchResult{
 			Label:               fmt.Sprintf("%s: %s / %s / %s", br.Name, engine, r.Config, r.Input),
 			Engine:              engine,
 			Data:                fmt.Sprintf("Dataset %s/%s (%s)", br.Namespace, br.Spec.DatasetRef.Name, r.Input),
@@ -108,7 +109,7 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*bench.Result, error) {
 			res.FailedQueries = append(res.FailedQueries, int(q))
 		}
 		for _, q := range r.Queries {
-			res.Queries = append(res.Queries, bench.QueryResult{
+			res.Queries = append(res.Queries, wire.QueryResult{
 				Query: int(q.Query), Status: string(q.Status),
 				MedianMillis: q.MedianMillis, MinMillis: q.MinMillis, MaxMillis: q.MaxMillis,
 				PeakMemoryBytes: q.PeakMemoryBytes, PeakAnonBytes: q.PeakAnonBytes, PeakFileBytes: q.PeakFileBytes,

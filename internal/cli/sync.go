@@ -35,6 +35,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
@@ -273,13 +274,13 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		enc := json.NewEncoder(stderr)
 		// In a worker pod, progress also goes to an annotation on the pod, for the controller to read.
 		pod := podprogress.FromEnvironment(5*time.Second, func(err error) { log.Warn("Live progress disabled", "error", err) })
-		opts.Progress = func(p cache.Progress) {
+		opts.Progress = func(p wire.SyncProgress) {
 			_ = enc.Encode(p)
 			pod.Publish(ctx, p, false)
 		}
 	case "auto":
 		if isTerminal(os.Stderr) && !f.dryRun {
-			opts.Progress = func(p cache.Progress) { fmt.Fprint(stderr, "\r"+progressLine(p)) }
+			opts.Progress = func(p wire.SyncProgress) { fmt.Fprint(stderr, "\r"+progressLine(p)) }
 		}
 	case "none":
 	default:
@@ -288,13 +289,13 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 	return store, opts, nil
 }
 
-func writeReport(stdout io.Writer, f syncFlags, rep *cache.Report) error {
+func writeReport(stdout io.Writer, f syncFlags, rep *wire.SyncReport) error {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
 	if f.reportFile != "" {
-		compact, err := rep.Compact(cache.TerminationMessageLimit)
+		compact, err := rep.Compact(wire.TerminationMessageLimit)
 		if err != nil {
 			return err
 		}
@@ -426,7 +427,7 @@ func isTerminal(f *os.File) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-func progressLine(p cache.Progress) string {
+func progressLine(p wire.SyncProgress) string {
 	line := fmt.Sprintf("%d/%d files, %s/%s, %s/s", p.FilesDone, p.FilesTotal, humanBytes(p.BytesDone), humanBytes(p.BytesTotal), humanBytes(p.BytesPerSecond))
 	if p.Listing {
 		line += ", listing..."

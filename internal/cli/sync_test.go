@@ -25,8 +25,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/duckdb"
-	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
@@ -75,15 +75,15 @@ func TestSyncCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sync: %v\n%s", err, out)
 	}
-	var rep cache.Report
+	var rep wire.SyncReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("--json output is not a report: %v\n%s", err, out)
 	}
-	if rep.FilesCopied != 2 || rep.Result != cache.ResultSucceeded || rep.Source != "s3://lake/sales/ at "+srv.Endpoint {
+	if rep.FilesCopied != 2 || rep.Result != wire.ResultSucceeded || rep.Source != "s3://lake/sales/ at "+srv.Endpoint {
 		t.Fatalf("report: %+v", rep)
 	}
 	saved, _ := os.ReadFile(report)
-	if !json.Valid(saved) || !bytes.Contains(saved, []byte(`"filesCopied":2`)) || len(saved) > cache.TerminationMessageLimit {
+	if !json.Valid(saved) || !bytes.Contains(saved, []byte(`"filesCopied":2`)) || len(saved) > wire.TerminationMessageLimit {
 		t.Fatalf("--report-file: %s", saved)
 	}
 	if strings.Contains(out+string(saved), s3test.SecretKey) {

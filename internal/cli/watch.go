@@ -35,6 +35,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -63,7 +64,7 @@ type watchLine struct {
 	Message        string               `json:"message,omitempty"`
 	Copied         int64                `json:"copied"`
 	Deleted        int64                `json:"deleted"`
-	Requests       cache.RequestCounts  `json:"requests"`
+	Requests       wire.RequestCounts   `json:"requests"`
 	DurationMillis int64                `json:"durationMillis"`
 	Changes        *cache.ChangeOutcome `json:"changes,omitempty"`
 	// LagMillis is from the oldest applied change's event time to the publication: the batch's worst.
@@ -149,8 +150,8 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	defer sources.wait()
 
 	out := json.NewEncoder(cmd.OutOrStdout())
-	var lastReqs cache.RequestCounts
-	sync := func(trigger string, keys int, changes *cache.ChangeSet) (*cache.Report, error) {
+	var lastReqs wire.RequestCounts
+	sync := func(trigger string, keys int, changes *cache.ChangeSet) (*wire.SyncReport, error) {
 		o := opts
 		o.Changes = changes
 		rep, err := cache.Sync(ctx, store, o)
@@ -158,7 +159,7 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 			Copied: rep.FilesCopied, Deleted: rep.FilesDeleted, DurationMillis: rep.DurationMillis, Changes: rep.Changes,
 			Generation: rep.Manifest.Generation}
 		total := countRequests(store.Requests())
-		line.Requests = cache.RequestCounts{List: total.List - lastReqs.List, Get: total.Get - lastReqs.Get, Head: total.Head - lastReqs.Head}
+		line.Requests = wire.RequestCounts{List: total.List - lastReqs.List, Get: total.Get - lastReqs.Get, Head: total.Head - lastReqs.Head}
 		lastReqs = total
 		if c := rep.Changes; c != nil && !c.OldestEventTime.IsZero() {
 			line.LagMillis = c.PublishedAt.Sub(c.OldestEventTime).Milliseconds()
@@ -195,9 +196,9 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 
 // applyBatch runs the sync a batch asks for and settles it: acknowledged once published (the SQS
 // messages are then deleted), or handed back to be applied again after a failure.
-func applyBatch(ctx context.Context, b *notify.Batch, sync func(string, int, *cache.ChangeSet) (*cache.Report, error), log *slog.Logger) {
+func applyBatch(ctx context.Context, b *notify.Batch, sync func(string, int, *cache.ChangeSet) (*wire.SyncReport, error), log *slog.Logger) {
 	var (
-		rep *cache.Report
+		rep *wire.SyncReport
 		err error
 	)
 	if b.Overflow != "" {
@@ -226,8 +227,8 @@ func applyBatch(ctx context.Context, b *notify.Batch, sync func(string, int, *ca
 	b.Ack(o)
 }
 
-func countRequests(r *s3store.Requests) cache.RequestCounts {
-	return cache.RequestCounts{List: r.List.Load(), Get: r.Get.Load(), Head: r.Head.Load()}
+func countRequests(r *s3store.Requests) wire.RequestCounts {
+	return wire.RequestCounts{List: r.List.Load(), Get: r.Get.Load(), Head: r.Head.Load()}
 }
 
 // watchSources are the running event sources; wait returns once they have stopped.
