@@ -28,8 +28,8 @@ import (
 func sampleResult() *wire.BenchResult {
 	return &wire.BenchResult{Engine: "duckdb", Iterations: 2, Warmups: 1, WallMillis: 2500, GeometricMeanMillis: 141, FailedQueries: []int{9},
 		Queries: []wire.QueryResult{
-			{Query: 1, Status: wire.StatusSucceeded, Millis: []int64{200, 100}, MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4},
-			{Query: 9, Status: wire.StatusOOMKilled, PeakMemoryBytes: 2 << 30},
+			{Query: 1, Status: wire.StatusSucceeded, Millis: []int64{200, 100}, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4}},
+			{Query: 9, Status: wire.StatusOOMKilled, QueryMeasurements: wire.QueryMeasurements{PeakMemoryBytes: 2 << 30}},
 		}}
 }
 

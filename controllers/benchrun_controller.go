@@ -18,7 +18,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -84,17 +83,9 @@ func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if run.Status.StartTime != nil {
 		run.Status.Duration = humanDuration(run.Status.DurationMillis)
 	}
-	if !equality.Semantic.DeepEqual(orig.Status, run.Status) {
-		// The patch carries the resourceVersion read: a reconcile that started from a stale copy
-		// (before another recorded the same Job) is refused instead of writing over that record.
-		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
-		if perr := r.Status().Patch(ctx, &run, patch); perr != nil {
-			if apierrors.IsConflict(perr) && err == nil {
-				ctrl.LoggerFrom(ctx).V(1).Info("Status changed meanwhile; reconciling again from the newer copy")
-				return ctrl.Result{RequeueAfter: time.Second}, nil
-			}
-			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating status of benchrun %s: %w", klog.KObj(&run), perr))
-		}
+	changed := !equality.Semantic.DeepEqual(orig.Status, run.Status)
+	if written, res, werr := writeStatus(ctx, r.Status(), orig, &run, changed, "benchrun", err); !written {
+		return res, werr
 	}
 	if finished(&run) {
 		ctrl.LoggerFrom(ctx).Info("Bench run finished", "benchrun", klog.KObj(&run), "reason", meta.FindStatusCondition(run.Status.Conditions, datav1alpha1.ConditionSucceeded).Reason)

@@ -467,10 +467,9 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789),
 					Message: long("the longest message a result keeps: ", 1024)}
 				for q := 1; q <= 22; q++ {
-					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q), Status: datav1alpha1.QueryOOMKilled,
-						MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
+					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q), Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
 						PeakAnonBytes: 123456789012, PeakFileBytes: 123456789012, NetworkReadBytes: 123456789012, Rows: 123456789,
-						Digest: "0123456789abcdef-123456789"})
+						Digest: "0123456789abcdef-123456789"}})
 					r.FailedQueries = append(r.FailedQueries, int32(q))
 				}
 				st.Results = append(st.Results, r)

@@ -18,11 +18,9 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -30,13 +28,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -127,17 +123,9 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady))
 
-	if !equality.Semantic.DeepEqual(orig.Status, ds.Status) {
-		// The patch carries the resourceVersion read: a reconcile that started from a stale cache
-		// (before another recorded the same Job) is refused instead of recording it again.
-		patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
-		if perr := r.Status().Patch(ctx, &ds, patch); perr != nil {
-			if apierrors.IsConflict(perr) && err == nil {
-				ctrl.LoggerFrom(ctx).V(1).Info("Status changed meanwhile; reconciling again from the newer copy")
-				return ctrl.Result{RequeueAfter: time.Second}, nil
-			}
-			return ctrl.Result{}, errors.Join(err, fmt.Errorf("updating status of dataset %s: %w", klog.KObj(&ds), perr))
-		}
+	changed := !equality.Semantic.DeepEqual(orig.Status, ds.Status)
+	if written, res, werr := writeStatus(ctx, r.Status(), orig, &ds, changed, "dataset", err); !written {
+		return res, werr
 	}
 	for _, announce := range facts.announce {
 		announce()
@@ -233,7 +221,11 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		// A finishing sync Job wakes the queue (see SetupWithManager); the requeue is a safety net.
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	}
-	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash)
+	pinned, err := r.pinnedGenerations(ctx, ds)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash, pinned...)
 	if err := controllerutil.SetControllerReference(ds, job, r.Scheme()); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -245,9 +237,6 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 		if err := r.createChanges(ctx, ds, job, batch); err != nil {
 			return ctrl.Result{}, err
 		}
-	}
-	if err := r.keepPinnedGenerations(ctx, ds, job); err != nil {
-		return ctrl.Result{}, err
 	}
 	facts.activeJob = job
 	if err := r.Create(ctx, job); err != nil {
@@ -282,28 +271,26 @@ func (r *DatasetReconciler) watchEvents(ctx context.Context, ds *datav1alpha1.Da
 	return nil
 }
 
-// keepPinnedGenerations tells the sync which generations unfinished BenchRuns read: their pods mount
-// the volume read-only and cannot hold a generation themselves, so the sync must not delete them.
-func (r *DatasetReconciler) keepPinnedGenerations(ctx context.Context, ds *datav1alpha1.Dataset, job *batchv1.Job) error {
+// pinnedGenerations are the generations unfinished BenchRuns read, for the sync to keep: their pods
+// mount the volume read-only and cannot hold a generation themselves, so the sync must not delete them.
+func (r *DatasetReconciler) pinnedGenerations(ctx context.Context, ds *datav1alpha1.Dataset) ([]int64, error) {
 	var runs datav1alpha1.BenchRunList
 	if err := r.List(ctx, &runs, client.InNamespace(ds.Namespace)); err != nil {
-		return fmt.Errorf("listing benchruns: %w", err)
+		return nil, fmt.Errorf("listing benchruns: %w", err)
 	}
-	c := &job.Spec.Template.Spec.Containers[0]
-	seen := map[int64]bool{}
+	var pinned []int64
 	for _, run := range runs.Items {
 		g := run.Status.DatasetGeneration
-		if run.Spec.DatasetRef.Name != ds.Name || g == 0 || run.Status.CompletionTime != nil || seen[g] {
+		if run.Spec.DatasetRef.Name != ds.Name || g == 0 || run.Status.CompletionTime != nil || slices.Contains(pinned, g) {
 			continue
 		}
-		seen[g] = true
-		c.Args = append(c.Args, "--keep-generation", strconv.FormatInt(g, 10))
+		pinned = append(pinned, g)
 	}
-	return nil
+	return pinned, nil
 }
 
 // createChanges writes a targeted sync's change set into the ConfigMap its Job mounts, owned by the
-// Dataset (deleted when the Job is recorded, or with the Dataset), and points the Job at it.
+// Dataset (deleted when the Job is recorded, or with the Dataset).
 func (r *DatasetReconciler) createChanges(ctx context.Context, ds *datav1alpha1.Dataset, job *batchv1.Job, b *EventBatch) error {
 	cm, err := changesConfigMap(ds, job.Name, b)
 	if err != nil {
@@ -315,243 +302,7 @@ func (r *DatasetReconciler) createChanges(ctx context.Context, ds *datav1alpha1.
 	if err := r.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating change set %s: %w", cm.Name, err)
 	}
-	withChanges(&job.Spec.Template.Spec, cm.Name)
 	return nil
-}
-
-// ensureClaim creates the Dataset's claim, or checks that its existing claim is there, and makes the
-// claim this Dataset's alone: a claim holds one Dataset's cache (the annotations name it), because
-// two Datasets syncing into one volume would prune each other's files. A claim whose size the spec
-// omits is sized from a listing first; until that is done, facts.sizing is set and the returned
-// duration says when to look again.
-func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (time.Duration, error) {
-	name := claimName(ds)
-	ds.Status.ClaimName = name
-	var existing corev1.PersistentVolumeClaim
-	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &existing)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return 0, fmt.Errorf("reading claim %s: %w", name, err)
-	}
-	found := err == nil
-	if found {
-		holder, err := r.claimHolder(ctx, ds, &existing)
-		if err != nil {
-			return 0, err
-		}
-		if holder != "" {
-			facts.claimError, facts.claimReason = fmt.Sprintf("claim %s already holds the cache of %s, and two Datasets syncing into one volume would prune each other's files: give Dataset %s a claim of its own", name, holder, ds.Name), datav1alpha1.ReasonClaimInUse
-			return 0, nil
-		}
-	}
-	if ds.Spec.Volume.ExistingClaim != "" {
-		if !found {
-			facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
-			return 0, nil
-		}
-		if err := r.markClaim(ctx, ds, &existing); apierrors.IsConflict(err) {
-			return 0, err // changed meanwhile: look again
-		} else if err != nil {
-			facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", name, err), datav1alpha1.ReasonClaimFailed
-			return 0, nil
-		}
-		if q, ok := existing.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			ds.Status.CapacityBytes = q.Value()
-		}
-		return 0, nil
-	}
-	var capacity resource.Quantity
-	switch {
-	case ds.Spec.Volume.Capacity != nil:
-		capacity = *ds.Spec.Volume.Capacity
-	case found:
-		capacity = existing.Spec.Resources.Requests[corev1.ResourceStorage]
-	default:
-		q, wait, err := r.sizeFromListing(ctx, ds, facts)
-		if err != nil || facts.sizing {
-			return wait, err
-		}
-		capacity = q
-	}
-	if !found && !ds.DeletionTimestamp.IsZero() {
-		return 0, nil // never create a claim for a Dataset being deleted: the garbage collector would chase it
-	}
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
-		if pvc.CreationTimestamp.IsZero() {
-			pvc.Labels = map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name)}
-			pvc.Spec.AccessModes = ds.Spec.Volume.AccessModes
-			if len(pvc.Spec.AccessModes) == 0 {
-				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
-			}
-			pvc.Spec.StorageClassName = ds.Spec.Volume.StorageClassName
-			pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: capacity}
-		} else if ptr.Deref(ds.Spec.Volume.AllowExpansion, false) {
-			// Only growth is possible, and only where the StorageClass allows expansion (the API
-			// server refuses it otherwise, and the error lands in the condition): to a larger
-			// spec.volume.capacity, or to what a sync refused for lack of room needs.
-			want := maxQuantity(capacity, neededCapacity(ds, pvc))
-			if cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; want.Cmp(cur) > 0 {
-				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = want
-				ds.Status.CapacityNote = fmt.Sprintf("grown from %s to %s (volume.allowExpansion)", cur.String(), want.String())
-			}
-		}
-		setHolder(pvc, ds)
-		if ds.Spec.Volume.Reclaim == datav1alpha1.ReclaimRetain {
-			// No owner: the claim outlives the Dataset. A claim that was Delete until now loses the
-			// reference, or the garbage collector would delete the data the user asked to keep.
-			pvc.OwnerReferences = slices.DeleteFunc(pvc.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == ds.UID })
-			return nil
-		}
-		return controllerutil.SetControllerReference(ds, pvc, r.Scheme())
-	})
-	if err != nil {
-		facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", name, err), datav1alpha1.ReasonClaimFailed
-		return 0, nil
-	}
-	if op == controllerutil.OperationResultCreated {
-		facts.announce = append(facts.announce, func() {
-			r.event(ds, pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
-		})
-	}
-	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-		ds.Status.CapacityBytes = q.Value()
-	}
-	return 0, nil
-}
-
-// Annotations on a claim naming the Dataset whose cache it holds.
-const (
-	AnnotationDataset    = "data.pqcache.dev/dataset-name"
-	annotationDatasetUID = "data.pqcache.dev/dataset-uid"
-)
-
-func setHolder(pvc *corev1.PersistentVolumeClaim, ds *datav1alpha1.Dataset) {
-	if pvc.Annotations == nil {
-		pvc.Annotations = map[string]string{}
-	}
-	pvc.Annotations[AnnotationDataset] = ds.Name
-	pvc.Annotations[annotationDatasetUID] = string(ds.UID)
-}
-
-// claimHolder names the other Dataset whose cache the claim holds ("Dataset a"), or something else
-// that stops this one from using it, or "" when ds may use it: the claim is marked as ds's, or as a
-// Dataset's that no longer exists (a retained cache, adopted by its next Dataset), or it is a claim
-// nobody marked that ds names as its existingClaim (or that pqcache created for ds before claims
-// were marked).
-func (r *DatasetReconciler) claimHolder(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) (string, error) {
-	uid, other := pvc.Annotations[annotationDatasetUID], pvc.Annotations[AnnotationDataset]
-	switch {
-	case uid == string(ds.UID):
-		return "", nil
-	case uid != "":
-		var o datav1alpha1.Dataset
-		err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: other}, &o)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("reading dataset %s, which claim %s names: %w", other, pvc.Name, err)
-		}
-		if err == nil && string(o.UID) == uid {
-			return fmt.Sprintf("Dataset %s", other), nil
-		}
-		return "", nil // its Dataset is gone
-	case ds.Spec.Volume.ExistingClaim != "":
-		return "", nil
-	}
-	// A claim with the name pqcache derives for ds, not marked: pqcache's own from before claims were
-	// marked, or a claim of someone else's, which pqcache must not adopt (and delete with ds).
-	if metav1.IsControlledBy(pvc, ds) || (pvc.Labels[labelManagedBy] == "pqcache" && pvc.Labels[LabelDataset] == labelValue(ds.Name)) {
-		return "", nil
-	}
-	return fmt.Sprintf("something else (it was not created by pqcache for this Dataset; to use it, set volume.existingClaim: %s)", pvc.Name), nil
-}
-
-// markClaim records on an existing claim that it holds ds's cache. The patch carries the claim's
-// resourceVersion: of two Datasets marking one claim at once, one wins and the other sees it marked.
-func (r *DatasetReconciler) markClaim(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) error {
-	if pvc.Annotations[annotationDatasetUID] == string(ds.UID) && pvc.Annotations[AnnotationDataset] == ds.Name {
-		return nil
-	}
-	orig := pvc.DeepCopy()
-	setHolder(pvc, ds)
-	return r.Patch(ctx, pvc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-}
-
-// neededCapacity is the claim size the last sync asked for when it was refused for lack of room:
-// the current size plus what was missing, with the headroom of a sized claim; zero otherwise.
-func neededCapacity(ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) resource.Quantity {
-	ls := ds.Status.LastSync
-	if ls == nil || ls.Reason != datav1alpha1.ReasonInsufficientCapacity || ls.NeededBytes == 0 {
-		return resource.Quantity{}
-	}
-	// From the size the volume has now, not the one requested: a resize still in progress must not
-	// be counted twice.
-	cur, ok := pvc.Status.Capacity[corev1.ResourceStorage]
-	if !ok {
-		cur = pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	}
-	return sizeForListing(cur.Value() + ls.NeededBytes)
-}
-
-func maxQuantity(a, b resource.Quantity) resource.Quantity {
-	if b.Cmp(a) > 0 {
-		return b
-	}
-	return a
-}
-
-// sizeFromListing runs a dry-run Job that lists the source, and returns the claim size for what it
-// found. While the Job runs, or while a failed one backs off, it sets facts.sizing.
-func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (resource.Quantity, time.Duration, error) {
-	facts.sizing = true
-	var job batchv1.Job
-	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: sizeJobName(ds)}, &job)
-	if apierrors.IsNotFound(err) {
-		if !ds.DeletionTimestamp.IsZero() {
-			return resource.Quantity{}, 0, nil // a Dataset being deleted needs no claim sized
-		}
-		if ls := ds.Status.LastSync; ls != nil && ls.Result == datav1alpha1.SyncFailed && ds.Status.LastFailureTime != nil {
-			if wait := ds.Status.LastFailureTime.Add(retryBackoff(ds.Status.FailedAttempts)).Sub(r.Clock.Now()); wait > 0 {
-				return resource.Quantity{}, wait, nil
-			}
-		}
-		j := buildSizeJob(ds, r.Worker, facts.hash)
-		if err := controllerutil.SetControllerReference(ds, j, r.Scheme()); err != nil {
-			return resource.Quantity{}, 0, err
-		}
-		if err := r.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
-			return resource.Quantity{}, 0, fmt.Errorf("creating sizing %s: %w", describeJob(j), err)
-		}
-		return resource.Quantity{}, 0, nil
-	}
-	if err != nil {
-		return resource.Quantity{}, 0, fmt.Errorf("reading sizing job: %w", err)
-	}
-	js := jobStateOf(&job)
-	if !js.Finished {
-		return resource.Quantity{}, 0, nil
-	}
-	pods, err := listJobPods(ctx, r.APIReader, &job)
-	if err != nil {
-		return resource.Quantity{}, 0, err
-	}
-	wo := outcomeFromPods(pods)
-	if js.Failed || wo.Report == nil || wo.Report.Result != wire.ResultSucceeded {
-		// Recorded like a failed sync: the reason (AccessDenied, NoSuchBucket, ...) and the backoff.
-		if job.Annotations[AnnotationAfter] == lastRecordedJob(ds) {
-			_, summary := recordSync(ds, &job, js, wo)
-			// Announced once the status that records it is written (a conflict re-reconciles, and
-			// would otherwise announce it again).
-			facts.announce = append(facts.announce, func() {
-				r.event(ds, &job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
-			})
-		}
-		return resource.Quantity{}, retryBackoff(ds.Status.FailedAttempts), nil
-	}
-	facts.sizing = false
-	bytes := wo.Report.Plan.CopyBytes
-	q := sizeForListing(bytes)
-	ds.Status.CapacityNote = fmt.Sprintf("volume.capacity is omitted: sized %s from the listing (%d objects, %d bytes) plus 25%% and 1Gi of headroom",
-		q.String(), wo.Report.Plan.Copies, bytes)
-	return q, 0, nil
 }
 
 // syncJobs lists the Dataset's sync Jobs, oldest first.

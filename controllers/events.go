@@ -114,10 +114,10 @@ func changesConfigMap(ds *datav1alpha1.Dataset, jobName string, b *EventBatch) (
 	}, nil
 }
 
-// withChanges makes a sync Job a targeted one: it mounts the change set and syncs only those keys.
-func withChanges(spec *corev1.PodSpec, configMap string) {
+// mountChanges mounts a targeted sync's change set, the ConfigMap named configMap, where its
+// --changes points.
+func mountChanges(spec *corev1.PodSpec, configMap string) {
 	c := &spec.Containers[0]
-	c.Args = append(c.Args, "--changes", changesMountPath+"/"+changesKey)
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "changes", MountPath: changesMountPath, ReadOnly: true})
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "changes", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}})

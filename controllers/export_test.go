@@ -24,7 +24,6 @@ var (
 	OutcomeFromPods      = outcomeFromPods
 	RecordSync           = recordSync
 	SetDatasetConditions = setDatasetConditions
-	WithChanges          = withChanges
 	ChangesConfigMap     = changesConfigMap
 )
 

@@ -289,7 +289,7 @@ func TestSyncArgsCarryTheGenerationsToKeep(t *testing.T) {
 			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "b", Prefix: "p/"}},
 			Sync:   datav1alpha1.SyncOptions{KeepGenerations: tc.keep},
 		}}
-		args := syncArgs(ds)
+		args := syncArgs(ds).Args()
 		i := slices.Index(args, "--generations")
 		if i < 0 || i+1 >= len(args) || args[i+1] != tc.want {
 			t.Errorf("keepGenerations %v: args %v, want --generations %s", tc.keep, args, tc.want)
@@ -304,7 +304,7 @@ func TestSyncArgsCarryTheVerifyMode(t *testing.T) {
 			Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "b", Prefix: "p/"}},
 			Sync:   datav1alpha1.SyncOptions{Verify: mode},
 		}}
-		args := syncArgs(ds)
+		args := syncArgs(ds).Args()
 		got := ""
 		if i := slices.Index(args, "--verify"); i >= 0 && i+1 < len(args) {
 			got = args[i+1]

@@ -52,7 +52,6 @@ const (
 	AnnotationAfter = "data.pqcache.dev/after"
 
 	dataMountPath     = "/data"
-	workerUID         = 65532
 	syncContainerName = "sync"
 )
 
@@ -126,20 +125,9 @@ func DefaultWorkerOptions() WorkerOptions {
 	}
 }
 
-// claimName is the PersistentVolumeClaim that holds a Dataset's cache.
-func claimName(ds *datav1alpha1.Dataset) string {
-	if ds.Spec.Volume.ExistingClaim != "" {
-		return ds.Spec.Volume.ExistingClaim
-	}
-	return fitName(ds.Name, "-cache", maxObjectName)
-}
-
 // syncJobName names the sync Job of one round: the same Dataset and the same last recorded sync give
 // the same name, so a reconcile working from a stale cache cannot start a second Job for the round.
 func syncJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, componentSync) }
-
-// sizeJobName names the Job that lists the source to size a claim, per round like syncJobName.
-func sizeJobName(ds *datav1alpha1.Dataset) string { return roundJobName(ds, componentSize) }
 
 func roundJobName(ds *datav1alpha1.Dataset, kind string) string {
 	return fitName(ds.Name, "-"+kind+"-"+hashOf(10, string(ds.UID), kind, lastRecordedJob(ds)), maxJobName)
@@ -153,99 +141,24 @@ func lastRecordedJob(ds *datav1alpha1.Dataset) string {
 	return ""
 }
 
-// buildSizeJob returns the Job that lists the source, as a dry run into an empty directory, so that a
-// claim whose Dataset omits volume.capacity can be sized from what it will hold. It needs no claim.
-func buildSizeJob(ds *datav1alpha1.Dataset, opts WorkerOptions, hash string) *batchv1.Job {
-	j := buildSyncJob(ds, opts, TriggerSizing, hash)
-	j.Name = sizeJobName(ds)
-	j.Labels[LabelComponent] = componentSize
-	j.Spec.Template.Labels[LabelComponent] = componentSize
-	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1800)
-	c := &j.Spec.Template.Spec.Containers[0]
-	c.Args = append([]string{"sync", c.Args[1], "/plan", "--dry-run", "--progress", "none", "--report-file", corev1.TerminationMessagePathDefault}, sourceFlags(ds)...)
-	// The listing needs no claim: an empty directory stands in for the volume.
-	for i := range c.VolumeMounts {
-		if c.VolumeMounts[i].Name == "data" {
-			c.VolumeMounts[i].MountPath = "/plan"
-		}
-	}
-	for i, v := range j.Spec.Template.Spec.Volumes {
-		if v.Name == "data" {
-			j.Spec.Template.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
-		}
-	}
-	return j
-}
-
-// sizeForListing is the claim size for bytes of objects: 25% and 1 GiB of headroom, rounded up to
-// whole GiB.
-func sizeForListing(bytes int64) resource.Quantity {
-	const gi = int64(1) << 30
-	want := bytes + bytes/4 + gi
-	return *resource.NewQuantity((want+gi-1)/gi*gi, resource.BinarySI)
-}
-
-// syncArgs are the worker's command line: `pqcache sync` with the Dataset's source and options.
-func syncArgs(ds *datav1alpha1.Dataset) []string {
-	s3 := ds.Spec.Source.S3
+// syncArgs are the worker's arguments: `pqcache sync` with the Dataset's source and options.
+func syncArgs(ds *datav1alpha1.Dataset) wire.SyncArgs {
 	sy := ds.Spec.Sync
-	args := []string{"sync", "s3://" + s3.Bucket + "/" + s3.Prefix, dataMountPath,
-		"--parallel", strconv.Itoa(int(max(sy.Parallelism, 1))),
-		"--progress", "json",
-		"--log-level", "info",
-		"--report-file", corev1.TerminationMessagePathDefault,
-	}
+	a := wire.SyncArgs{Source: sourceURL(ds), Dir: dataMountPath, SyncOptions: sourceOptions(ds),
+		GenerationOptions: wire.GenerationOptions{Generations: int(ptr.Deref(sy.KeepGenerations, 2))}}
+	a.Parallel = int(max(sy.Parallelism, 1))
+	a.Progress, a.LogLevel, a.ReportFile = "json", "info", corev1.TerminationMessagePathDefault
 	if sy.PartSize != nil {
-		args = append(args, "--part-size", sy.PartSize.String())
+		a.PartSize = sy.PartSize.String()
 	}
 	switch sy.Verify {
 	case datav1alpha1.VerifySize:
-		args = append(args, "--verify", "size")
+		a.Verify = "size"
 	case datav1alpha1.VerifySHA256:
-		args = append(args, "--verify", "sha256")
+		a.Verify = "sha256"
 	}
-	if !ptr.Deref(sy.Prune, true) {
-		args = append(args, "--no-delete")
-	}
-	args = append(args, "--generations", strconv.Itoa(int(ptr.Deref(sy.KeepGenerations, 2))))
-	return append(args, sourceFlags(ds)...)
-}
-
-// sourceFlags select and reach the objects: globs, endpoint, region, addressing.
-func sourceFlags(ds *datav1alpha1.Dataset) []string {
-	s3 := ds.Spec.Source.S3
-	var args []string
-	for _, g := range ds.Spec.Include {
-		args = append(args, "--include", g)
-	}
-	for _, g := range ds.Spec.Exclude {
-		args = append(args, "--exclude", g)
-	}
-	if s3.Endpoint != "" {
-		args = append(args, "--endpoint", s3.Endpoint)
-	}
-	if s3.Region != "" {
-		args = append(args, "--region", s3.Region)
-	}
-	if s3.ForcePathStyle {
-		args = append(args, "--path-style")
-	}
-	return args
-}
-
-// syncEnv passes credentials from the Dataset's Secret by reference: their values never pass through
-// the operator, the Job spec or status.
-func syncEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
-	c := ds.Spec.Source.S3.Credentials
-	if c == nil || c.SecretRef == nil {
-		return nil
-	}
-	ref := func(key string, optional bool) corev1.EnvVar {
-		return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: c.SecretRef.Name}, Key: key, Optional: ptr.To(optional),
-		}}}
-	}
-	return []corev1.EnvVar{ref(SecretKeyAccessKeyID, false), ref(SecretKeySecretAccessKey, false), ref(SecretKeySessionToken, true)}
+	a.NoDelete = !ptr.Deref(sy.Prune, true)
+	return a
 }
 
 // podIdentityEnv names the pod to the worker (downward API), for its progress annotation.
@@ -256,23 +169,22 @@ func podIdentityEnv() []corev1.EnvVar {
 	return []corev1.EnvVar{field(wire.EnvPodName, "metadata.name"), field(wire.EnvPodNamespace, "metadata.namespace")}
 }
 
-// buildSyncJob returns the Job that syncs ds into its claim. Retries are the controller's (with
-// backoff in status), so the Job itself never retries: BackoffLimit 0.
-func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash string) *batchv1.Job {
+// buildSyncJob returns the Job that syncs ds into its claim, keeping the generations pinned lists.
+// A targeted sync (trigger Events) reads its change set from the ConfigMap named after the Job.
+// Retries are the controller's (with backoff in status), so the Job itself never retries:
+// BackoffLimit 0.
+func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash string, pinned ...int64) *batchv1.Job {
+	args := syncArgs(ds)
+	args.KeepGenerations = pinned
+	if trigger == TriggerEvents {
+		args.Changes = changesMountPath + "/" + changesKey
+	}
 	labels := map[string]string{
 		labelName: "pqcache", LabelComponent: componentSync, labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name),
-	}
-	resources := opts.Resources
-	if ds.Spec.Sync.Resources != nil {
-		resources = *ds.Spec.Sync.Resources
 	}
 	timeout := 6 * time.Hour
 	if ds.Spec.Sync.Timeout != nil {
 		timeout = ds.Spec.Sync.Timeout.Duration
-	}
-	sa := opts.ServiceAccount
-	if c := ds.Spec.Source.S3.Credentials; c != nil && c.ServiceAccountName != "" {
-		sa = c.ServiceAccountName
 	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
@@ -292,50 +204,55 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 			BackoffLimit:            ptr.To[int32](0),
 			ActiveDeadlineSeconds:   ptr.To(int64(timeout.Seconds())),
 			TTLSecondsAfterFinished: ptr.To(int32(opts.TTLAfterFinished.Seconds())),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					ServiceAccountName: sa,
-					// The worker needs the API only to publish progress; IRSA and Pod Identity mount their own
-					// tokens either way.
-					AutomountServiceAccountToken: ptr.To(sa != ""),
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:        ptr.To(true),
-						RunAsUser:           ptr.To[int64](workerUID),
-						RunAsGroup:          ptr.To[int64](workerUID),
-						FSGroup:             ptr.To[int64](workerUID),
-						FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-						SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{{
-						Name:            syncContainerName,
-						Image:           opts.Image,
-						ImagePullPolicy: opts.ImagePullPolicy,
-						Args:            syncArgs(ds),
-						Env:             append(syncEnv(ds), podIdentityEnv()...),
-						Resources:       resources,
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							RunAsNonRoot:             ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-						},
-						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-						VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: dataMountPath}},
-					}},
-					Volumes: []corev1.Volume{{
-						Name:         "data",
-						VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(ds)}},
-					}},
-				},
-			},
+			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: syncPod(ds, opts, args)},
 		},
 	}
-	withCABundle(&job.Spec.Template.Spec, opts.CABundle)
+	if trigger == TriggerEvents {
+		mountChanges(&job.Spec.Template.Spec, job.Name)
+	}
 	return job
+}
+
+// syncPod runs the sync worker with args on the Dataset's claim, as the nonroot user that owns the
+// volume's files (fsGroup).
+func syncPod(ds *datav1alpha1.Dataset, opts WorkerOptions, args wire.SyncArgs) corev1.PodSpec {
+	resources := opts.Resources
+	if ds.Spec.Sync.Resources != nil {
+		resources = *ds.Spec.Sync.Resources
+	}
+	sa := opts.ServiceAccount
+	if own := credentialsAccount(ds); own != "" {
+		sa = own
+	}
+	security := workerPodSecurity()
+	security.FSGroup = ptr.To[int64](workerUID)
+	security.FSGroupChangePolicy = ptr.To(corev1.FSGroupChangeOnRootMismatch)
+	c := corev1.Container{
+		Name:            syncContainerName,
+		Image:           opts.Image,
+		ImagePullPolicy: opts.ImagePullPolicy,
+		Args:            args.Args(),
+		Env:             append(credentialsEnv(ds), podIdentityEnv()...),
+		Resources:       resources,
+		SecurityContext: workerContainerSecurity(),
+		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: dataMountPath}},
+	}
+	withTerminationReport(&c)
+	pod := corev1.PodSpec{
+		RestartPolicy:      corev1.RestartPolicyNever,
+		ServiceAccountName: sa,
+		// The worker needs the API only to publish progress; IRSA and Pod Identity mount their own
+		// tokens either way.
+		AutomountServiceAccountToken: ptr.To(sa != ""),
+		SecurityContext:              security,
+		Containers:                   []corev1.Container{c},
+		Volumes: []corev1.Volume{{
+			Name:         "data",
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(ds)}},
+		}},
+	}
+	withCABundle(&pod, opts.CABundle)
+	return pod
 }
 
 // describeJob is used in messages.

@@ -256,7 +256,6 @@ func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controllers.WithChanges(&job.Spec.Template.Spec, cm.Name)
 	// The kubelet's part: the ConfigMap's key as a file under the mount.
 	c := job.Spec.Template.Spec.Containers[0]
 	mounted := map[string]string{}

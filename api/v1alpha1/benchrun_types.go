@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"github.com/pqcache/pqcache/api/wire"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -453,33 +455,8 @@ type QueryResult struct {
 	Query int32 `json:"query"`
 	// status is how the query ended.
 	Status QueryStatus `json:"status"`
-	// medianMillis, minMillis and maxMillis are over the measured iterations.
-	// +optional
-	MedianMillis int64 `json:"medianMillis,omitempty"`
-	// +optional
-	MinMillis int64 `json:"minMillis,omitempty"`
-	// +optional
-	MaxMillis int64 `json:"maxMillis,omitempty"`
-	// peakMemoryBytes is the largest peak memory of an iteration, above the process's baseline.
-	// +optional
-	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
-	// peakAnonBytes is the anonymous (heap) part of the peak.
-	// +optional
-	PeakAnonBytes int64 `json:"peakAnonBytes,omitempty"`
-	// peakFileBytes is the file-backed (mmap, page cache) part of the peak.
-	// +optional
-	PeakFileBytes int64 `json:"peakFileBytes,omitempty"`
-	// networkReadBytes is what one iteration of the query received over the network (the largest of
-	// the measured iterations): what it read from S3, when its input reads S3.
-	// +optional
-	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
-	// rows is the number of rows the query returned.
-	// +optional
-	Rows int64 `json:"rows,omitempty"`
-	// digest is an order-insensitive hash of the returned rows; equal digests mean equal answers.
-	// +optional
-	// +kubebuilder:validation:MaxLength=64
-	Digest string `json:"digest,omitempty"`
+	// The query's measured figures, from the runner's summary as they are.
+	wire.QueryMeasurements `json:",inline"`
 }
 
 // BenchRun runs PDS-H queries over a Dataset for each resource configuration × input path and

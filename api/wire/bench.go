@@ -40,27 +40,48 @@ type QueryResult struct {
 	Query  int    `json:"query"`
 	Status string `json:"status"`
 	// Millis are the measured iterations' wall times, in order.
-	Millis       []int64 `json:"millis,omitempty"`
-	MedianMillis int64   `json:"medianMillis,omitempty"`
-	MinMillis    int64   `json:"minMillis,omitempty"`
-	MaxMillis    int64   `json:"maxMillis,omitempty"`
-	// PeakMemoryBytes, PeakAnonBytes and PeakFileBytes are the largest peaks of an iteration above the
-	// process's baseline right after start.
-	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
-	PeakAnonBytes   int64 `json:"peakAnonBytes,omitempty"`
-	PeakFileBytes   int64 `json:"peakFileBytes,omitempty"`
+	Millis []int64 `json:"millis,omitempty"`
+	QueryMeasurements
 	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
 	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
 	MemorySource string `json:"memorySource,omitempty"`
-	// NetworkReadBytes is what the process's network namespace received during one measured iteration
-	// (the largest): for a query that reads S3, the bytes it read. Zero when not measured.
-	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
-	Rows             int64 `json:"rows,omitempty"`
-	// Digest is an order-insensitive hash of the result rows.
-	Digest string `json:"digest,omitempty"`
 	// ExitCode and StderrTail describe a failed run.
 	ExitCode   int    `json:"exitCode,omitempty"`
 	StderrTail string `json:"stderrTail,omitempty"`
+}
+
+// QueryMeasurements are the figures of one query that a BenchRun's status shows as they are (its
+// QueryResult embeds this type): a new figure is one field here. The comments are the API's
+// documentation, and the markers its validation.
+type QueryMeasurements struct {
+	// medianMillis, minMillis and maxMillis are over the measured iterations.
+	// +optional
+	MedianMillis int64 `json:"medianMillis,omitempty"`
+	// +optional
+	MinMillis int64 `json:"minMillis,omitempty"`
+	// +optional
+	MaxMillis int64 `json:"maxMillis,omitempty"`
+	// peakMemoryBytes is the largest peak memory of an iteration, above the process's baseline right
+	// after start.
+	// +optional
+	PeakMemoryBytes int64 `json:"peakMemoryBytes,omitempty"`
+	// peakAnonBytes is the anonymous (heap) part of the peak.
+	// +optional
+	PeakAnonBytes int64 `json:"peakAnonBytes,omitempty"`
+	// peakFileBytes is the file-backed (mmap, page cache) part of the peak.
+	// +optional
+	PeakFileBytes int64 `json:"peakFileBytes,omitempty"`
+	// networkReadBytes is what one iteration of the query received over the network (the largest of
+	// the measured iterations): what it read from S3, when its input reads S3. Zero when not measured.
+	// +optional
+	NetworkReadBytes int64 `json:"networkReadBytes,omitempty"`
+	// rows is the number of rows the query returned.
+	// +optional
+	Rows int64 `json:"rows,omitempty"`
+	// digest is an order-insensitive hash of the returned rows; equal digests mean equal answers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Digest string `json:"digest,omitempty"`
 }
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.

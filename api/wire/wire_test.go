@@ -75,9 +75,11 @@ func TestSummaryFitsATerminationMessage(t *testing.T) {
 	res := &BenchResult{Label: "12cpu-48gi / mixed-staged", Engine: "duckdb", Iterations: 100, Warmups: 10}
 	for q := 1; q <= 22; q++ {
 		res.Queries = append(res.Queries, QueryResult{
-			Query: q, Status: StatusFailed, Millis: make([]int64, 100), MedianMillis: 123456, MinMillis: 100000, MaxMillis: 999999,
-			PeakMemoryBytes: 12345678901, PeakAnonBytes: 1234567890, PeakFileBytes: 1234567890, MemorySource: "rusage",
-			Rows: 1000000, Digest: "0123456789abcdef-1000000", ExitCode: 1, StderrTail: strings.Repeat("Binder Error: x ", 200),
+			Query: q, Status: StatusFailed, Millis: make([]int64, 100),
+			MemorySource: "rusage",
+			ExitCode:     1, StderrTail: strings.Repeat("Binder Error: x ", 200), QueryMeasurements: QueryMeasurements{MedianMillis: 123456, MinMillis: 100000, MaxMillis: 999999,
+				PeakMemoryBytes: 12345678901, PeakAnonBytes: 1234567890, PeakFileBytes: 1234567890,
+				Rows: 1000000, Digest: "0123456789abcdef-1000000"},
 		})
 	}
 	res.Probe = &ProbeResult{Files: 1000, Bytes: 1 << 40, Streams: 8, Millis: 100000, BytesPerSecond: 1 << 30}

@@ -93,7 +93,7 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	t.Setenv("AWS_SESSION_TOKEN", "")
-	e.S3 = S3{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
+	e.S3 = wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
 	lineitem := filepath.Join(dir, "lineitem.parquet")
 	info, err := os.Stat(lineitem)
 	if err != nil {

@@ -34,6 +34,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Environment variables the engine reads or sets.
@@ -65,13 +67,8 @@ type Engine struct {
 	FreshData     string
 	FreshPrefixes []string
 	// S3 is how s3:// data is reached; credentials come from the environment (AWS_ACCESS_KEY_ID, ...).
-	S3 S3
-}
-
-// S3 is where an S3-compatible store is and how to address it; empty fields keep the environment's.
-type S3 struct {
-	Endpoint, Region string
-	PathStyle        bool
+	// Empty fields keep the environment's.
+	S3 wire.S3Access
 }
 
 // Name is "polars".

@@ -232,7 +232,7 @@ func TestReadsFromS3(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	t.Setenv("AWS_SESSION_TOKEN", "")
-	e.S3 = S3{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
+	e.S3 = wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
 
 	assertSameAnswers(t, "polars s3 flat", run(t, e, "s3://tpch/sf0.01/flat", allQueries()), allQueries())
 	partitioned := []int{1, 3, 5, 9, 18, 21}
@@ -292,7 +292,7 @@ func TestReadsFromS3WithAPrivateCA(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	t.Setenv("SSL_CERT_FILE", "")
-	e.S3 = S3{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
+	e.S3 = wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
 	qs := []int{6, 14}
 	t.Setenv("AWS_CA_BUNDLE", caFile)
 	assertSameAnswers(t, "polars s3 over TLS", run(t, e, "s3://tpch/sf0.01", qs), qs)

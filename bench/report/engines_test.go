@@ -33,8 +33,8 @@ func engineResults() []*wire.BenchResult {
 		r := &wire.BenchResult{Label: "run: " + engine + " / 2cpu-4gi / " + input, Engine: engine, Config: "2cpu-4gi", Input: input,
 			Iterations: 3, Warmups: 1, NetworkReadBytes: network}
 		for q := 1; q <= 22; q++ {
-			qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded, MedianMillis: int64(q) * msPerQuery,
-				PeakMemoryBytes: int64(q) << 21, PeakAnonBytes: int64(q) << 20, PeakFileBytes: int64(q) << 20}
+			qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * msPerQuery,
+				PeakMemoryBytes: int64(q) << 21, PeakAnonBytes: int64(q) << 20, PeakFileBytes: int64(q) << 20}}
 			if engine == "polars" {
 				qr.PeakFileBytes = int64(q) << 22 // Polars maps the Parquet files it reads
 			}
@@ -77,7 +77,7 @@ func TestCompareGroupsByConfigAndInput(t *testing.T) {
 	}
 	// A standalone run names no input: its data is the input; two runs of one engine over the same
 	// group both stay, the second by its label.
-	a := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, MedianMillis: 5}}}
+	a := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 5}}}}
 	b := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "streaming", Queries: a.Queries}
 	d := &wire.BenchResult{Engine: "duckdb", Data: "/data/tpch", Queries: a.Queries}
 	c = compare([]*wire.BenchResult{a, b, d})
@@ -93,7 +93,7 @@ func TestVerdictSentences(t *testing.T) {
 	runs := func(ms ...int64) map[string]*wire.BenchResult {
 		out := map[string]*wire.BenchResult{}
 		for i, m := range ms {
-			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &wire.BenchResult{Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, MedianMillis: m}}}
+			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &wire.BenchResult{Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: m}}}}
 		}
 		return out
 	}

@@ -45,6 +45,8 @@ func addDuckDBCommands(root *cobra.Command) {
 
 // newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the data, run the query,
 // print the rows. Hidden: bench starts it.
+const memoryLimitUsage = "DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi."
+
 func newBenchQueryCommand() *cobra.Command {
 	var (
 		data, freshData, memoryLimit string

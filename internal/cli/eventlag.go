@@ -35,6 +35,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
 
@@ -53,7 +54,7 @@ type lagReport struct {
 
 func newLagCommand() *cobra.Command {
 	var (
-		f                    syncFlags
+		f                    wire.S3Access
 		bucket, prefix, data string
 		rate                 float64
 		count, size          int
@@ -69,7 +70,7 @@ func newLagCommand() *cobra.Command {
 				return errors.New("--bucket, --data, a positive --rate and --count are required")
 			}
 			ctx := cmd.Context()
-			store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
+			store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
 			if err != nil {
 				return err
 			}
@@ -88,9 +89,7 @@ func newLagCommand() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.endpoint, "endpoint", "", "URL of an S3-compatible store.")
-	fl.StringVar(&f.region, "region", "", "Bucket region.")
-	fl.BoolVar(&f.pathStyle, "path-style", false, "Address buckets as endpoint/bucket.")
+	f.Bind(fl, "")
 	fl.StringVar(&bucket, "bucket", "", "The bucket.")
 	fl.StringVar(&prefix, "prefix", "", "Where the refreshed directory's prefix starts (objects go to PREFIX lag-RUN/NNNNNN.bin).")
 	fl.StringVar(&data, "data", "", "The directory the refresh keeps, where PREFIX's objects appear.")

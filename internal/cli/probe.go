@@ -25,8 +25,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
@@ -34,7 +34,7 @@ import (
 // registerS3Endpoint adds --endpoint, --region and --path-style for s3:// data to cmd, filling s;
 // scope says which uses of the command they are for. Credentials come from the environment
 // (AWS_ACCESS_KEY_ID, ..., AWS_CA_BUNDLE), for the probe as for the Polars engine.
-func registerS3Endpoint(cmd *cobra.Command, s *polars.S3, scope string) {
+func registerS3Endpoint(cmd *cobra.Command, s *wire.S3Access, scope string) {
 	f := cmd.Flags()
 	f.StringVar(&s.Endpoint, "endpoint", "", scope+": URL of an S3-compatible store (default: AWS S3, or $AWS_ENDPOINT_URL).")
 	f.StringVar(&s.Region, "region", "", scope+": the bucket's region (default: $AWS_REGION).")
@@ -43,7 +43,7 @@ func registerS3Endpoint(cmd *cobra.Command, s *polars.S3, scope string) {
 
 // probeSource is what a throughput probe of data reads: the objects under an s3:// prefix, read with
 // the same endpoint flags and credentials as the Polars engine, or a directory's files.
-func probeSource(ctx context.Context, data string, s polars.S3) (bench.ProbeSource, error) {
+func probeSource(ctx context.Context, data string, s wire.S3Access) (bench.ProbeSource, error) {
 	if !strings.HasPrefix(data, "s3://") {
 		return bench.DirSource(data), nil
 	}
@@ -142,7 +142,7 @@ func (m mixedSource) Open(ctx context.Context, name string) (io.ReadCloser, erro
 
 // probeInput is the probe source of a bench run's input: the data, or for a mixed input (fresh
 // prefixes read from elsewhere) both paths.
-func probeInput(ctx context.Context, data, freshData string, freshPrefixes []string, s polars.S3) (bench.ProbeSource, error) {
+func probeInput(ctx context.Context, data, freshData string, freshPrefixes []string, s wire.S3Access) (bench.ProbeSource, error) {
 	static, err := probeSource(ctx, data, s)
 	if err != nil || freshData == "" || len(freshPrefixes) == 0 {
 		return static, err

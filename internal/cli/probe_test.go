@@ -27,7 +27,6 @@ import (
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/bench/polars"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
@@ -96,7 +95,7 @@ func TestProbeS3(t *testing.T) {
 	}
 	// A mixed input: the static files from the directory, the fresh prefix from the bucket, each once.
 	src, err := probeInput(t.Context(), filepath.Join(dir, "tpch"), "s3://lake/tpch/", []string{"lineitem/batch=0/", "lineitem/batch=5/"},
-		polars.S3{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true})
+		wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,12 +109,7 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*wire.BenchResult, error) {
 			res.FailedQueries = append(res.FailedQueries, int(q))
 		}
 		for _, q := range r.Queries {
-			res.Queries = append(res.Queries, wire.QueryResult{
-				Query: int(q.Query), Status: string(q.Status),
-				MedianMillis: q.MedianMillis, MinMillis: q.MinMillis, MaxMillis: q.MaxMillis,
-				PeakMemoryBytes: q.PeakMemoryBytes, PeakAnonBytes: q.PeakAnonBytes, PeakFileBytes: q.PeakFileBytes,
-				NetworkReadBytes: q.NetworkReadBytes, Rows: q.Rows, Digest: q.Digest,
-			})
+			res.Queries = append(res.Queries, wire.QueryResult{Query: int(q.Query), Status: string(q.Status), QueryMeasurements: q.QueryMeasurements})
 		}
 		out = append(out, res)
 	}

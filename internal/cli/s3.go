@@ -27,33 +27,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
-
-// s3Flags address a store the way sync does.
-type s3Flags struct {
-	endpoint  string
-	region    string
-	pathStyle bool
-}
-
-func (f *s3Flags) register(cmd *cobra.Command) {
-	fl := cmd.PersistentFlags()
-	fl.StringVar(&f.endpoint, "endpoint", "", "URL of an S3-compatible store (default: AWS S3).")
-	fl.StringVar(&f.region, "region", "", "Bucket region (default: the AWS configuration, else us-east-1).")
-	fl.BoolVar(&f.pathStyle, "path-style", false, "Address buckets as endpoint/bucket (most S3-compatible stores need it).")
-}
 
 // newS3Command is a small loader for demos and tests: it puts generated data into a bucket and
 // changes it, from places that have pqcache but no other S3 client (its image, a pod of the e2e suite).
 // It is not meant to replace a general S3 client.
 func newS3Command() *cobra.Command {
-	var f s3Flags
+	var f wire.S3Access
 	cmd := &cobra.Command{
 		Use:   "s3",
 		Short: "Put files into a bucket and delete them (for loading demo and test data)",
 	}
-	f.register(cmd)
+	f.Bind(cmd.PersistentFlags(), "")
 
 	var (
 		parallel   int
@@ -70,7 +57,7 @@ func newS3Command() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
+			store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
 			if err != nil {
 				return err
 			}
@@ -132,7 +119,7 @@ func newS3Command() *cobra.Command {
 				if key == "" || strings.HasSuffix(key, "/") {
 					return fmt.Errorf("%s names no object: rm deletes single objects", arg)
 				}
-				store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
+				store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
 				if err != nil {
 					return err
 				}

@@ -44,66 +44,37 @@ import (
 	"github.com/pqcache/pqcache/internal/podprogress"
 )
 
-// syncFlags are shared by `sync` and `stage`.
+// syncFlags are what `sync`, `stage` and `watch` run with: the worker's options from the contract
+// (wire.SyncArgs, wire.StageArgs), and the CLI's own.
 type syncFlags struct {
-	include, exclude []string
-	parallel         int
-	partSize         string
-	verify           string
-	dryRun           bool
-	noDelete         bool
-	jsonOut          bool
-	endpoint         string
-	region           string
-	pathStyle        bool
-	progress         string
-	reportFile       string
-	logLevel         string
-	cpuProfile       string
-	trace            string
-	ephemeral        bool
-	pageCache        bool
-	changes          string
-	// Generations (sync and watch only).
-	generations      int
-	generationMinAge time.Duration
-	keepGenerations  []int64
+	wire.SyncOptions
+	wire.GenerationOptions
+	changes   string
+	ephemeral bool
+	local     localSyncFlags
 }
 
-func (f *syncFlags) register(cmd *cobra.Command) {
+// localSyncFlags are the flags of a sync run by hand, which no controller sets.
+type localSyncFlags struct {
+	jsonOut           bool
+	cpuProfile, trace string
+}
+
+func (l *localSyncFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.include, "include", nil, "Glob of keys to copy, relative to the prefix (repeatable; \"**\" spans directories). Default: all.")
-	fl.StringArrayVar(&f.exclude, "exclude", nil, "Glob of keys to leave out, relative to the prefix (repeatable).")
-	fl.IntVar(&f.parallel, "parallel", cache.DefaultParallelism, "Concurrent GET requests, across and within files (1-256).")
-	fl.StringVar(&f.partSize, "part-size", "16Mi", "Size of one ranged GET; larger objects are fetched in parts.")
-	fl.BoolVar(&f.pageCache, "page-cache", false, "Write files over 256 KiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
-	fl.StringVar(&f.verify, "verify", string(cache.VerifyChecksum), "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "Print what would be copied and deleted, and the bytes to move; change nothing.")
-	fl.BoolVar(&f.noDelete, "no-delete", false, "Keep local files whose objects are gone from the bucket.")
-	fl.BoolVar(&f.jsonOut, "json", false, "Print the report as JSON on stdout.")
-	fl.StringVar(&f.endpoint, "endpoint", "", "URL of an S3-compatible store (default: AWS S3).")
-	fl.StringVar(&f.region, "region", "", "Bucket region (default: the AWS configuration, else us-east-1).")
-	fl.BoolVar(&f.pathStyle, "path-style", false, "Address buckets as endpoint/bucket (most S3-compatible stores need it).")
-	fl.StringVar(&f.progress, "progress", "auto", "Progress on stderr: auto (a bar on a terminal), json (JSON lines), none.")
-	fl.StringVar(&f.reportFile, "report-file", "", "Also write the report to this file as compact JSON of at most 4 KiB (fits a termination message: /dev/termination-log).")
-	fl.StringVar(&f.logLevel, "log-level", "warn", "Log level on stderr: debug, info, warn, error.")
-	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "Write a CPU profile of the sync to this file (go tool pprof).")
-	fl.StringVar(&f.trace, "trace", "", "Write an execution trace of the sync to this file (go tool trace).")
-	fl.StringVar(&f.changes, "changes", "", "A targeted sync: check only the keys in this change set (JSON, as the operator writes it from S3 event notifications: {\"changes\":[{\"key\":...,\"removed\":...}]}) against the bucket, one HEAD each, instead of listing the prefix.")
+	fl.BoolVar(&l.jsonOut, "json", false, "Print the report as JSON on stdout.")
+	fl.StringVar(&l.cpuProfile, "cpuprofile", "", "Write a CPU profile of the sync to this file (go tool pprof).")
+	fl.StringVar(&l.trace, "trace", "", "Write an execution trace of the sync to this file (go tool trace).")
 	_ = fl.MarkHidden("cpuprofile")
 	_ = fl.MarkHidden("trace")
 }
 
-// registerGenerations adds the flags of whole generations for readers (sync and watch).
-func (f *syncFlags) registerGenerations(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.IntVar(&f.generations, "generations", 2, "Also publish each generation of DIR as a whole tree readers can hold (DIR/.pqcache/generations/N, current → the newest), keeping this many of the newest (0: the stable paths only).")
-	fl.DurationVar(&f.generationMinAge, "generation-min-age", 5*time.Minute, "Keep an older generation this long after it stopped being current, for readers that resolved current without holding it.")
-	fl.Int64SliceVar(&f.keepGenerations, "keep-generation", nil, "A generation a reader will read (repeatable): never removed.")
-}
-
-func newSyncCommand() *cobra.Command {
-	var f syncFlags
+// syncCommand is `pqcache sync`; run receives the parsed arguments (tests capture them).
+func syncCommand(run func(*cobra.Command, wire.SyncArgs, localSyncFlags) error) *cobra.Command {
+	var (
+		a     wire.SyncArgs
+		local localSyncFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "sync s3://BUCKET/PREFIX DIR",
 		Short: "Mirror an S3 prefix into a directory: copy new and changed files, delete vanished ones",
@@ -116,18 +87,27 @@ Credentials come from the standard AWS chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCES
 web identity). Exit status 1 means something was not copied; what was copied is complete.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSync(cmd, f, args[0], args[1], nil)
+			a.Source, a.Dir = args[0], args[1]
+			return run(cmd, a, local)
 		},
 	}
-	f.register(cmd)
-	f.registerGenerations(cmd)
+	a.Bind(cmd.Flags())
+	local.register(cmd)
 	return cmd
 }
 
-func newStageCommand() *cobra.Command {
+func newSyncCommand() *cobra.Command {
+	return syncCommand(func(cmd *cobra.Command, a wire.SyncArgs, local localSyncFlags) error {
+		f := syncFlags{SyncOptions: a.SyncOptions, GenerationOptions: a.GenerationOptions, changes: a.Changes, local: local}
+		return runSync(cmd, f, a.Source, a.Dir, nil)
+	})
+}
+
+// stageCommand is `pqcache stage`; run receives the parsed arguments (tests capture them).
+func stageCommand(run func(*cobra.Command, wire.StageArgs, localSyncFlags) error) *cobra.Command {
 	var (
-		f    syncFlags
-		subs []string
+		a     wire.StageArgs
+		local localSyncFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "stage s3://BUCKET/PREFIX DIR --prefix SUB [--prefix SUB...]",
@@ -136,16 +116,23 @@ func newStageCommand() *cobra.Command {
 It shares DIR's manifest with sync, so files already staged and unchanged cost nothing.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(subs) == 0 {
-				return errors.New("stage needs at least one --prefix")
-			}
-			return runSync(cmd, f, args[0], args[1], subs)
+			a.Source, a.Dir = args[0], args[1]
+			return run(cmd, a, local)
 		},
 	}
-	f.register(cmd)
-	cmd.Flags().StringArrayVar(&subs, "prefix", nil, "Sub-prefix to stage, relative to PREFIX (repeatable), e.g. lineitem/batch=42/.")
-	cmd.Flags().BoolVar(&f.ephemeral, "ephemeral", false, "DIR is scratch space that dies with the pod (an emptyDir): skip making the files and the manifest durable (no syncfs, no fsync). Files are still published atomically.")
+	a.Bind(cmd.Flags())
+	local.register(cmd)
 	return cmd
+}
+
+func newStageCommand() *cobra.Command {
+	return stageCommand(func(cmd *cobra.Command, a wire.StageArgs, local localSyncFlags) error {
+		if len(a.Prefixes) == 0 {
+			return errors.New("stage needs at least one --prefix")
+		}
+		f := syncFlags{SyncOptions: a.SyncOptions, ephemeral: a.Ephemeral, local: local}
+		return runSync(cmd, f, a.Source, a.Dir, a.Prefixes)
+	})
 }
 
 // parseS3URL splits s3://bucket/prefix.
@@ -181,15 +168,15 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	if f.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(f.cpuProfile)
+	if f.local.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.local.cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer stopProfile()
 	}
-	if f.trace != "" {
-		tf, err := os.Create(f.trace)
+	if f.local.trace != "" {
+		tf, err := os.Create(f.local.trace)
 		if err != nil {
 			return fmt.Errorf("--trace: %w", err)
 		}
@@ -199,7 +186,7 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		defer func() { trace.Stop(); tf.Close() }()
 	}
 	rep, syncErr := cache.Sync(ctx, store, opts)
-	if opts.Progress != nil && f.progress == "auto" {
+	if opts.Progress != nil && f.Progress == "auto" {
 		fmt.Fprintln(stderr)
 	}
 	if err := writeReport(cmd.OutOrStdout(), f, rep); err != nil {
@@ -216,40 +203,40 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 	if err != nil {
 		return nil, opts, err
 	}
-	if f.parallel < 1 || f.parallel > 256 {
-		return nil, opts, fmt.Errorf("--parallel %d: must be between 1 and 256", f.parallel)
+	if f.Parallel < 1 || f.Parallel > 256 {
+		return nil, opts, fmt.Errorf("--parallel %d: must be between 1 and 256", f.Parallel)
 	}
-	q, err := resource.ParseQuantity(f.partSize)
+	q, err := resource.ParseQuantity(f.PartSize)
 	if err != nil || q.Value() < 1<<20 || q.Value() > 5<<30 {
-		return nil, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.partSize)
+		return nil, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.PartSize)
 	}
-	verify := cache.VerifyMode(f.verify)
+	verify := cache.VerifyMode(f.Verify)
 	if verify != cache.VerifyChecksum && verify != cache.VerifySHA256 && verify != cache.VerifySize {
-		return nil, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", f.verify)
+		return nil, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", f.Verify)
 	}
 	for _, s := range subs {
 		if strings.HasPrefix(s, "/") {
 			return nil, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
 		}
 	}
-	log, err := newLogger(f.logLevel)
+	log, err := newLogger(f.LogLevel)
 	if err != nil {
 		return nil, opts, err
 	}
-	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.region, Endpoint: f.endpoint, PathStyle: f.pathStyle})
+	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
 	if err != nil {
 		return nil, opts, err
 	}
 	opts = cache.Options{
-		Dir: dir, Source: sourceID(f.endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
-		Include: f.include, Exclude: f.exclude, Parallelism: f.parallel, PartSize: q.Value(),
-		Verify: verify, Prune: !f.noDelete, Ephemeral: f.ephemeral, PageCache: f.pageCache, DryRun: f.dryRun, Log: log, Requests: store.Requests(),
+		Dir: dir, Source: sourceID(f.Endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
+		Include: f.Include, Exclude: f.Exclude, Parallelism: f.Parallel, PartSize: q.Value(),
+		Verify: verify, Prune: !f.NoDelete, Ephemeral: f.ephemeral, PageCache: f.PageCache, DryRun: f.DryRun, Log: log, Requests: store.Requests(),
 	}
-	if f.generations < 0 || f.generations > generations.DefaultMaxKept {
-		return nil, opts, fmt.Errorf("--generations %d: must be between 0 and %d", f.generations, generations.DefaultMaxKept)
+	if f.Generations < 0 || f.Generations > generations.DefaultMaxKept {
+		return nil, opts, fmt.Errorf("--generations %d: must be between 0 and %d", f.Generations, generations.DefaultMaxKept)
 	}
-	if f.generations > 0 && subs == nil && !f.dryRun {
-		opts.Generations = &generations.Policy{Keep: f.generations, MinAge: f.generationMinAge, Pinned: f.keepGenerations}
+	if f.Generations > 0 && subs == nil && !f.DryRun {
+		opts.Generations = &generations.Policy{Keep: f.Generations, MinAge: f.GenerationMinAge, Pinned: f.KeepGenerations}
 	}
 	if f.changes != "" {
 		if subs != nil {
@@ -260,7 +247,7 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		}
 	}
 	stderr := cmd.ErrOrStderr()
-	if f.dryRun {
+	if f.DryRun {
 		opts.OnPlan = func(a plan.Action) {
 			if a.Copy {
 				fmt.Fprintf(cmd.OutOrStdout(), "copy   %s (%s, %s)\n", a.Object.Key, humanBytes(a.Object.Size), a.Why)
@@ -269,7 +256,7 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 			}
 		}
 	}
-	switch f.progress {
+	switch f.Progress {
 	case "json":
 		enc := json.NewEncoder(stderr)
 		// In a worker pod, progress also goes to an annotation on the pod, for the controller to read.
@@ -279,12 +266,12 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 			pod.Publish(ctx, p, false)
 		}
 	case "auto":
-		if isTerminal(os.Stderr) && !f.dryRun {
+		if isTerminal(os.Stderr) && !f.DryRun {
 			opts.Progress = func(p wire.SyncProgress) { fmt.Fprint(stderr, "\r"+progressLine(p)) }
 		}
 	case "none":
 	default:
-		return nil, opts, fmt.Errorf("--progress %q: must be auto, json or none", f.progress)
+		return nil, opts, fmt.Errorf("--progress %q: must be auto, json or none", f.Progress)
 	}
 	return store, opts, nil
 }
@@ -294,16 +281,16 @@ func writeReport(stdout io.Writer, f syncFlags, rep *wire.SyncReport) error {
 	if err != nil {
 		return err
 	}
-	if f.reportFile != "" {
+	if f.ReportFile != "" {
 		compact, err := rep.Compact(wire.TerminationMessageLimit)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(f.reportFile, compact, 0o644); err != nil {
+		if err := os.WriteFile(f.ReportFile, compact, 0o644); err != nil {
 			return fmt.Errorf("writing report: %w", err)
 		}
 	}
-	if f.jsonOut {
+	if f.local.jsonOut {
 		_, err = fmt.Fprintln(stdout, string(data))
 		return err
 	}

@@ -94,9 +94,10 @@ It prints one JSON line per sync on stdout, and stops on SIGINT or SIGTERM.`,
 			return runWatch(cmd, f, w, args[0], args[1])
 		},
 	}
-	f.register(cmd)
-	f.registerGenerations(cmd)
+	f.SyncOptions, f.GenerationOptions = wire.DefaultSyncOptions(), wire.DefaultGenerationOptions()
 	fl := cmd.Flags()
+	f.SyncOptions.Bind(fl)
+	f.GenerationOptions.Bind(fl)
 	fl.StringVar(&w.webhookListen, "webhook-listen", "", "Serve the event webhook on this address (host:port; keep it on a private network).")
 	fl.StringVar(&w.webhookToken, "webhook-token", "", "The token a store must present to the webhook (default: $PQCACHE_WEBHOOK_TOKEN).")
 	fl.StringVar(&w.sqsQueue, "sqs-queue", "", "Long-poll this SQS queue URL for the bucket's event notifications.")
@@ -114,11 +115,11 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	if (w.webhookListen == "") == (w.sqsQueue == "") {
 		return errors.New("watch needs exactly one of --webhook-listen and --sqs-queue")
 	}
-	if f.dryRun || f.changes != "" {
-		return errors.New("watch takes neither --dry-run nor --changes")
+	if f.DryRun {
+		return errors.New("watch takes no --dry-run")
 	}
-	if f.progress == "auto" {
-		f.progress = "none"
+	if f.Progress == "auto" {
+		f.Progress = "none"
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -128,7 +129,7 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	}
 	log := opts.Log
 	bucket, prefix, _ := parseS3URL(src)
-	scope, err := notify.NewScope(bucket, prefix, f.include, f.exclude, w.fresh)
+	scope, err := notify.NewScope(bucket, prefix, f.Include, f.Exclude, w.fresh)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// runOutcome decides a finished run's Succeeded condition from its results; memory maps a
+// configuration to its memory limit, named in OOMKilled messages.
+func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[string]string) (reason, message string) {
+	if timedOut {
+		return datav1alpha1.ReasonTimeout, "the run passed spec.timeout"
+	}
+	oom, failed := []string{}, []string{}
+	digests := map[int32]map[string][]string{}
+	for _, r := range results {
+		for _, q := range r.Queries {
+			where := r.Config + " / " + r.Input
+			if r.Engine != "" {
+				where = r.Engine + " / " + where
+			}
+			switch q.Status {
+			case datav1alpha1.QueryOOMKilled:
+				what := fmt.Sprintf("q%d", q.Query)
+				if q.Query == 0 {
+					what = "the runner"
+				}
+				oom = append(oom, fmt.Sprintf("%s on %s (memory limit %s)", what, where, memory[r.Config]))
+			case datav1alpha1.QuerySucceeded:
+				if digests[q.Query] == nil {
+					digests[q.Query] = map[string][]string{}
+				}
+				digests[q.Query][q.Digest] = append(digests[q.Query][q.Digest], where)
+			default:
+				failed = append(failed, fmt.Sprintf("q%d on %s: %s", q.Query, where, q.Status))
+			}
+		}
+	}
+	if len(oom) > 0 {
+		return datav1alpha1.ReasonOOMKilled, "out of memory: " + strings.Join(limit(oom, 8), ", ")
+	}
+	var qs []int32
+	for q, byDigest := range digests {
+		if len(byDigest) > 1 {
+			qs = append(qs, q)
+		}
+	}
+	slices.Sort(qs)
+	if len(qs) > 0 {
+		// Name, per query, one place of each of two answers: which engines (or inputs) disagree.
+		var mismatched []string
+		for _, q := range qs {
+			var sides []string
+			for _, where := range digests[q] {
+				slices.Sort(where)
+				sides = append(sides, where[0])
+			}
+			slices.Sort(sides)
+			mismatched = append(mismatched, fmt.Sprintf("q%d (%s vs %s)", q, sides[0], sides[1]))
+		}
+		return datav1alpha1.ReasonResultMismatch, "different answers for the same query: " + strings.Join(limit(mismatched, 8), ", ")
+	}
+	if len(failed) > 0 {
+		return datav1alpha1.ReasonQueriesFailed, strings.Join(limit(failed, 8), "; ")
+	}
+	return datav1alpha1.ReasonCompleted, fmt.Sprintf("%d runs completed", len(results))
+}
+
+func limit(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
+}

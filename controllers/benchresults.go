@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+
+	"github.com/pqcache/pqcache/api/wire"
+	batchv1 "k8s.io/api/batch/v1"
+)
+
+// benchResultFrom turns a finished bench Job into its status entry: the runner's summary from the
+// termination message, or, when the runner itself died, why.
+func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha1.BenchResult {
+	r := datav1alpha1.BenchResult{Engine: j.Annotations[annotationEngine], Config: j.Annotations[annotationConfig], Input: j.Annotations[annotationInput], JobName: j.Name}
+	// The stage step's own report: what it copied, and how long that took.
+	for _, p := range pods {
+		for _, cs := range p.Status.InitContainerStatuses {
+			if t := cs.State.Terminated; cs.Name == stageContainerName && t != nil && t.Message != "" {
+				if rep, err := wire.DecodeSyncReport(t.Message); err == nil {
+					r.StagedBytes, r.StageMillis = rep.BytesCopied, rep.DurationMillis
+				}
+			}
+		}
+	}
+	var term *corev1.ContainerStateTerminated
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; cs.Name == benchContainerName && t != nil && (term == nil || t.FinishedAt.After(term.FinishedAt.Time)) {
+				term = t
+			}
+		}
+	}
+	if term != nil && term.Message != "" {
+		if res, err := wire.DecodeBenchSummary(term.Message); err == nil {
+			fillBenchResult(&r, res)
+			return r
+		}
+	}
+	// No summary: the runner did not finish. Say why on every query, as NotRun or OOMKilled.
+	status := datav1alpha1.QueryNotRun
+	if term != nil && term.Reason == "OOMKilled" {
+		status = datav1alpha1.QueryOOMKilled
+	}
+	if js.Reason == batchv1.JobReasonDeadlineExceeded {
+		status = datav1alpha1.QueryTimeout
+	}
+	r.Queries = []datav1alpha1.QueryResult{{Query: 0, Status: status}}
+	return r
+}
+
+func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
+	r.WallMillis = res.WallMillis
+	r.GeometricMeanMillis = res.GeometricMeanMillis
+	r.NetworkReadBytes = res.NetworkReadBytes
+	if res.Probe != nil {
+		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
+	}
+	for _, q := range res.FailedQueries {
+		r.FailedQueries = append(r.FailedQueries, int32(q))
+	}
+	for _, q := range res.Queries {
+		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q.Query), Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
+	}
+}

@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
+)
+
+// What every worker pod shares, sync and bench alike: who it runs as, what it may not do, how it
+// reports, and how it reaches the Dataset's bucket.
+
+// workerUID runs every worker container: the image's nonroot user.
+const workerUID = 65532
+
+// workerPodSecurity is the pod security context of the restricted Pod Security profile, as the
+// worker's nonroot user.
+func workerPodSecurity() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](workerUID),
+		RunAsGroup:     ptr.To[int64](workerUID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// workerContainerSecurity is the container security context of the restricted profile, with a
+// read-only root file system: workers write only to their volumes.
+func workerContainerSecurity() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// withTerminationReport makes a container's report reach the controller: the worker writes it to
+// the termination message file, which Kubernetes keeps on the pod's status.
+func withTerminationReport(c *corev1.Container) {
+	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+}
+
+// sourceURL is the Dataset's source as the workers name it: s3://BUCKET/PREFIX.
+func sourceURL(ds *datav1alpha1.Dataset) string {
+	return "s3://" + ds.Spec.Source.S3.Bucket + "/" + ds.Spec.Source.S3.Prefix
+}
+
+// sourceOptions select and reach the objects, for every worker that reads the bucket with the sync
+// engine: globs, endpoint, region, addressing.
+func sourceOptions(ds *datav1alpha1.Dataset) wire.SyncOptions {
+	return wire.SyncOptions{Include: ds.Spec.Include, Exclude: ds.Spec.Exclude, S3Access: s3Access(ds)}
+}
+
+// s3Access is how workers reach the Dataset's bucket, beside the credentials in their environment.
+func s3Access(ds *datav1alpha1.Dataset) wire.S3Access {
+	s3 := ds.Spec.Source.S3
+	return wire.S3Access{Endpoint: s3.Endpoint, Region: s3.Region, PathStyle: s3.ForcePathStyle}
+}
+
+// credentialsEnv passes credentials from the Dataset's Secret by reference: their values never pass
+// through the operator, the Job spec or status.
+func credentialsEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
+	c := ds.Spec.Source.S3.Credentials
+	if c == nil || c.SecretRef == nil {
+		return nil
+	}
+	ref := func(key string, optional bool) corev1.EnvVar {
+		return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: c.SecretRef.Name}, Key: key, Optional: ptr.To(optional),
+		}}}
+	}
+	return []corev1.EnvVar{ref(SecretKeyAccessKeyID, false), ref(SecretKeySecretAccessKey, false), ref(SecretKeySessionToken, true)}
+}
+
+// credentialsAccount is the service account that gives a worker the bucket by IRSA or Pod Identity,
+// or "".
+func credentialsAccount(ds *datav1alpha1.Dataset) string {
+	if c := ds.Spec.Source.S3.Credentials; c != nil {
+		return c.ServiceAccountName
+	}
+	return ""
+}

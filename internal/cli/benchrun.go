@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/netdev"
+	"github.com/pqcache/pqcache/bench/polars"
+	"github.com/pqcache/pqcache/cache/generations"
+)
+
+// benchLocal are the flags of a bench run by hand, which no controller sets: outputs, the split
+// command line, and where the engines live.
+type benchLocal struct {
+	command                                       string
+	jsonOut, csvOut, scale, engineVersion, netIfs string
+	probeBytes                                    int64
+	polarsDir                                     string
+	polarsForceAsync                              bool
+}
+
+func (l *benchLocal) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&l.command, "command", "", "The command engine's command line, split on spaces; {query} and {data} are replaced.")
+	f.Int64Var(&l.probeBytes, "probe-bytes", bench.DefaultProbeBytes, "Stop the throughput probe after this many bytes (-1: read everything).")
+	f.StringVar(&l.netIfs, "net-interfaces", "auto", "Network interfaces whose received bytes are the queries' network reads (networkReadBytes): auto (every interface but lo: a pod's own traffic), lo (standalone, against S3 on 127.0.0.1), names such as eth0,eth1, or none.")
+	f.StringVar(&l.jsonOut, "json", "", "Write the result as JSON to this file (- for stdout).")
+	f.StringVar(&l.csvOut, "csv", "", "Write a polars-benchmark style timings CSV, with memory columns, to this file.")
+	f.StringVar(&l.scale, "scale-factor", "", "The scale_factor column of the CSV.")
+	f.StringVar(&l.engineVersion, "engine-version", "", "The version column of the CSV.")
+	f.StringVar(&l.polarsDir, "polars-dir", "", "With --engine polars: the directory of run.js and its node_modules (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, or the checkout's bench/polars).")
+	f.BoolVar(&l.polarsForceAsync, "polars-force-async", false, "With --engine polars: POLARS_FORCE_ASYNC=1, the object-store reader for local files too.")
+}
+
+// benchCommand is `pqcache bench`; run receives the parsed arguments (tests capture them).
+func benchCommand(run func(*cobra.Command, wire.BenchArgs, benchLocal) error) *cobra.Command {
+	var (
+		a     wire.BenchArgs
+		local benchLocal
+	)
+	cmd := &cobra.Command{
+		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
+		Short: "Run queries over a data directory, each in a fresh process: timings, peak memory, result digests",
+		Long: `bench runs each query warmups + iterations times, each in a fresh process so that its memory is
+its own, and reports per query the median, min and max wall time, the peak of the process tree's total,
+anonymous and file-backed memory above its baseline, the rows returned and an order-insensitive digest
+of them. A query that fails, times out or is OOM-killed is recorded as such and the run goes on.
+
+With --engine duckdb (the default), the data directory holds the TPC-H tables as Parquet, one file per
+table (lineitem.parquet) or partitioned (lineitem/**/*.parquet), as pqcache datagen writes them.
+With --engine polars, the same queries in Polars' lazy API run in Node.js (bench/polars); --data may
+also be s3://bucket/prefix, with --endpoint, --region, --path-style and the AWS_* credentials.
+With --engine command, --command is split on spaces; {query} and {data} are replaced in each argument.
+The command prints its result rows to stdout, one per line.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, a, local) },
+	}
+	cmd.AddCommand(newProbeCommand())
+	a.Bind(cmd.Flags())
+	local.register(cmd)
+	return cmd
+}
+
+func newBenchCommand() *cobra.Command { return benchCommand(runBench) }
+
+// runBench runs the queries, then the throughput probe, and writes the results where asked.
+func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
+	if a.Data == "" {
+		return errors.New("--data is required")
+	}
+	if !strings.HasPrefix(a.Data, "s3://") {
+		// A generation of a Dataset's volume (.pqcache/generations/N or current) is held for the whole
+		// run, so that a refresh cannot remove what the queries read.
+		lease, err := generations.HoldPath(a.Data)
+		if err != nil {
+			return fmt.Errorf("--data %s: %w", a.Data, err)
+		}
+		defer lease.Release()
+		a.Data = lease.Path
+	}
+	qs, err := bench.ParseQueries(a.Queries, 22)
+	if err != nil {
+		return err
+	}
+	if a.Iterations < 1 || a.Iterations > 100 || a.Warmups < 0 || a.Warmups > 10 {
+		return fmt.Errorf("--iterations must be 1-100 and --warmups 0-10")
+	}
+	eng, version, err := benchEngine(a, local)
+	if err != nil {
+		return err
+	}
+	if local.engineVersion == "" {
+		local.engineVersion = version
+	}
+	nets, err := netdev.Parse(local.netIfs)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stderr := cmd.ErrOrStderr()
+	res, err := bench.Run(ctx, bench.Spec{
+		Label: a.Label, Engine: eng, Data: a.Data, Queries: qs, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
+		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets,
+		Progress: func(q wire.QueryResult) {
+			fmt.Fprintf(stderr, "q%-2d %-9s median %6d ms  peak %6d MiB\n", q.Query, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if a.ProbeStreams > 0 {
+		// After the queries, so that they start from the same page cache as without a probe (and its
+		// reads are not counted as theirs).
+		src, err := probeInput(ctx, a.Data, a.FreshData, a.FreshPrefixes, a.S3Access)
+		if err != nil {
+			return err
+		}
+		if res.Probe, err = bench.ProbeFrom(ctx, src, a.ProbeStreams, local.probeBytes); err != nil {
+			return fmt.Errorf("probing %s: %w", a.Data, err)
+		}
+	}
+	return writeBenchOutputs(cmd, res, a, local)
+}
+
+// benchEngine is the engine --engine names, and its version for the CSV.
+func benchEngine(a wire.BenchArgs, local benchLocal) (bench.Engine, string, error) {
+	switch a.Engine {
+	case "duckdb":
+		if strings.HasPrefix(a.Data, "s3://") {
+			return nil, "", errors.New("the built-in DuckDB has no httpfs and cannot read s3://: use --engine polars, or a command engine")
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return nil, "", err
+		}
+		// Each query in a fresh pqcache process running the embedded DuckDB.
+		args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
+		if a.FreshData != "" {
+			args = append(args, "--fresh-data", a.FreshData)
+			for _, p := range a.FreshPrefixes {
+				args = append(args, "--fresh-prefix", p)
+			}
+		}
+		version, ok := duckdbVersion()
+		if !ok {
+			return nil, "", errors.New("this pqcache was built without cgo and has no DuckDB: use --engine command")
+		}
+		return bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: args}}, version, nil
+	case "polars":
+		return polarsEngine(a, local)
+	case "command":
+		args := a.CommandArgs
+		if len(args) == 0 {
+			args = strings.Fields(local.command)
+		}
+		if len(args) == 0 {
+			return nil, "", errors.New("--engine command needs --command, e.g. --command 'python run.py {query} {data}'")
+		}
+		return bench.CommandEngine{Args: args}, "", nil
+	}
+	return nil, "", fmt.Errorf("--engine %q: want duckdb, polars or command", a.Engine)
+}
+
+// writeBenchOutputs writes the summary for the controller, the JSON and CSV asked for, and the
+// Markdown table on stdout unless the JSON goes there.
+func writeBenchOutputs(cmd *cobra.Command, res *wire.BenchResult, a wire.BenchArgs, local benchLocal) error {
+	if a.ReportFile != "" {
+		summary, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(a.ReportFile, summary, 0o644); err != nil {
+			return fmt.Errorf("writing the summary: %w", err)
+		}
+	}
+	if local.jsonOut != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if local.jsonOut == "-" {
+			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+		} else if err := os.WriteFile(local.jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if local.csvOut != "" {
+		f, err := os.Create(local.csvOut)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ioType := a.IOType
+		if ioType == "" {
+			ioType = "volume"
+		}
+		if err := bench.WriteCSV(f, res, bench.CSVOptions{Version: local.engineVersion, IOType: ioType, ScaleFactor: local.scale}); err != nil {
+			return err
+		}
+	}
+	if local.jsonOut != "-" {
+		return bench.WriteMarkdown(cmd.OutOrStdout(), res)
+	}
+	return nil
+}
