@@ -394,16 +394,47 @@ func (d *download) request(i int) s3store.Range {
 // stream writes one response into piece i, hashing it on the way, and checkpoints a resumable
 // download as it goes.
 func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.GetInfo, buf []byte) error {
+	pc, err := d.place(i, r, info)
+	if err != nil {
+		return err
+	}
+	if d.own != "" && pc.own == nil {
+		pc.own = integrity.NewHash(d.own)
+	}
+	if d.plan.Algorithm != "" && pc.chk == nil && !d.ownIsCheck() {
+		pc.chk = integrity.NewHash(d.plan.Algorithm)
+	}
+	if err := d.copyBody(i, pc, body, buf); err != nil {
+		return err
+	}
+	if pc.own != nil {
+		pc.ownSum, pc.own = pc.own.Sum(nil), nil
+	}
+	if pc.chk != nil {
+		pc.chkSum, pc.chk = pc.chk.Sum(nil), nil
+	} else if d.ownIsCheck() {
+		pc.chkSum = pc.ownSum
+	}
+	pc.complete = true
+	if d.rec != nil {
+		d.rec.checkpoint(i, pc)
+	}
+	return nil
+}
+
+// place checks that a response is the piece asked for (an upload part learns where it lies from it)
+// and keeps the checksum a whole-object response vouches for.
+func (d *download) place(i int, r s3store.Range, info s3store.GetInfo) (*piece, error) {
 	d.mu.Lock()
 	pc := &d.pieces[i]
 	if pc.length < 0 { // an upload part: the response says where it lies
 		if info.PartsCount != int32(d.plan.Parts) {
 			d.mu.Unlock()
-			return fmt.Errorf("%w: %s: the store says %d parts, its ETag %s says %d", ErrCorrupt, d.obj.Key, info.PartsCount, d.obj.ETag, d.plan.Parts)
+			return nil, fmt.Errorf("%w: %s: the store says %d parts, its ETag %s says %d", ErrCorrupt, d.obj.Key, info.PartsCount, d.obj.ETag, d.plan.Parts)
 		}
 		if info.Start < 0 || info.Length <= 0 || info.Start+info.Length > d.obj.Size {
 			d.mu.Unlock()
-			return fmt.Errorf("%w: %s: part %d is bytes %d+%d of an object of %d", ErrCorrupt, d.obj.Key, i+1, info.Start, info.Length, d.obj.Size)
+			return nil, fmt.Errorf("%w: %s: part %d is bytes %d+%d of an object of %d", ErrCorrupt, d.obj.Key, i+1, info.Start, info.Length, d.obj.Size)
 		}
 		pc.start, pc.length = info.Start, info.Length
 	}
@@ -416,14 +447,14 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 		d.encrypted.Store(true)
 	}
 	if info.Start != start || info.Length != want {
-		return fmt.Errorf("%w: %s: asked for %d bytes at %d, the store sent %d at %d", ErrCorrupt, d.obj.Key, want, start, info.Length, info.Start)
+		return nil, fmt.Errorf("%w: %s: asked for %d bytes at %d, the store sent %d at %d", ErrCorrupt, d.obj.Key, want, start, info.Length, info.Start)
 	}
-	if d.own != "" && pc.own == nil {
-		pc.own = integrity.NewHash(d.own)
-	}
-	if d.plan.Algorithm != "" && pc.chk == nil && !d.ownIsCheck() {
-		pc.chk = integrity.NewHash(d.plan.Algorithm)
-	}
+	return pc, nil
+}
+
+// copyBody reads the rest of piece i from body into its place in the staging file, one buffer at a
+// time, hashing what it writes and checkpointing every d.every bytes and when the body fails.
+func (d *download) copyBody(i int, pc *piece, body io.Reader, buf []byte) error {
 	var sinceCheckpoint int64
 	wb := d.writeback(pc.start + pc.done)
 	fill := 0 // bytes read into buf, not yet written
@@ -434,26 +465,10 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 		// The buffer is written when it is full, when the piece is complete, or when the body fails:
 		// one write per buffer (an aligned one for direct I/O), and nothing read is lost to a retry.
 		if fill > 0 && (fill == limit || rerr != nil) {
-			b, at := buf[:fill], pc.start+pc.done
-			direct, err := d.writeAt(b, at)
-			if err != nil {
+			if err := d.writeBuffer(pc, buf[:fill], &wb); err != nil {
 				return err
 			}
-			if pc.own != nil {
-				pc.own.Write(b)
-			}
-			if pc.chk != nil {
-				pc.chk.Write(b)
-			}
-			pc.done += int64(fill)
-			if direct {
-				wb.skip(at, pc.start+pc.done)
-			} else {
-				wb.wrote(pc.start + pc.done)
-			}
 			sinceCheckpoint += int64(fill)
-			d.fetched.Add(int64(fill))
-			d.s.progress.bytesDone.Add(int64(fill))
 			fill = 0
 			if d.rec != nil && sinceCheckpoint >= d.every && pc.done < pc.length {
 				d.rec.checkpoint(i, pc)
@@ -471,18 +486,30 @@ func (d *download) stream(i int, r s3store.Range, body io.Reader, info s3store.G
 		}
 	}
 	wb.flush(pc.start + pc.done)
+	return nil
+}
+
+// writeBuffer writes b at the piece's next offset and hashes it, and counts it as done.
+func (d *download) writeBuffer(pc *piece, b []byte, wb *writeback) error {
+	at := pc.start + pc.done
+	direct, err := d.writeAt(b, at)
+	if err != nil {
+		return err
+	}
 	if pc.own != nil {
-		pc.ownSum, pc.own = pc.own.Sum(nil), nil
+		pc.own.Write(b)
 	}
 	if pc.chk != nil {
-		pc.chkSum, pc.chk = pc.chk.Sum(nil), nil
-	} else if d.ownIsCheck() {
-		pc.chkSum = pc.ownSum
+		pc.chk.Write(b)
 	}
-	pc.complete = true
-	if d.rec != nil {
-		d.rec.checkpoint(i, pc)
+	pc.done += int64(len(b))
+	if direct {
+		wb.skip(at, pc.start+pc.done)
+	} else {
+		wb.wrote(pc.start + pc.done)
 	}
+	d.fetched.Add(int64(len(b)))
+	d.s.progress.bytesDone.Add(int64(len(b)))
 	return nil
 }
 

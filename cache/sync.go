@@ -211,77 +211,19 @@ func (s *syncer) run(ctx context.Context) error {
 		return err
 	}
 	defer s.m.Close()
-	if s.resume, err = openResumer(s.root); err != nil {
-		return err
-	}
-	// Generation numbers are never used twice on a volume, even by a manifest that begins again.
-	if top, err := generations.Highest(s.root); err != nil {
-		return err
-	} else if err := s.m.GenerationAtLeast(top); err != nil {
-		return err
-	}
-
-	force := plan.Change("")
-	prev, err := s.m.Source()
+	force, err := s.prepare()
 	if err != nil {
 		return err
 	}
-	if prev != "" && prev != s.opts.Source {
-		s.log.Info("Source changed: copying every file again", "was", prev, "now", s.opts.Source)
-		force = plan.ChangeSource
-	}
-	s.listing = s.opts.Changes == nil
-	if !s.listing && (force != "" || prev == "") {
-		// A change set cannot stand for the data set when the source changed, or when nothing was
-		// ever listed into this directory: it would publish just its keys as if they were all.
-		s.log.Info("Listing the whole prefix instead of the change set", "sourceChanged", force != "", "neverSynced", prev == "")
-		s.listing = true
-	}
-
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.abort = cancel
 	stopProgress := s.startProgress(ctx)
 	defer stopProgress()
-
-	s.slots = make(chan struct{}, s.opts.Parallelism)
-	copies := make(chan plan.Action, s.opts.Parallelism)
-	events := make(chan event, s.opts.Parallelism)
-	var workers sync.WaitGroup
-	for w := range s.opts.Parallelism {
-		// Each worker stages into its own directory: creating files in one directory shared by all
-		// workers serialises them on its lock (a third of a small-file sync's time went there).
-		shard := filepath.Join(manifest.StagingDir, strconv.Itoa(w))
-		if err := os.MkdirAll(filepath.Join(s.root, shard), 0o755); err != nil {
-			return fmt.Errorf("creating %s: %w", shard, err)
-		}
-		workers.Go(func() {
-			for a := range copies {
-				s.copyFile(ctx, shard, a, events)
-			}
-		})
-	}
-	pubErr := make(chan error, 1)
-	go func() { pubErr <- s.publish(events, &renamePublisher{s: s}) }()
-
-	planErr := s.feed(ctx, filter, force, events, copies)
-	if planErr != nil {
-		cancel(planErr)
-	}
-	s.progress.listed.Store(true)
-	s.log.Debug("Listed", "elapsed", time.Since(s.rep.Start), "listed", s.rep.FilesListed)
-	close(copies)
-	workers.Wait()
-	s.log.Debug("Downloaded", "elapsed", time.Since(s.rep.Start))
-	close(events)
-	if err := <-pubErr; err != nil {
+	if err := s.transfer(ctx, filter, force); err != nil {
 		return err
 	}
-	s.log.Debug("Published", "elapsed", time.Since(s.rep.Start))
 	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()
-	if planErr != nil {
-		return planErr
-	}
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
@@ -295,6 +237,81 @@ func (s *syncer) run(ctx context.Context) error {
 	err = s.publishGeneration(ctx)
 	s.settleChanges()
 	return err
+}
+
+// prepare opens what a sync resumes from and decides how it runs: whether every file must be copied
+// again (the source changed), and whether it lists the prefix or applies its change set.
+func (s *syncer) prepare() (plan.Change, error) {
+	var err error
+	if s.resume, err = openResumer(s.root); err != nil {
+		return "", err
+	}
+	// Generation numbers are never used twice on a volume, even by a manifest that begins again.
+	if top, err := generations.Highest(s.root); err != nil {
+		return "", err
+	} else if err := s.m.GenerationAtLeast(top); err != nil {
+		return "", err
+	}
+	force := plan.Change("")
+	prev, err := s.m.Source()
+	if err != nil {
+		return "", err
+	}
+	if prev != "" && prev != s.opts.Source {
+		s.log.Info("Source changed: copying every file again", "was", prev, "now", s.opts.Source)
+		force = plan.ChangeSource
+	}
+	s.listing = s.opts.Changes == nil
+	if !s.listing && (force != "" || prev == "") {
+		// A change set cannot stand for the data set when the source changed, or when nothing was
+		// ever listed into this directory: it would publish just its keys as if they were all.
+		s.log.Info("Listing the whole prefix instead of the change set", "sourceChanged", force != "", "neverSynced", prev == "")
+		s.listing = true
+	}
+	return force, nil
+}
+
+// transfer plans the copies and deletes, runs the copies on Parallelism workers and publishes each
+// file as it is verified; it returns once every file is published or abandoned. A planning error
+// cancels the copies in flight.
+func (s *syncer) transfer(ctx context.Context, filter *plan.Filter, force plan.Change) error {
+	s.slots = make(chan struct{}, s.opts.Parallelism)
+	copies := make(chan plan.Action, s.opts.Parallelism)
+	events := make(chan event, s.opts.Parallelism)
+	var workers sync.WaitGroup
+	for w := range s.opts.Parallelism {
+		// Each worker stages into its own directory: creating files in one directory shared by all
+		// workers serialises them on its lock (a third of a small-file sync's time went there).
+		shard := filepath.Join(manifest.StagingDir, strconv.Itoa(w))
+		if err := os.MkdirAll(filepath.Join(s.root, shard), 0o755); err != nil {
+			close(copies)
+			workers.Wait()
+			return fmt.Errorf("creating %s: %w", shard, err)
+		}
+		workers.Go(func() {
+			for a := range copies {
+				s.copyFile(ctx, shard, a, events)
+			}
+		})
+	}
+	pubErr := make(chan error, 1)
+	go func() { pubErr <- s.publish(events, &renamePublisher{s: s}) }()
+
+	planErr := s.feed(ctx, filter, force, events, copies)
+	if planErr != nil {
+		s.abort(planErr)
+	}
+	s.progress.listed.Store(true)
+	s.log.Debug("Listed", "elapsed", time.Since(s.rep.Start), "listed", s.rep.FilesListed)
+	close(copies)
+	workers.Wait()
+	s.log.Debug("Downloaded", "elapsed", time.Since(s.rep.Start))
+	close(events)
+	if err := <-pubErr; err != nil {
+		return err
+	}
+	s.log.Debug("Published", "elapsed", time.Since(s.rep.Start))
+	return planErr
 }
 
 // publishGeneration makes the committed generation whole for readers (package generations): a tree

@@ -61,6 +61,38 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 	s.mu.Lock()
 	s.applied, s.failedKeys = map[string]time.Time{}, map[string]bool{}
 	s.mu.Unlock()
+	changes := s.changesInScope(filter, out)
+	s.describe(ctx, changes)
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	for _, tc := range changes {
+		s.rep.FilesListed++
+		if tc.err != nil {
+			s.fail(tc.rel, s3store.Classify(tc.err), tc.err)
+			continue
+		}
+		a, settled, err := s.planChange(tc, out)
+		if err != nil {
+			return err
+		}
+		if !settled {
+			continue
+		}
+		s.applied[tc.rel] = tc.change.EventTime
+		if a == nil {
+			continue
+		}
+		if err := emit(*a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// changesInScope are the change set's keys this sync may publish, one change per key, sorted; the
+// others are counted as ignored.
+func (s *syncer) changesInScope(filter *plan.Filter, out *ChangeOutcome) []*targetedChange {
 	byKey := map[string]*targetedChange{}
 	for _, c := range s.opts.Changes.Changes {
 		rel, ok := strings.CutPrefix(c.Key, s.opts.Prefix)
@@ -84,67 +116,53 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 		changes = append(changes, tc)
 	}
 	slices.SortFunc(changes, func(a, b *targetedChange) int { return strings.Compare(a.rel, b.rel) })
-	s.describe(ctx, changes)
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
-	}
+	return changes
+}
 
-	for _, tc := range changes {
-		s.rep.FilesListed++
-		if tc.err != nil {
-			s.fail(tc.rel, s3store.Classify(tc.err), tc.err)
-			continue
-		}
-		old, have, err := s.m.Get(tc.rel)
-		if err != nil {
-			return err
-		}
-		stale := s.staleEvent(tc)
-		if tc.exists && !have {
-			if dir, err := s.pathConflict(tc.rel); err != nil {
-				return err
-			} else if dir != "" {
-				// "a/b" while "a" is a published file, or the reverse: a path cannot be both. The
-				// listing sync reports it (HostileKeys); failing here would hold the batch forever.
-				out.Ignored++
-				s.log.Warn("Ignoring a changed key whose path is also another object's", "key", tc.rel, "other", dir)
-				continue
-			}
-		}
-		var a *plan.Action
-		switch {
-		case !tc.exists && have && s.opts.Prune:
-			a = &plan.Action{Old: &old}
-		case !tc.exists:
-			// Nothing on the volume to remove (or deletes are off): already as the bucket has it.
-		case !have:
-			a = &plan.Action{Copy: true, Object: tc.obj, Why: plan.ChangeNew}
-		case tc.obj.LastModified.Before(old.LastModified.Add(-time.Second)):
-			// The bucket answered with a version older than the one published (a store whose replicas
-			// lag): keep the newer one; the next listing sync settles it.
-			s.rep.FilesUnchanged++
-			stale = true
-			s.log.Info("The bucket answered with an older version than the published one; keeping it", "key", tc.rel,
-				"published", old.LastModified, "answered", tc.obj.LastModified)
-		default:
-			if why := plan.Compare(tc.obj, old); why != "" {
-				a = &plan.Action{Copy: true, Object: tc.obj, Old: &old, Why: why}
-			} else {
-				s.rep.FilesUnchanged++
-			}
-		}
-		if stale {
-			out.Stale++
-		}
-		s.applied[tc.rel] = tc.change.EventTime
-		if a == nil {
-			continue
-		}
-		if err := emit(*a); err != nil {
-			return err
+// planChange compares one described change with what is published: the copy or delete it needs, if
+// any. settled is false for a change ignored because its path is also another object's.
+func (s *syncer) planChange(tc *targetedChange, out *ChangeOutcome) (a *plan.Action, settled bool, err error) {
+	old, have, err := s.m.Get(tc.rel)
+	if err != nil {
+		return nil, false, err
+	}
+	stale := s.staleEvent(tc)
+	if tc.exists && !have {
+		if dir, err := s.pathConflict(tc.rel); err != nil {
+			return nil, false, err
+		} else if dir != "" {
+			// "a/b" while "a" is a published file, or the reverse: a path cannot be both. The listing
+			// sync reports it (HostileKeys); failing here would hold the batch forever.
+			out.Ignored++
+			s.log.Warn("Ignoring a changed key whose path is also another object's", "key", tc.rel, "other", dir)
+			return nil, false, nil
 		}
 	}
-	return nil
+	switch {
+	case !tc.exists && have && s.opts.Prune:
+		a = &plan.Action{Old: &old}
+	case !tc.exists:
+		// Nothing on the volume to remove (or deletes are off): already as the bucket has it.
+	case !have:
+		a = &plan.Action{Copy: true, Object: tc.obj, Why: plan.ChangeNew}
+	case tc.obj.LastModified.Before(old.LastModified.Add(-time.Second)):
+		// The bucket answered with a version older than the one published (a store whose replicas
+		// lag): keep the newer one; the next listing sync settles it.
+		s.rep.FilesUnchanged++
+		stale = true
+		s.log.Info("The bucket answered with an older version than the published one; keeping it", "key", tc.rel,
+			"published", old.LastModified, "answered", tc.obj.LastModified)
+	default:
+		if why := plan.Compare(tc.obj, old); why != "" {
+			a = &plan.Action{Copy: true, Object: tc.obj, Old: &old, Why: why}
+		} else {
+			s.rep.FilesUnchanged++
+		}
+	}
+	if stale {
+		out.Stale++
+	}
+	return a, true, nil
 }
 
 // describe asks the bucket for each change's key, with up to Parallelism HEADs in flight.

@@ -62,57 +62,7 @@ func Verify(root string) (*VerifyReport, error) {
 	defer m.Close()
 	r := &VerifyReport{}
 	buf := make([]byte, copyBufferSize)
-	err = m.Scan("", func(e manifest.Entry) error {
-		r.Files++
-		r.Bytes += e.Size
-		f, err := os.Open(manifest.LocalPath(root, e.Key))
-		if errors.Is(err, fs.ErrNotExist) {
-			r.Missing++
-			r.problem("missing: %s", e.Key)
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		info, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		if info.Size() != e.Size {
-			r.Mismatched++
-			r.problem("size differs: %s has %d bytes, manifest says %d", e.Key, info.Size(), e.Size)
-			return nil
-		}
-		switch {
-		case e.SHA256 != "":
-			got, err := manifest.HashFile(f, e, buf)
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", e.Key, err)
-			}
-			if got != e.SHA256 {
-				r.Mismatched++
-				r.problem("content differs: %s has SHA-256 %s, manifest says %s", e.Key, got, e.SHA256)
-			}
-		case e.Checksum != "":
-			alg, want, _ := strings.Cut(e.Checksum, ":")
-			h := integrity.NewHash(integrity.Algorithm(alg))
-			if h == nil {
-				r.Mismatched++
-				r.problem("unknown checksum: %s has %q in the manifest", e.Key, e.Checksum)
-				return nil
-			}
-			if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, e.Size), buf); err != nil {
-				return fmt.Errorf("reading %s: %w", e.Key, err)
-			}
-			if got := base64.StdEncoding.EncodeToString(h.Sum(nil)); got != want {
-				r.Mismatched++
-				r.problem("content differs: %s has %s %s, the manifest (and the store) say %s", e.Key, alg, got, want)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := m.Scan("", func(e manifest.Entry) error { return r.checkFile(root, e, buf) }); err != nil {
 		return r, fmt.Errorf("verifying %s: %w", root, err)
 	}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -139,4 +89,58 @@ func Verify(root string) (*VerifyReport, error) {
 		return r, fmt.Errorf("walking %s: %w", root, err)
 	}
 	return r, nil
+}
+
+// checkFile counts one manifest entry and checks its file: there, of its size, and with the hash the
+// manifest recorded (SHA-256, else the store's checksum). An error stops the walk; a problem found is
+// counted and the walk goes on.
+func (r *VerifyReport) checkFile(root string, e manifest.Entry, buf []byte) error {
+	r.Files++
+	r.Bytes += e.Size
+	f, err := os.Open(manifest.LocalPath(root, e.Key))
+	if errors.Is(err, fs.ErrNotExist) {
+		r.Missing++
+		r.problem("missing: %s", e.Key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() != e.Size {
+		r.Mismatched++
+		r.problem("size differs: %s has %d bytes, manifest says %d", e.Key, info.Size(), e.Size)
+		return nil
+	}
+	switch {
+	case e.SHA256 != "":
+		got, err := manifest.HashFile(f, e, buf)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", e.Key, err)
+		}
+		if got != e.SHA256 {
+			r.Mismatched++
+			r.problem("content differs: %s has SHA-256 %s, manifest says %s", e.Key, got, e.SHA256)
+		}
+	case e.Checksum != "":
+		alg, want, _ := strings.Cut(e.Checksum, ":")
+		h := integrity.NewHash(integrity.Algorithm(alg))
+		if h == nil {
+			r.Mismatched++
+			r.problem("unknown checksum: %s has %q in the manifest", e.Key, e.Checksum)
+			return nil
+		}
+		if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, e.Size), buf); err != nil {
+			return fmt.Errorf("reading %s: %w", e.Key, err)
+		}
+		if got := base64.StdEncoding.EncodeToString(h.Sum(nil)); got != want {
+			r.Mismatched++
+			r.problem("content differs: %s has %s %s, the manifest (and the store) say %s", e.Key, alg, got, want)
+		}
+	}
+	return nil
 }

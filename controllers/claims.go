@@ -45,37 +45,12 @@ import (
 func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (time.Duration, error) {
 	name := claimName(ds)
 	ds.Status.ClaimName = name
-	var existing corev1.PersistentVolumeClaim
-	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &existing)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return 0, fmt.Errorf("reading claim %s: %w", name, err)
-	}
-	found := err == nil
-	if found {
-		holder, err := r.claimHolder(ctx, ds, &existing)
-		if err != nil {
-			return 0, err
-		}
-		if holder != "" {
-			facts.claimError, facts.claimReason = fmt.Sprintf("claim %s already holds the cache of %s, and two Datasets syncing into one volume would prune each other's files: give Dataset %s a claim of its own", name, holder, ds.Name), datav1alpha1.ReasonClaimInUse
-			return 0, nil
-		}
+	existing, found, err := r.readClaim(ctx, ds, name, facts)
+	if err != nil || facts.claimError != "" {
+		return 0, err
 	}
 	if ds.Spec.Volume.ExistingClaim != "" {
-		if !found {
-			facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
-			return 0, nil
-		}
-		if err := r.markClaim(ctx, ds, &existing); apierrors.IsConflict(err) {
-			return 0, err // changed meanwhile: look again
-		} else if err != nil {
-			facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", name, err), datav1alpha1.ReasonClaimFailed
-			return 0, nil
-		}
-		if q, ok := existing.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			ds.Status.CapacityBytes = q.Value()
-		}
-		return 0, nil
+		return 0, r.adoptClaim(ctx, ds, existing, found, facts)
 	}
 	var capacity resource.Quantity
 	switch {
@@ -93,6 +68,55 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	if !found && !ds.DeletionTimestamp.IsZero() {
 		return 0, nil // never create a claim for a Dataset being deleted: the garbage collector would chase it
 	}
+	r.writeClaim(ctx, ds, name, capacity, facts)
+	return 0, nil
+}
+
+// readClaim reads the claim name (found is false when it does not exist: an empty claim of that
+// name), and refuses it (facts.claimError) when it holds
+// another Dataset's cache or is someone else's.
+func (r *DatasetReconciler) readClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, facts *datasetFacts) (*corev1.PersistentVolumeClaim, bool, error) {
+	var existing corev1.PersistentVolumeClaim
+	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &existing)
+	if apierrors.IsNotFound(err) {
+		existing.Name, existing.Namespace = name, ds.Namespace
+		return &existing, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading claim %s: %w", name, err)
+	}
+	holder, err := r.claimHolder(ctx, ds, &existing)
+	if err != nil {
+		return nil, false, err
+	}
+	if holder != "" {
+		facts.claimError, facts.claimReason = fmt.Sprintf("claim %s already holds the cache of %s, and two Datasets syncing into one volume would prune each other's files: give Dataset %s a claim of its own", name, holder, ds.Name), datav1alpha1.ReasonClaimInUse
+	}
+	return &existing, true, nil
+}
+
+// adoptClaim makes the user's volume.existingClaim this Dataset's, as it is: pqcache neither sizes
+// nor owns it.
+func (r *DatasetReconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dataset, existing *corev1.PersistentVolumeClaim, found bool, facts *datasetFacts) error {
+	if !found {
+		facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", existing.Name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
+		return nil
+	}
+	if err := r.markClaim(ctx, ds, existing); apierrors.IsConflict(err) {
+		return err // changed meanwhile: look again
+	} else if err != nil {
+		facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", existing.Name, err), datav1alpha1.ReasonClaimFailed
+		return nil
+	}
+	if q, ok := existing.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		ds.Status.CapacityBytes = q.Value()
+	}
+	return nil
+}
+
+// writeClaim creates the Dataset's claim of capacity, or grows it where allowed, marks it as the
+// Dataset's and sets its owner by the reclaim policy; a failure goes into facts.claimError.
+func (r *DatasetReconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, capacity resource.Quantity, facts *datasetFacts) {
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
 		if pvc.CreationTimestamp.IsZero() {
@@ -104,14 +128,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 			pvc.Spec.StorageClassName = ds.Spec.Volume.StorageClassName
 			pvc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: capacity}
 		} else if ptr.Deref(ds.Spec.Volume.AllowExpansion, false) {
-			// Only growth is possible, and only where the StorageClass allows expansion (the API
-			// server refuses it otherwise, and the error lands in the condition): to a larger
-			// spec.volume.capacity, or to what a sync refused for lack of room needs.
-			want := maxQuantity(capacity, neededCapacity(ds, pvc))
-			if cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; want.Cmp(cur) > 0 {
-				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = want
-				ds.Status.CapacityNote = fmt.Sprintf("grown from %s to %s (volume.allowExpansion)", cur.String(), want.String())
-			}
+			growClaim(ds, pvc, capacity)
 		}
 		setHolder(pvc, ds)
 		if ds.Spec.Volume.Reclaim == datav1alpha1.ReclaimRetain {
@@ -124,7 +141,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	})
 	if err != nil {
 		facts.claimError, facts.claimReason = fmt.Sprintf("claim %s: %v", name, err), datav1alpha1.ReasonClaimFailed
-		return 0, nil
+		return
 	}
 	if op == controllerutil.OperationResultCreated {
 		facts.announce = append(facts.announce, func() {
@@ -134,7 +151,17 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 		ds.Status.CapacityBytes = q.Value()
 	}
-	return 0, nil
+}
+
+// growClaim raises an expandable claim's request. Only growth is possible, and only where the
+// StorageClass allows expansion (the API server refuses it otherwise, and the error lands in the
+// condition): to a larger spec.volume.capacity, or to what a sync refused for lack of room needs.
+func growClaim(ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim, capacity resource.Quantity) {
+	want := maxQuantity(capacity, neededCapacity(ds, pvc))
+	if cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; want.Cmp(cur) > 0 {
+		pvc.Spec.Resources.Requests[corev1.ResourceStorage] = want
+		ds.Status.CapacityNote = fmt.Sprintf("grown from %s to %s (volume.allowExpansion)", cur.String(), want.String())
+	}
 }
 
 // Annotations on a claim naming the Dataset whose cache it holds.

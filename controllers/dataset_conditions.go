@@ -35,20 +35,7 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: ds.Generation})
 	}
-	ls := st.LastSync
-	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
-	synced := st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.LastSuccessfulSyncTime != nil
-
-	// stuck says what keeps the running Job's pod from running, in the scheduler's or kubelet's words.
-	stuck := ""
-	if f.activeJob != nil {
-		switch f.podProblem.Reason {
-		case datav1alpha1.ReasonUnschedulable:
-			stuck = fmt.Sprintf("Job %s cannot be scheduled and waits for a node with room until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
-		case datav1alpha1.ReasonPodNotStarting:
-			stuck = fmt.Sprintf("Job %s cannot start its container and waits until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
-		}
-	}
+	stuck := stuckMessage(f)
 	switch {
 	case stuck != "":
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, f.podProblem.Reason, stuck)
@@ -61,59 +48,84 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 	default:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionFalse, datav1alpha1.ReasonIdle, "No sync is running")
 	}
-
-	if failed {
+	if ls := st.LastSync; ls != nil && ls.Result == datav1alpha1.SyncFailed {
 		set(datav1alpha1.ConditionDegraded, metav1.ConditionTrue, ls.Reason, fmt.Sprintf("Sync %s failed (attempt %d): %s", ls.JobName, st.FailedAttempts, ls.Message))
 	} else {
 		set(datav1alpha1.ConditionDegraded, metav1.ConditionFalse, datav1alpha1.ReasonNoFailures, "The last sync did not fail")
 	}
-
-	var (
-		readyReason, readyMsg string
-		ready                 = metav1.ConditionFalse
-		stalled               = false
-		reconciling           = false
-	)
-	switch {
-	case f.specError != "":
-		readyReason, readyMsg, stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
-	case f.claimError != "":
-		readyReason, readyMsg, stalled = f.claimReason, f.claimError, true
-	case f.sizing && !failed:
-		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSizingVolume, "volume.capacity is omitted: listing the source to size the claim", true
-	case synced:
-		ready, readyReason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
-		readyMsg = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)
-	case stuck != "":
-		// Only a person can fix what keeps a container from starting (an image, a Secret, a
-		// ConfigMap): kstatus says Failed until then. A pod that waits for room may yet get it.
-		readyReason, readyMsg = f.podProblem.Reason, stuck
-		stalled = f.podProblem.Reason == datav1alpha1.ReasonPodNotStarting
-		reconciling = !stalled // kstatus reads Reconciling before Stalled
-	case f.activeJob != nil:
-		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true
-	case failed:
-		readyReason, readyMsg = ls.Reason, ls.Message
-		stalled = retryWontHelp(ls.Reason)
-		reconciling = !stalled && !ds.Spec.Refresh.Suspend
-	case ds.Spec.Refresh.Suspend:
-		readyReason, readyMsg = datav1alpha1.ReasonSuspended, "refresh.suspend is set and the data of the current source has not been synced"
-	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
-		readyReason, readyMsg = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
-	case st.Manifest != nil:
-		readyReason, readyMsg, reconciling = datav1alpha1.ReasonSourceChanged, "The source changed since the data was synced; a sync is due", true
-	default:
-		readyReason, readyMsg, reconciling = datav1alpha1.ReasonInitializing, "Waiting for the first sync", true
-	}
-	set(datav1alpha1.ConditionReady, ready, readyReason, readyMsg)
-	if stalled {
-		set(datav1alpha1.ConditionStalled, metav1.ConditionTrue, readyReason, readyMsg)
+	r := readiness(ds, f, stuck)
+	set(datav1alpha1.ConditionReady, r.status, r.reason, r.message)
+	if r.stalled {
+		set(datav1alpha1.ConditionStalled, metav1.ConditionTrue, r.reason, r.message)
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, datav1alpha1.ConditionStalled)
 	}
-	if reconciling {
-		set(datav1alpha1.ConditionReconciling, metav1.ConditionTrue, readyReason, readyMsg)
+	if r.reconciling {
+		set(datav1alpha1.ConditionReconciling, metav1.ConditionTrue, r.reason, r.message)
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, datav1alpha1.ConditionReconciling)
 	}
+}
+
+// stuckMessage says what keeps the running Job's pod from running, in the scheduler's or kubelet's
+// words, or "".
+func stuckMessage(f datasetFacts) string {
+	if f.activeJob == nil {
+		return ""
+	}
+	switch f.podProblem.Reason {
+	case datav1alpha1.ReasonUnschedulable:
+		return fmt.Sprintf("Job %s cannot be scheduled and waits for a node with room until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
+	case datav1alpha1.ReasonPodNotStarting:
+		return fmt.Sprintf("Job %s cannot start its container and waits until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
+	}
+	return ""
+}
+
+// ready is the Ready condition, and whether kstatus should read the Dataset as Stalled or
+// Reconciling.
+type ready struct {
+	status               metav1.ConditionStatus
+	reason, message      string
+	stalled, reconciling bool
+}
+
+// readiness decides the Ready condition from the facts, the first that applies winning.
+func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
+	st := &ds.Status
+	ls := st.LastSync
+	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
+	r := ready{status: metav1.ConditionFalse}
+	switch {
+	case f.specError != "":
+		r.reason, r.message, r.stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
+	case f.claimError != "":
+		r.reason, r.message, r.stalled = f.claimReason, f.claimError, true
+	case f.sizing && !failed:
+		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSizingVolume, "volume.capacity is omitted: listing the source to size the claim", true
+	case st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.LastSuccessfulSyncTime != nil:
+		r.status, r.reason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
+		r.message = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)
+	case stuck != "":
+		// Only a person can fix what keeps a container from starting (an image, a Secret, a
+		// ConfigMap): kstatus says Failed until then. A pod that waits for room may yet get it.
+		r.reason, r.message = f.podProblem.Reason, stuck
+		r.stalled = f.podProblem.Reason == datav1alpha1.ReasonPodNotStarting
+		r.reconciling = !r.stalled // kstatus reads Reconciling before Stalled
+	case f.activeJob != nil:
+		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true
+	case failed:
+		r.reason, r.message = ls.Reason, ls.Message
+		r.stalled = retryWontHelp(ls.Reason)
+		r.reconciling = !r.stalled && !ds.Spec.Refresh.Suspend
+	case ds.Spec.Refresh.Suspend:
+		r.reason, r.message = datav1alpha1.ReasonSuspended, "refresh.suspend is set and the data of the current source has not been synced"
+	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
+		r.reason, r.message = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
+	case st.Manifest != nil:
+		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSourceChanged, "The source changed since the data was synced; a sync is due", true
+	default:
+		r.reason, r.message, r.reconciling = datav1alpha1.ReasonInitializing, "Waiting for the first sync", true
+	}
+	return r
 }

@@ -135,10 +135,8 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 // reconcileSync ensures the claim, records finished sync Jobs, and starts one when a refresh is due.
 func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
 	now := r.Clock.Now()
 	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
-
 	sched, err := parseSchedule(ds.Spec.Refresh.Schedule, now)
 	if err != nil {
 		facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
@@ -148,21 +146,61 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	if err := r.watchEvents(ctx, ds, key); err != nil {
 		return ctrl.Result{}, err
 	}
+	if res, ready, err := r.claimReady(ctx, ds, facts, key); !ready {
+		return res, err
+	}
+	if err := r.recordFinished(ctx, ds, facts, key); err != nil {
+		return ctrl.Result{}, err
+	}
+	if facts.activeJob != nil {
+		return r.followActive(ctx, ds, facts)
+	}
+	ds.Status.Progress = nil
+
+	batch := r.pendingBatch(ds, key, facts)
+	d := decideSync(ds, sched, facts.hash, now, batch)
+	ds.Status.NextSyncTime = nil
+	if d.NextScheduled != nil {
+		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
+	}
+	if d.Trigger == "" || !ds.DeletionTimestamp.IsZero() {
+		// Nothing due, or the Dataset is being deleted: a Job started now would outlive its purpose.
+		r.admission.ForgetOwner(key)
+		return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+	}
+	// A new partition under spec.fresh goes first: its targeted sync takes no place in the queue.
+	freshFirst := d.Trigger == TriggerEvents && batch.Fresh
+	if !freshFirst && !r.admission.Admit(key, r.activeSyncs(ctx), now) {
+		facts.queued = true
+		// A finishing sync Job wakes the queue (see SetupWithManager); the requeue is a safety net.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	return r.startSync(ctx, ds, facts, d.Trigger, batch)
+}
+
+// claimReady ensures the claim; ready is false when the reconcile must end with (res, err) because
+// the claim is missing, unusable, or still being sized.
+func (r *DatasetReconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts, key types.NamespacedName) (res ctrl.Result, ready bool, err error) {
 	wait, err := r.ensureClaim(ctx, ds, facts)
 	switch {
 	case err != nil:
 		r.admission.ForgetOwner(key)
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	case facts.claimError != "":
 		r.admission.ForgetOwner(key)
-		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil // a claim created meanwhile also wakes us
+		return ctrl.Result{RequeueAfter: 30 * time.Second}, false, nil // a claim created meanwhile also wakes us
 	case facts.sizing:
-		return ctrl.Result{RequeueAfter: wait}, nil // the sizing Job's updates wake us too
+		return ctrl.Result{RequeueAfter: wait}, false, nil // the sizing Job's updates wake us too
 	}
+	return ctrl.Result{}, true, nil
+}
 
+// recordFinished records the finished sync Job that is news, and notes the one still running in
+// facts.activeJob.
+func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts, key types.NamespacedName) error {
 	jobs, err := r.syncJobs(ctx, ds)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	for i := range jobs {
 		j := &jobs[i]
@@ -178,62 +216,55 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 			continue
 		}
 		if err := r.record(ctx, ds, j, js, facts); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 	}
-	if facts.activeJob != nil {
-		// The worker's progress lives on its pod, which does not wake us: look again shortly.
-		running, err := r.readProgress(ctx, ds, facts.activeJob, facts)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if running && ds.Status.Progress == nil {
-			// Its pod runs and publishes no progress: only the Job's end is news, and that wakes us.
-			return ctrl.Result{RequeueAfter: quietPoll}, nil
-		}
-		return ctrl.Result{RequeueAfter: progressPoll}, nil
-	}
-	ds.Status.Progress = nil
+	return nil
+}
 
-	var batch *EventBatch
-	if r.Events != nil && ds.Spec.Refresh.Events != nil {
-		batch = r.Events.Pending(key)
-		if batch != nil && batch.ID == facts.settledBatch {
-			batch = nil
-		}
+// followActive copies the running sync's progress into status and says when to look again: the
+// worker's progress lives on its pod, which does not wake us.
+func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (ctrl.Result, error) {
+	running, err := r.readProgress(ctx, ds, facts.activeJob, facts)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	d := decideSync(ds, sched, facts.hash, now, batch)
-	if d.NextScheduled != nil {
-		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
-	} else {
-		ds.Status.NextSyncTime = nil
+	if running && ds.Status.Progress == nil {
+		// Its pod runs and publishes no progress: only the Job's end is news, and that wakes us.
+		return ctrl.Result{RequeueAfter: quietPoll}, nil
 	}
-	result := ctrl.Result{RequeueAfter: d.RequeueAfter}
-	if d.Trigger == "" || !ds.DeletionTimestamp.IsZero() {
-		// Nothing due, or the Dataset is being deleted: a Job started now would outlive its purpose.
-		r.admission.ForgetOwner(key)
-		return result, nil
+	return ctrl.Result{RequeueAfter: progressPoll}, nil
+}
+
+// pendingBatch is the event batch waiting for the Dataset, unless a Job recorded in this reconcile
+// has just applied it.
+func (r *DatasetReconciler) pendingBatch(ds *datav1alpha1.Dataset, key types.NamespacedName, facts *datasetFacts) *EventBatch {
+	if r.Events == nil || ds.Spec.Refresh.Events == nil {
+		return nil
 	}
-	// A new partition under spec.fresh goes first: its targeted sync takes no place in the queue.
-	freshFirst := d.Trigger == TriggerEvents && batch.Fresh
-	if !freshFirst && !r.admission.Admit(key, r.activeSyncs(ctx), now) {
-		facts.queued = true
-		// A finishing sync Job wakes the queue (see SetupWithManager); the requeue is a safety net.
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	batch := r.Events.Pending(key)
+	if batch != nil && batch.ID == facts.settledBatch {
+		return nil
 	}
+	return batch
+}
+
+// startSync creates the sync Job for trigger, with the event batch it applies, if any, and announces
+// it once the status is written.
+func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts, trigger string, batch *EventBatch) (ctrl.Result, error) {
 	pinned, err := r.pinnedGenerations(ctx, ds)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	job := buildSyncJob(ds, r.Worker, d.Trigger, facts.hash, pinned...)
+	job := buildSyncJob(ds, r.Worker, trigger, facts.hash, pinned...)
 	if err := controllerutil.SetControllerReference(ds, job, r.Scheme()); err != nil {
 		return ctrl.Result{}, err
 	}
-	if batch != nil && d.Trigger != TriggerManual && d.Trigger != TriggerSourceChanged {
+	if batch != nil && trigger != TriggerManual && trigger != TriggerSourceChanged {
 		// The sync applies the batch (a listing covers it too); it is settled when the Job is recorded.
 		job.Annotations[AnnotationEventBatch] = batch.ID
 	}
-	if d.Trigger == TriggerEvents {
+	if trigger == TriggerEvents {
 		if err := r.createChanges(ctx, ds, job, batch); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -245,10 +276,10 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 			// the same, so this is that Job, and it was announced then.
 			return ctrl.Result{RequeueAfter: progressPoll}, nil
 		}
-		r.admission.ForgetOwner(key)
+		r.admission.ForgetOwner(client.ObjectKeyFromObject(ds))
 		return ctrl.Result{}, fmt.Errorf("creating sync %s: %w", describeJob(job), err)
 	}
-	trigger := d.Trigger
+	log := ctrl.LoggerFrom(ctx)
 	facts.announce = append(facts.announce, func() {
 		log.Info("Started sync", "dataset", klog.KObj(ds), "job", job.Name, "trigger", trigger)
 		r.event(ds, job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, trigger)

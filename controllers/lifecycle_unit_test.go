@@ -153,20 +153,6 @@ func TestWorkerOptionsKeepWhatIsSetAndRefuseAZeroTTL(t *testing.T) {
 	}
 }
 
-func TestCostsThatDoNotFitAreNoEstimate(t *testing.T) {
-	cfg := datav1alpha1.ResourceConfig{Name: "c", CPU: resource.MustParse("64"), Memory: resource.MustParse("1Ti")}
-	r := datav1alpha1.BenchResult{WallMillis: 1 << 40}
-	if got := costMicros(&datav1alpha1.Pricing{CoreSecond: "99999999999"}, cfg, r, 0); got != nil {
-		t.Fatalf("cost %d micros: an overflow wrapped", *got)
-	}
-	huge := []datav1alpha1.BenchResult{{Config: "a", Input: "volume", CostMicros: ptrInt(0)}, {Config: "a", Input: "s3", CostMicros: ptrInt(1)}}
-	if got := breakEvenRuns(&datav1alpha1.Pricing{TransferGB: "99999999999"}, huge, 1<<62); got != nil {
-		t.Fatalf("break-even %d: an overflow wrapped", *got)
-	}
-}
-
-func ptrInt(v int64) *int64 { return &v }
-
 func TestInspectPodsSaysWhatKeepsAContainerFromStarting(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	scheduled := func(at time.Time) corev1.PodCondition {

@@ -102,6 +102,33 @@ func outcomeFromPods(pods []corev1.Pod) workerOutcome {
 // and a one-line summary for events.
 func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo workerOutcome) (bool, string) {
 	st := &ds.Status
+	ls, succeeded := syncResultOf(job, js, wo)
+	st.LastSync = ls
+	if tok := job.Annotations[AnnotationManualToken]; tok != "" {
+		st.LastManualSync = tok
+	}
+	if rep := wo.Report; rep != nil && rep.Manifest.Generation > 0 {
+		recordManifest(st, rep, ls.SourceHash, succeeded)
+	}
+	if succeeded {
+		st.FailedAttempts = 0
+		st.LastFailureTime = nil
+		st.LastSuccessfulSyncTime = ls.CompletionTime
+		if isListing(ls.Trigger) {
+			st.LastListingSyncTime = ls.StartTime
+		} else {
+			st.LastTargetedSyncTime = ls.StartTime
+		}
+		return true, fmt.Sprintf("%d files copied (%d bytes), %d deleted, %d unchanged in %d ms", ls.FilesCopied, ls.BytesCopied, ls.FilesDeleted, ls.FilesUnchanged, ls.DurationMillis)
+	}
+	st.FailedAttempts++
+	st.LastFailureTime = ls.CompletionTime
+	return false, fmt.Sprintf("%s: %s", ls.Reason, ls.Message)
+}
+
+// syncResultOf is a finished Job's lastSync: the facts it was started with (its annotations), the
+// worker's figures, and how it ended.
+func syncResultOf(job *batchv1.Job, js jobState, wo workerOutcome) (*datav1alpha1.SyncResult, bool) {
 	ann := job.Annotations
 	gen, _ := strconv.ParseInt(ann[AnnotationSpecGeneration], 10, 64)
 	ls := &datav1alpha1.SyncResult{
@@ -125,7 +152,6 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 	if rep != nil && rep.DurationMillis > 0 {
 		ls.DurationMillis = rep.DurationMillis
 	}
-
 	succeeded := !js.Failed && rep != nil && rep.Result == wire.ResultSucceeded
 	switch {
 	case succeeded:
@@ -149,40 +175,25 @@ func recordSync(ds *datav1alpha1.Dataset, job *batchv1.Job, js jobState, wo work
 		}
 	}
 	ls.Message = wire.Truncate(ls.Message, 1024) // the API's limit; the worker's text may be any UTF-8
-	st.LastSync = ls
-	if tok := ann[AnnotationManualToken]; tok != "" {
-		st.LastManualSync = tok
+	return ls, succeeded
+}
+
+// recordManifest writes what a sync published into status. Even a failed sync publishes what it
+// verified: the manifest describes the volume as it is. Its sourceHash says which source the files
+// came from: the sync's after a success; after a failure, the previous one if the source did not
+// change, and none if the files are a mix.
+func recordManifest(st *datav1alpha1.DatasetStatus, rep *wire.SyncReport, syncHash string, succeeded bool) {
+	hash := ""
+	if succeeded || (st.Manifest != nil && st.Manifest.SourceHash == syncHash) {
+		hash = syncHash
 	}
-	if rep != nil && rep.Manifest.Generation > 0 {
-		// Even a failed sync publishes what it verified: the manifest describes the volume as it is.
-		// Its sourceHash says which source the files came from: the job's after a success; after a
-		// failure, the previous one if the source did not change, and none if the files are a mix.
-		hash := ""
-		if succeeded || (st.Manifest != nil && st.Manifest.SourceHash == ls.SourceHash) {
-			hash = ls.SourceHash
-		}
-		st.Manifest = &datav1alpha1.ManifestSummary{Files: rep.Manifest.Files, Bytes: rep.Manifest.Bytes, Generation: rep.Manifest.Generation, Digest: rep.Manifest.Digest, SourceHash: hash}
-		st.Generations = generationsStatus(rep.Generations)
-		st.Layout = &datav1alpha1.LayoutSummary{
-			ParquetFiles: rep.Layout.ParquetFiles, RowGroups: rep.Layout.RowGroups,
-			MinRowsPerGroup: rep.Layout.MinRowsPerGroup, MaxRowsPerGroup: rep.Layout.MaxRowsPerGroup,
-			Advice: rep.Layout.Advice,
-		}
+	st.Manifest = &datav1alpha1.ManifestSummary{Files: rep.Manifest.Files, Bytes: rep.Manifest.Bytes, Generation: rep.Manifest.Generation, Digest: rep.Manifest.Digest, SourceHash: hash}
+	st.Generations = generationsStatus(rep.Generations)
+	st.Layout = &datav1alpha1.LayoutSummary{
+		ParquetFiles: rep.Layout.ParquetFiles, RowGroups: rep.Layout.RowGroups,
+		MinRowsPerGroup: rep.Layout.MinRowsPerGroup, MaxRowsPerGroup: rep.Layout.MaxRowsPerGroup,
+		Advice: rep.Layout.Advice,
 	}
-	if succeeded {
-		st.FailedAttempts = 0
-		st.LastFailureTime = nil
-		st.LastSuccessfulSyncTime = ls.CompletionTime
-		if isListing(ls.Trigger) {
-			st.LastListingSyncTime = ls.StartTime
-		} else {
-			st.LastTargetedSyncTime = ls.StartTime
-		}
-		return true, fmt.Sprintf("%d files copied (%d bytes), %d deleted, %d unchanged in %d ms", ls.FilesCopied, ls.BytesCopied, ls.FilesDeleted, ls.FilesUnchanged, ls.DurationMillis)
-	}
-	st.FailedAttempts++
-	st.LastFailureTime = ls.CompletionTime
-	return false, fmt.Sprintf("%s: %s", ls.Reason, ls.Message)
 }
 
 // reasonFromReport maps the worker's failure reason to a condition reason.

@@ -235,35 +235,12 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", key, err)
 	}
-	var (
-		w   = &watched{}
-		cfg notify.SQSConfig
-	)
-	switch {
-	case spec.SQS != nil:
-		w.kind, w.queueURL = "sqs", spec.SQS.QueueURL
-		cfg = notify.SQSConfig{QueueURL: spec.SQS.QueueURL, Region: spec.SQS.Region, Endpoint: spec.SQS.Endpoint,
-			ClientOptions: h.opts.SQSClientOptions, Log: h.log.With("dataset", hubKey(key))}
-		secret := ""
-		if spec.SQS.CredentialsSecretRef != nil {
-			secret = spec.SQS.CredentialsSecretRef.Name
-		} else if c := s3.Credentials; c != nil && c.SecretRef != nil {
-			secret = c.SecretRef.Name
+	w, cfg := &watched{kind: "webhook"}, notify.SQSConfig{}
+	if spec.SQS != nil {
+		if w, cfg, err = h.sqsSource(ctx, ds); err != nil {
+			return err
 		}
-		version := ""
-		if secret != "" {
-			var sec corev1.Secret
-			if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: secret}, &sec); err != nil {
-				return fmt.Errorf("reading the queue's credentials secret %s: %w", secret, err)
-			}
-			cfg.AccessKeyID, cfg.SecretAccessKey = string(sec.Data[controllers.SecretKeyAccessKeyID]), string(sec.Data[controllers.SecretKeySecretAccessKey])
-			cfg.SessionToken = string(sec.Data[controllers.SecretKeySessionToken])
-			version = sec.ResourceVersion
-		}
-		// The config, never the secret values, identifies what the source was started with.
-		w.config = digest("sqs", spec.SQS.QueueURL, spec.SQS.Region, spec.SQS.Endpoint, secret, version)
-	default:
-		w.kind = "webhook"
+	} else {
 		w.tokenSecret = controllers.EventTokenSecret(ds)
 		if spec.Webhook.TokenSecretRef == nil {
 			if err := h.ensureToken(ctx, ds, w.tokenSecret); err != nil {
@@ -287,23 +264,58 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 		old.halt()
 	}
 	h.debounce.Configure(hubKey(key), scope)
+	if err := h.startSource(ctx, key, w, cfg); err != nil {
+		return err
+	}
+	h.log.Info("Watching event notifications", "dataset", hubKey(key), "source", w.kind)
+	return nil
+}
+
+// sqsSource describes a Dataset's SQS source and the client configuration it polls with, credentials
+// read from the queue's Secret (or the source's).
+func (h *Hub) sqsSource(ctx context.Context, ds *datav1alpha1.Dataset) (*watched, notify.SQSConfig, error) {
+	key, q := client.ObjectKeyFromObject(ds), ds.Spec.Refresh.Events.SQS
+	w := &watched{kind: "sqs", queueURL: q.QueueURL}
+	cfg := notify.SQSConfig{QueueURL: q.QueueURL, Region: q.Region, Endpoint: q.Endpoint,
+		ClientOptions: h.opts.SQSClientOptions, Log: h.log.With("dataset", hubKey(key))}
+	secret := ""
+	if q.CredentialsSecretRef != nil {
+		secret = q.CredentialsSecretRef.Name
+	} else if c := ds.Spec.Source.S3.Credentials; c != nil && c.SecretRef != nil {
+		secret = c.SecretRef.Name
+	}
+	version := ""
+	if secret != "" {
+		var sec corev1.Secret
+		if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: secret}, &sec); err != nil {
+			return nil, cfg, fmt.Errorf("reading the queue's credentials secret %s: %w", secret, err)
+		}
+		cfg.AccessKeyID, cfg.SecretAccessKey = string(sec.Data[controllers.SecretKeyAccessKeyID]), string(sec.Data[controllers.SecretKeySecretAccessKey])
+		cfg.SessionToken = string(sec.Data[controllers.SecretKeySessionToken])
+		version = sec.ResourceVersion
+	}
+	// The config, never the secret values, identifies what the source was started with.
+	w.config = digest("sqs", q.QueueURL, q.Region, q.Endpoint, secret, version)
+	return w, cfg, nil
+}
+
+// startSource starts receiving for a newly watched source: the SQS poller, or the webhook's token.
+func (h *Hub) startSource(ctx context.Context, key types.NamespacedName, w *watched, cfg notify.SQSConfig) error {
 	if w.kind == "webhook" {
 		// Read the token now, not on the first post: a store waits 3 s for an answer and does not
 		// retry, and the API server may take longer than that to answer the manager.
 		if _, err := h.readToken(ctx, key, w); err != nil {
 			h.log.Warn("Reading the webhook token failed; the first post reads it again", "dataset", hubKey(key), "error", err)
 		}
+		return nil
 	}
-	if w.kind == "sqs" {
-		src, err := notify.NewSQSSource(h.ctx, cfg, h.debounce.For(hubKey(key)))
-		if err != nil {
-			return fmt.Errorf("dataset %s: %w", key, err)
-		}
-		run, stop := context.WithCancel(h.ctx)
-		w.sqs, w.stop, w.done = src, stop, make(chan struct{})
-		go func() { defer close(w.done); src.Run(run) }()
+	src, err := notify.NewSQSSource(h.ctx, cfg, h.debounce.For(hubKey(key)))
+	if err != nil {
+		return fmt.Errorf("dataset %s: %w", key, err)
 	}
-	h.log.Info("Watching event notifications", "dataset", hubKey(key), "source", w.kind)
+	run, stop := context.WithCancel(h.ctx)
+	w.sqs, w.stop, w.done = src, stop, make(chan struct{})
+	go func() { defer close(w.done); src.Run(run) }()
 	return nil
 }
 

@@ -50,6 +50,11 @@ func newGenerationsCommand() *cobra.Command {
 DIR/.pqcache/generations/current naming the newest: a reader that reads one tree sees one
 consistent data set, whatever refreshes run meanwhile. A generation a reader holds is never removed.`,
 	}
+	cmd.AddCommand(newGenerationsLsCommand(), newGenerationsExecCommand())
+	return cmd
+}
+
+func newGenerationsLsCommand() *cobra.Command {
 	var jsonOut bool
 	ls := &cobra.Command{
 		Use:   "ls DIR",
@@ -78,7 +83,10 @@ consistent data set, whatever refreshes run meanwhile. A generation a reader hol
 		},
 	}
 	ls.Flags().BoolVar(&jsonOut, "json", false, "Print JSON.")
+	return ls
+}
 
+func newGenerationsExecCommand() *cobra.Command {
 	var generation int64
 	run := &cobra.Command{
 		Use:   "exec DIR [--generation N] -- COMMAND [ARGS...]",
@@ -96,55 +104,60 @@ exit status is COMMAND's. DIR may be mounted read-only.`,
 				return err
 			}
 			defer lease.Release()
-			argv := make([]string, 0, len(args)-1)
-			for _, a := range args[1:] {
-				argv = append(argv, strings.ReplaceAll(a, "{data}", lease.Dir))
-			}
-			child := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
-			child.Env = append(os.Environ(), DataEnv+"="+lease.Dir)
-			child.Stdin, child.Stdout, child.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-			// The child inherits the locked directory (as fd 3): the generation stays held while it
-			// runs even if this process is killed first.
-			shared, err := lease.File()
-			if err != nil {
-				return err
-			}
-			if shared != nil {
-				defer shared.Close()
-				child.ExtraFiles = []*os.File{shared}
-			}
-			// Signals go to the child; the lease is held until it exits.
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			if err := child.Start(); err != nil {
-				signal.Stop(sigs)
-				return fmt.Errorf("starting %s: %w", argv[0], err)
-			}
-			forwarded := make(chan struct{})
-			go func() {
-				defer close(forwarded)
-				for s := range sigs {
-					_ = child.Process.Signal(s)
-				}
-			}()
-			err = child.Wait()
-			signal.Stop(sigs)
-			close(sigs)
-			<-forwarded
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				lease.Release()
-				cmd.SilenceErrors = true
-				code := exit.ExitCode()
-				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					code = 128 + int(ws.Signal()) // as a shell reports a command killed by a signal
-				}
-				return &ExitError{Code: code}
-			}
-			return err
+			return execHolding(cmd, lease, args[1:])
 		},
 	}
 	run.Flags().Int64Var(&generation, "generation", 0, "The generation to hold (default: the current one).")
-	cmd.AddCommand(ls, run)
-	return cmd
+	return run
+}
+
+// execHolding runs args on the generation lease holds, with {data} and $PQCACHE_DATA its directory,
+// forwarding SIGINT and SIGTERM; the child's exit status becomes an ExitError.
+func execHolding(cmd *cobra.Command, lease *generations.Lease, args []string) error {
+	argv := make([]string, 0, len(args))
+	for _, a := range args {
+		argv = append(argv, strings.ReplaceAll(a, "{data}", lease.Dir))
+	}
+	child := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+	child.Env = append(os.Environ(), DataEnv+"="+lease.Dir)
+	child.Stdin, child.Stdout, child.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// The child inherits the locked directory (as fd 3): the generation stays held while it runs even
+	// if this process is killed first.
+	shared, err := lease.File()
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		defer shared.Close()
+		child.ExtraFiles = []*os.File{shared}
+	}
+	// Signals go to the child; the lease is held until it exits.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if err := child.Start(); err != nil {
+		signal.Stop(sigs)
+		return fmt.Errorf("starting %s: %w", argv[0], err)
+	}
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for s := range sigs {
+			_ = child.Process.Signal(s)
+		}
+	}()
+	err = child.Wait()
+	signal.Stop(sigs)
+	close(sigs)
+	<-forwarded
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		lease.Release()
+		cmd.SilenceErrors = true
+		code := exit.ExitCode()
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal()) // as a shell reports a command killed by a signal
+		}
+		return &ExitError{Code: code}
+	}
+	return err
 }

@@ -41,7 +41,11 @@ func newS3Command() *cobra.Command {
 		Short: "Put files into a bucket and delete them (for loading demo and test data)",
 	}
 	f.Bind(cmd.PersistentFlags(), "")
+	cmd.AddCommand(newS3PutCommand(&f), newS3RmCommand(&f))
+	return cmd
+}
 
+func newS3PutCommand(f *wire.S3Access) *cobra.Command {
 	var (
 		parallel   int
 		reportFile string
@@ -68,31 +72,7 @@ func newS3Command() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var (
-				mu    sync.Mutex
-				errs  []error
-				bytes int64
-				wg    sync.WaitGroup
-				next  = make(chan [2]string)
-			)
-			for range max(parallel, 1) {
-				wg.Go(func() {
-					for pair := range next {
-						n, err := putFile(cmd, store, pair[0], pair[1])
-						mu.Lock()
-						bytes += n
-						if err != nil {
-							errs = append(errs, err)
-						}
-						mu.Unlock()
-					}
-				})
-			}
-			for _, pair := range files {
-				next <- pair
-			}
-			close(next)
-			wg.Wait()
+			bytes, errs := putFiles(cmd, store, files, parallel)
 			fmt.Fprintf(cmd.OutOrStdout(), "put %d files (%d bytes) into s3://%s/%s\n", len(files)-len(errs), bytes, bucket, key)
 			if reportFile != "" {
 				report := fmt.Appendf(nil, `{"files":%d,"bytes":%d}`, len(files)-len(errs), bytes)
@@ -105,8 +85,42 @@ func newS3Command() *cobra.Command {
 	}
 	put.Flags().IntVar(&parallel, "parallel", 8, "Concurrent uploads.")
 	put.Flags().StringVar(&reportFile, "report-file", "", `Also write {"files":N,"bytes":B} to this file (a pod's /dev/termination-log).`)
+	return put
+}
 
-	rm := &cobra.Command{
+// putFiles uploads each (local path, key) pair, parallel at a time, and returns the bytes put and
+// the uploads that failed.
+func putFiles(cmd *cobra.Command, store *s3store.Store, files [][2]string, parallel int) (int64, []error) {
+	var (
+		mu    sync.Mutex
+		errs  []error
+		bytes int64
+		wg    sync.WaitGroup
+		next  = make(chan [2]string)
+	)
+	for range max(parallel, 1) {
+		wg.Go(func() {
+			for pair := range next {
+				n, err := putFile(cmd, store, pair[0], pair[1])
+				mu.Lock()
+				bytes += n
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, pair := range files {
+		next <- pair
+	}
+	close(next)
+	wg.Wait()
+	return bytes, errs
+}
+
+func newS3RmCommand(f *wire.S3Access) *cobra.Command {
+	return &cobra.Command{
 		Use:   "rm s3://BUCKET/KEY...",
 		Short: "Delete objects",
 		Args:  cobra.MinimumNArgs(1),
@@ -131,8 +145,6 @@ func newS3Command() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(put, rm)
-	return cmd
 }
 
 // filesToPut pairs each local file with its key: a directory's files go under key (a prefix, "/"

@@ -150,26 +150,9 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	}
 	defer sources.wait()
 
-	out := json.NewEncoder(cmd.OutOrStdout())
-	var lastReqs wire.RequestCounts
-	sync := func(trigger string, keys int, changes *cache.ChangeSet) (*wire.SyncReport, error) {
-		o := opts
-		o.Changes = changes
-		rep, err := cache.Sync(ctx, store, o)
-		line := watchLine{Time: time.Now().UTC(), Trigger: trigger, Keys: keys, Result: rep.Result, Message: rep.Message,
-			Copied: rep.FilesCopied, Deleted: rep.FilesDeleted, DurationMillis: rep.DurationMillis, Changes: rep.Changes,
-			Generation: rep.Manifest.Generation}
-		total := countRequests(store.Requests())
-		line.Requests = wire.RequestCounts{List: total.List - lastReqs.List, Get: total.Get - lastReqs.Get, Head: total.Head - lastReqs.Head}
-		lastReqs = total
-		if c := rep.Changes; c != nil && !c.OldestEventTime.IsZero() {
-			line.LagMillis = c.PublishedAt.Sub(c.OldestEventTime).Milliseconds()
-		}
-		_ = out.Encode(line)
-		return rep, err
-	}
+	ws := &watchSyncer{ctx: ctx, store: store, opts: opts, out: json.NewEncoder(cmd.OutOrStdout())}
 	if !w.noInitial {
-		if _, err := sync("initial", 0, nil); err != nil && ctx.Err() == nil {
+		if _, err := ws.sync("initial", 0, nil); err != nil && ctx.Err() == nil {
 			log.Warn("Initial sync failed; the next resync or batch tries again", "error", err)
 		}
 	}
@@ -186,13 +169,40 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 			// visibility timeout; webhook changes are lost, and the next watch's listing finds them.
 			return nil
 		case <-resync:
-			if _, err := sync("resync", 0, nil); err != nil && ctx.Err() == nil {
+			if _, err := ws.sync("resync", 0, nil); err != nil && ctx.Err() == nil {
 				log.Warn("Resync failed", "error", err)
 			}
 		case b := <-batches:
-			applyBatch(ctx, b, sync, log)
+			applyBatch(ctx, b, ws.sync, log)
 		}
 	}
+}
+
+// watchSyncer runs watch's syncs, each printed as one JSON line with the requests it made.
+type watchSyncer struct {
+	ctx      context.Context
+	store    *s3store.Store
+	opts     cache.Options
+	out      *json.Encoder
+	lastReqs wire.RequestCounts
+}
+
+// sync runs a listing sync (changes nil) or applies a change set of keys changes.
+func (ws *watchSyncer) sync(trigger string, keys int, changes *cache.ChangeSet) (*wire.SyncReport, error) {
+	o := ws.opts
+	o.Changes = changes
+	rep, err := cache.Sync(ws.ctx, ws.store, o)
+	line := watchLine{Time: time.Now().UTC(), Trigger: trigger, Keys: keys, Result: rep.Result, Message: rep.Message,
+		Copied: rep.FilesCopied, Deleted: rep.FilesDeleted, DurationMillis: rep.DurationMillis, Changes: rep.Changes,
+		Generation: rep.Manifest.Generation}
+	total := countRequests(ws.store.Requests())
+	line.Requests = wire.RequestCounts{List: total.List - ws.lastReqs.List, Get: total.Get - ws.lastReqs.Get, Head: total.Head - ws.lastReqs.Head}
+	ws.lastReqs = total
+	if c := rep.Changes; c != nil && !c.OldestEventTime.IsZero() {
+		line.LagMillis = c.PublishedAt.Sub(c.OldestEventTime).Milliseconds()
+	}
+	_ = ws.out.Encode(line)
+	return rep, err
 }
 
 // applyBatch runs the sync a batch asks for and settles it: acknowledged once published (the SQS
