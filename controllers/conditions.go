@@ -17,4 +17,14 @@ limitations under the License.
 // Package controllers holds the Kubernetes glue of pqcache: reconcilers that read a Dataset or
 // BenchRun, build the PVCs and Jobs that do the work, and write status. The work itself (moving bytes,
 // running queries) lives in the cache and bench packages and runs in worker pods, never here.
+//
+// One job per file. The Dataset side: dataset_controller.go (the reconcile's steps), sync_policy.go
+// (when a sync is due, a pure function), claims.go (the claim: ownership, sizing, growth), syncjob.go
+// (the sync Job's spec), syncresult.go (recording a finished Job), dataset_conditions.go, events.go
+// (S3 event notifications; the hub itself is controllers/eventhub) and admission.go (the cap on
+// concurrent syncs). The BenchRun side: benchrun_controller.go, benchplan.go (which Jobs a run has),
+// benchjob.go (a Job's spec), benchresults.go (reading a finished Job), benchoutcome.go (the run's
+// verdict) and pricing.go (cost and break-even, pure). Shared: workerpod.go (what every worker pod
+// has), status.go (the one status write), podstate.go (why a pod does not run), names.go, metrics.go
+// and setup.go (wiring into a manager).
 package controllers

@@ -14,12 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package wire is the contract between pqcache's worker processes and its controllers: what a worker
-// writes where the controller reads it (the sync report and the bench summary in a termination
-// message, live progress in a pod annotation) and the environment variables the controllers set for
-// the workers. Both sides import it, and it imports nothing of pqcache's, nor Kubernetes, nor an S3
-// client: a controller reads a worker's report without linking the sync engine, and a change to the
-// contract shows up in one place.
+// Package wire is the contract between pqcache's worker processes and its controllers: the typed
+// arguments a controller starts a worker with (args.go), what a worker writes where the controller
+// reads it (the sync report and the bench summary in a termination message, live progress in a pod
+// annotation: sync.go, bench.go, pod.go), the change sets of targeted syncs (changes.go) and the
+// environment variables the controllers set for the workers. Both sides import it, and it imports
+// nothing of pqcache's, nor Kubernetes, nor an S3 client: a controller reads a worker's report without
+// linking the sync engine, and a change to the contract shows up in one place.
 package wire
 
 import "unicode/utf8"

@@ -14,9 +14,22 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cli is the pqcache command line: the operator (`manager`) and the data-plane commands
-// (`sync`, `stage`, `verify`, `manifest`). It is a package rather than part of cmd/pqcache so that tests
-// elsewhere can run the exact commands a worker pod runs.
+// Package cli is the pqcache command line, one file per command or family:
+//
+//   - manager.go: `manager`, the operator (controllers, event hub, metrics, probes);
+//   - sync.go: `sync`, `stage`, `verify`, `manifest ls`, the sync engine's commands, and watch.go:
+//     `watch`, kept fresh by S3 event notifications;
+//   - generations.go: `generations ls|exec`, whole generations for readers;
+//   - benchrun.go: `bench`, the query runner (bench.go: `report`, `bench probe`, `install-runner`;
+//     duckdb.go: `datagen`, `bench-query`, the embedded DuckDB; polars.go: the Polars engine);
+//   - query.go: `query`, SQL over a directory; report.go: reading BenchRuns back for `report`;
+//   - s3.go: `s3 put|rm`, a loader for demos and tests; readcheck.go and eventlag.go: `testdata`,
+//     readers and writers the e2e suite checks the operator with.
+//
+// The commands a controller starts (sync, stage, bench) bind their flags to the worker contract's
+// argument types (api/wire), so the command line a Job runs is the one these commands parse. It is a
+// package rather than part of cmd/pqcache so that tests elsewhere can run the exact commands a worker
+// pod runs.
 package cli
 
 import (
