@@ -18,11 +18,12 @@ package cache
 
 import (
 	"fmt"
-	"github.com/pqcache/pqcache/api/wire"
 	"net"
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 func TestVolumeReasonByErrno(t *testing.T) {

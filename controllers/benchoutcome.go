@@ -17,11 +17,11 @@ limitations under the License.
 package controllers
 
 import (
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-
 	"fmt"
 	"slices"
 	"strings"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
 // runOutcome decides a finished run's Succeeded condition from its results; memory maps a

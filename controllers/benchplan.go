@@ -17,11 +17,11 @@ limitations under the License.
 package controllers
 
 import (
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-
 	"fmt"
 	"strconv"
 	"strings"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
 // benchJob is one engine × configuration × input of a run.

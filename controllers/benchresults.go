@@ -17,12 +17,11 @@ limitations under the License.
 package controllers
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-
 	"github.com/pqcache/pqcache/api/wire"
-	batchv1 "k8s.io/api/batch/v1"
 )
 
 // benchResultFrom turns a finished bench Job into its status entry: the runner's summary from the

@@ -17,24 +17,22 @@ limitations under the License.
 package controllers
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	corev1 "k8s.io/api/core/v1"
-
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-
 	"context"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/pqcache/pqcache/api/wire"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // ensureClaim creates the Dataset's claim, or checks that its existing claim is there, and makes the

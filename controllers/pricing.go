@@ -17,12 +17,12 @@ limitations under the License.
 package controllers
 
 import (
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-
 	"math/big"
 	"sort"
 
 	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
 // costMicros estimates what one engine × configuration × input cost, in millionths of the pricing

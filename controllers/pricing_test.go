@@ -19,8 +19,9 @@ package controllers
 import (
 	"testing"
 
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
 func TestCostMicros(t *testing.T) {

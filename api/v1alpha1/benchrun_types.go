@@ -17,11 +17,11 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"github.com/pqcache/pqcache/api/wire"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // BenchRunSpec says which queries to run over which Dataset, with which engines, on which resource

@@ -1,0 +1,218 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// runSummary is what the Jobs add up to.
+type runSummary struct {
+	results   []datav1alpha1.BenchResult
+	counts    datav1alpha1.JobCounts
+	timedOut  bool
+	lost      []string
+	stuck     []string // per Job: "config/input: why"
+	stuckWhy  string   // the reason of the first stuck Job: Unschedulable or PodNotStarting
+	conflicts []string
+	starting  bool
+	// dataBytes is the size of the Dataset's data, the transfer an s3 input pays per run.
+	dataBytes int64
+	// memory maps a configuration to its memory limit, for OOMKilled messages.
+	memory map[string]string
+}
+
+// summarizeRun adds the Jobs up: the results to keep in status (sorted), counts and what is in the way.
+func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, skipped int, dataBytes int64, pastDeadline bool) runSummary {
+	s := runSummary{counts: datav1alpha1.JobCounts{Total: int32(len(views)), Skipped: int32(skipped)}, memory: map[string]string{}, dataBytes: dataBytes}
+	for _, c := range run.Spec.Configs {
+		s.memory[c.Name] = c.Memory.String()
+	}
+	for _, v := range views {
+		where := engineLabel(v.plan.engine) + "/" + v.plan.config.Name + "/" + inputLabel(v.plan.input)
+		switch v.phase {
+		case jobQueued:
+			s.counts.Queued++
+		case jobNeverRan:
+			s.timedOut = s.timedOut || pastDeadline
+		case jobConflict:
+			s.conflicts = append(s.conflicts, v.conflict)
+		case jobRunning:
+			s.counts.Active++
+			switch v.podState {
+			case podStuck:
+				s.stuck = append(s.stuck, where+": "+v.podProblem.Message)
+				if s.stuckWhy == "" {
+					s.stuckWhy = v.podProblem.Reason
+				}
+			case podNotStarted:
+				s.starting = true
+			}
+		}
+		res := v.result
+		if res == nil {
+			res = v.record
+		}
+		if v.phase == jobRunning && res == nil && v.job != nil {
+			// Started by an earlier reconcile whose status write did not land: record the start now.
+			res = &datav1alpha1.BenchResult{Engine: engineLabel(v.plan.engine), Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: v.job.Name, StartTime: &v.job.CreationTimestamp}
+		}
+		if res == nil {
+			continue
+		}
+		if res.CompletionTime != nil && v.phase != jobRunning {
+			if res.Message != "" && runnerDied(res) && res.Queries[0].Status == datav1alpha1.QueryNotRun {
+				s.lost = append(s.lost, where)
+			}
+			if runnerDied(res) {
+				s.counts.Failed++
+			} else {
+				s.counts.Succeeded++
+			}
+			if v.job != nil && jobStateOf(v.job).Reason == batchv1.JobReasonDeadlineExceeded {
+				s.timedOut = true
+			}
+		}
+		out := *res
+		// What the input read from the bucket: measured by the runner (its pod's network counters), or
+		// for an s3 input measured without it, the data set once.
+		readBytes := res.NetworkReadBytes
+		if readBytes == 0 && v.plan.input.Type == datav1alpha1.InputS3 {
+			readBytes = dataBytes
+		}
+		if out.CompletionTime != nil {
+			out.CostMicros = costMicros(run.Spec.Pricing, v.plan.config, out, readBytes)
+		}
+		s.results = append(s.results, out)
+	}
+	sort.Slice(s.results, func(i, k int) bool { return resultKey(s.results[i]) < resultKey(s.results[k]) })
+	return s
+}
+
+// resultKey orders results: by engine, configuration, input.
+func resultKey(r datav1alpha1.BenchResult) string { return r.Engine + "/" + r.Config + "/" + r.Input }
+
+// runnerDied reports whether a recorded Job left no summary (the runner was killed, timed out, or the
+// Job was lost): its one query entry, numbered 0, says why. Such a Job counts as failed; a Job whose
+// runner reported, even with failed queries, as succeeded.
+func runnerDied(r *datav1alpha1.BenchResult) bool {
+	return len(r.Queries) == 1 && r.Queries[0].Query == 0
+}
+
+// applyRunSummary writes the summary into status and sets the conditions: running (with what is in
+// the way), or finished with the outcome of the recorded results.
+func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
+	st := &run.Status
+	st.Results = s.results
+	counts := s.counts
+	st.Jobs = &counts
+	st.Progress = fmt.Sprintf("%d/%d jobs", counts.Succeeded+counts.Failed, counts.Total)
+	st.DurationMillis = now.Sub(st.StartTime.Time).Milliseconds()
+	var recorded []datav1alpha1.BenchResult
+	for _, r := range s.results {
+		if r.CompletionTime != nil {
+			recorded = append(recorded, r)
+		}
+	}
+	if s.dataBytes > 0 { // else the Dataset is gone: keep what was computed while it was there
+		st.BreakEvenRuns = breakEvenRuns(run.Spec.Pricing, recorded, s.dataBytes)
+	}
+
+	switch {
+	case len(s.conflicts) > 0:
+		msg := strings.Join(limit(s.conflicts, 4), "; ")
+		setStalled(run, datav1alpha1.ReasonJobConflict, msg)
+		return
+	case counts.Active+counts.Queued > 0:
+		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
+		if counts.Queued > 0 {
+			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", counts.Queued)
+		}
+		reason := datav1alpha1.ReasonRunning
+		switch s.stuckWhy {
+		case datav1alpha1.ReasonUnschedulable:
+			reason = s.stuckWhy
+			msg = fmt.Sprintf("%d of %d Jobs cannot be scheduled and wait for a node with room until spec.timeout (%s)",
+				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
+		case datav1alpha1.ReasonPodNotStarting:
+			reason = s.stuckWhy
+			msg = fmt.Sprintf("%d of %d Jobs have a pod whose container cannot start; they wait until spec.timeout (%s)",
+				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
+		}
+		if reason == datav1alpha1.ReasonPodNotStarting {
+			// A person must act (an image, a Secret, a ConfigMap): kstatus should say so.
+			setStalled(run, reason, msg)
+			return
+		}
+		setWaiting(run, reason, msg)
+		return
+	}
+	reason, msg := runOutcome(recorded, s.timedOut, s.memory)
+	if len(s.lost) > 0 && (reason == datav1alpha1.ReasonCompleted || reason == datav1alpha1.ReasonQueriesFailed) {
+		reason = datav1alpha1.ReasonJobLost
+		msg = fmt.Sprintf("%d Jobs were deleted before their results were recorded (%s); their queries did not run", len(s.lost), strings.Join(limit(s.lost, 4), ", "))
+	}
+	finishRun(run, reason, msg, now)
+}
+
+func setCondition(run *datav1alpha1.BenchRun, t string, s metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: run.Generation})
+}
+
+// finishRun ends the run with reason: Succeeded True for Completed, else False and Stalled (kstatus
+// Failed). Reconciling goes.
+func finishRun(run *datav1alpha1.BenchRun, reason, msg string, now time.Time) {
+	status := metav1.ConditionFalse
+	if reason == datav1alpha1.ReasonCompleted {
+		status = metav1.ConditionTrue
+		meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionStalled)
+	} else {
+		setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
+	}
+	setCondition(run, datav1alpha1.ConditionSucceeded, status, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionReconciling)
+	if run.Status.CompletionTime == nil {
+		run.Status.CompletionTime = &metav1.Time{Time: now}
+	}
+	if run.Status.StartTime != nil {
+		run.Status.DurationMillis = run.Status.CompletionTime.Sub(run.Status.StartTime.Time).Milliseconds()
+	}
+}
+
+// setWaiting marks the run as in progress: Succeeded Unknown and Reconciling True, with reason.
+func setWaiting(run *datav1alpha1.BenchRun, reason, msg string) {
+	setCondition(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
+	setCondition(run, datav1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionStalled)
+}
+
+// setStalled marks an unfinished run that cannot go on until a person acts: Succeeded Unknown, Stalled
+// True, and no Reconciling (kstatus reads Reconciling first, and would say InProgress).
+func setStalled(run *datav1alpha1.BenchRun, reason, msg string) {
+	setCondition(run, datav1alpha1.ConditionSucceeded, metav1.ConditionUnknown, reason, msg)
+	setCondition(run, datav1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionReconciling)
+}
