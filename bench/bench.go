@@ -33,6 +33,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,19 +44,31 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/memory"
 	"github.com/pqcache/pqcache/bench/netdev"
+	"github.com/pqcache/pqcache/bench/workload"
 )
+
+// Invocation is one run of one query: what an engine's process is told.
+type Invocation struct {
+	// Query is the query's name in the workload.
+	Query string
+	// Workload is the resolved workload (JSON, workload.Resolved): each table's files and each
+	// query's SQL and Polars form.
+	Workload string
+	// Data is the data root the workload was resolved against: a directory or an s3:// URL.
+	Data string
+}
 
 // Engine starts the process that runs one query.
 type Engine interface {
-	// Name identifies the engine in results ("duckdb", "command").
+	// Name identifies the engine in results ("duckdb", "polars", "command").
 	Name() string
-	// Command returns the command that runs query over the data directory and writes its result rows
-	// to stdout, one per line.
-	Command(ctx context.Context, query int, data string) (*exec.Cmd, error)
+	// Command returns the command that runs one query and writes its result rows to stdout, one per
+	// line, in the canonical row format (bench/canon).
+	Command(ctx context.Context, inv Invocation) (*exec.Cmd, error)
 }
 
-// CommandEngine runs any command per query: "{query}" and "{data}" in its arguments are replaced by
-// the query number and the data directory.
+// CommandEngine runs any command per query: "{query}", "{data}" and "{workload}" in its arguments are
+// replaced by the query's name, the data root and the resolved workload file.
 type CommandEngine struct {
 	Args []string
 }
@@ -64,13 +77,14 @@ type CommandEngine struct {
 func (CommandEngine) Name() string { return "command" }
 
 // Command builds the query's command line.
-func (e CommandEngine) Command(ctx context.Context, query int, data string) (*exec.Cmd, error) {
+func (e CommandEngine) Command(ctx context.Context, inv Invocation) (*exec.Cmd, error) {
 	if len(e.Args) == 0 {
 		return nil, errors.New("the command engine needs a command")
 	}
+	r := strings.NewReplacer("{query}", inv.Query, "{data}", inv.Data, "{workload}", inv.Workload)
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
-		args[i] = strings.NewReplacer("{query}", strconv.Itoa(query), "{data}", data).Replace(a)
+		args[i] = r.Replace(a)
 	}
 	return exec.CommandContext(ctx, args[0], args[1:]...), nil
 }
@@ -87,9 +101,11 @@ func (e SelfEngine) Name() string { return e.EngineName }
 
 // Spec is one benchmark run.
 type Spec struct {
-	Engine     Engine
-	Data       string
-	Queries    []int
+	Engine Engine
+	// Data is the data root, for engines that read it themselves ({data}) and for reports.
+	Data string
+	// Workload is what runs: its queries, in order, over its tables' files.
+	Workload   *workload.Resolved
 	Iterations int
 	Warmups    int
 	// QueryTimeout bounds one run of one query.
@@ -117,14 +133,25 @@ func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 		spec.Iterations = 1
 	}
 	res := &wire.BenchResult{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Config: spec.Config, Input: spec.Input,
-		Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
-	for _, q := range spec.Queries {
-		qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded}
+		Workload: spec.Workload.Workload, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
+	dir, err := os.MkdirTemp("", "pqcache-bench-")
+	if err != nil {
+		return res, fmt.Errorf("a directory for the workload: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "workload.json")
+	if err := spec.Workload.Write(file); err != nil {
+		return res, fmt.Errorf("writing the workload: %w", err)
+	}
+	for _, query := range spec.Workload.Queries {
+		q := query.Name
+		inv := Invocation{Query: q, Workload: file, Data: spec.Data}
+		qr := wire.QueryResult{Name: q, Status: wire.StatusSucceeded}
 		for i := 0; i < spec.Warmups+spec.Iterations; i++ {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			it := runOnce(ctx, spec, q)
+			it := runOnce(ctx, spec, inv)
 			// Every iteration's transfer is the run's, warm-ups and failed ones included: it was paid for.
 			res.NetworkReadBytes += it.netBytes
 			if it.status != wire.StatusSucceeded {
@@ -187,14 +214,14 @@ type iteration struct {
 // stderrTailBytes is how much of a failed query's stderr is kept.
 const stderrTailBytes = 2048
 
-func runOnce(parent context.Context, spec Spec, q int) iteration {
+func runOnce(parent context.Context, spec Spec, inv Invocation) iteration {
 	ctx := parent
 	if spec.QueryTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(parent, spec.QueryTimeout)
 		defer cancel()
 	}
-	cmd, err := spec.Engine.Command(ctx, q, spec.Data)
+	cmd, err := spec.Engine.Command(ctx, inv)
 	if err != nil {
 		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
 	}
@@ -235,10 +262,10 @@ func runOnce(parent context.Context, spec Spec, q int) iteration {
 	case parent.Err() != nil:
 		// The run itself was stopped (a signal, its deadline): we killed the query, no OOM killer did.
 		it.status = wire.StatusFailed
-		it.stderrTail = fmt.Sprintf("query %d was stopped with the run: %v", q, context.Cause(parent))
+		it.stderrTail = fmt.Sprintf("query %s was stopped with the run: %v", inv.Query, context.Cause(parent))
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		it.status = wire.StatusTimeout
-		it.stderrTail = fmt.Sprintf("query %d ran past its %s timeout and was stopped", q, spec.QueryTimeout)
+		it.stderrTail = fmt.Sprintf("query %s ran past its %s timeout and was stopped", inv.Query, spec.QueryTimeout)
 	case waitErr != nil:
 		it.status, it.exitCode, it.stderrTail = wire.StatusFailed, cmd.ProcessState.ExitCode(), stderr.String()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {

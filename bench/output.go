@@ -44,14 +44,14 @@ func WriteCSV(w io.Writer, res *wire.BenchResult, o CSVOptions) error {
 	for _, q := range res.Queries {
 		rest := []string{o.IOType, o.ScaleFactor, i64(q.PeakMemoryBytes), i64(q.PeakAnonBytes), i64(q.PeakFileBytes), q.Status}
 		if len(q.Millis) == 0 {
-			if err := cw.Write(append([]string{res.Engine, o.Version, strconv.Itoa(q.Query), ""}, rest...)); err != nil {
+			if err := cw.Write(append([]string{res.Engine, o.Version, csvQuery(q.Name), ""}, rest...)); err != nil {
 				return err
 			}
 			continue
 		}
 		for _, ms := range q.Millis {
 			sec := strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
-			if err := cw.Write(append([]string{res.Engine, o.Version, strconv.Itoa(q.Query), sec}, rest...)); err != nil {
+			if err := cw.Write(append([]string{res.Engine, o.Version, csvQuery(q.Name), sec}, rest...)); err != nil {
 				return err
 			}
 		}
@@ -62,12 +62,23 @@ func WriteCSV(w io.Writer, res *wire.BenchResult, o CSVOptions) error {
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
+// csvQuery is a query's query_number: TPC-H's number (q7 is 7), as polars-benchmark's tools expect,
+// and any other query's name.
+func csvQuery(name string) string {
+	if n, ok := strings.CutPrefix(name, "q"); ok {
+		if _, err := strconv.Atoi(n); err == nil {
+			return n
+		}
+	}
+	return name
+}
+
 // WriteMarkdown writes a table of the run, one row per query, for pasting into docs.
 func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| query | status | median | min | max | peak memory | anon | file | rows |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, q := range res.Queries {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %d |\n", q.Query, q.Status,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", q.Name, q.Status,
 			ms(q.MedianMillis), ms(q.MinMillis), ms(q.MaxMillis), mib(q.PeakMemoryBytes), mib(q.PeakAnonBytes), mib(q.PeakFileBytes), q.Rows)
 	}
 	fmt.Fprintf(&b, "\nGeometric mean of medians: %s; %d of %d queries failed; wall time %s (%d iterations, %d warm-up).\n",
@@ -96,32 +107,3 @@ func mib(v int64) string {
 	return fmt.Sprintf("%.0f MiB", float64(v)/(1<<20))
 }
 
-// ParseQueries reads a query list such as "1-22", "1,3,5-7"; every number must be in 1..max.
-func ParseQueries(s string, maxQuery int) ([]int, error) {
-	var out []int
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("query list %q: %q is not a number", s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				return nil, fmt.Errorf("query list %q: %q is not a number", s, hi)
-			}
-		}
-		if a < 1 || b > maxQuery || a > b {
-			return nil, fmt.Errorf("query list %q: %q is outside 1-%d", s, part, maxQuery)
-		}
-		for q := a; q <= b; q++ {
-			if !seen[q] {
-				seen[q] = true
-				out = append(out, q)
-			}
-		}
-	}
-	return out, nil
-}

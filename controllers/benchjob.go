@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,6 +108,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		Volumes:                      []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}
 	mountInput(&pod, &container, ds, j.input)
+	mountWorkload(&pod, &container, run)
 	switch j.engine.Name {
 	case datav1alpha1.EngineCommand:
 		injectRunner(&pod, &container, j.engine.Image, opts)
@@ -142,7 +145,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 // benchArgs are the runner's arguments for one engine × configuration × input: what it reads (the
 // pinned generation of the volume, or the bucket), the queries and how often, and where it reports.
 func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob) wire.BenchArgs {
-	a := wire.BenchArgs{Engine: string(j.engine.Name), Data: dataMountPath, Queries: queryList(run.Spec.Queries),
+	a := wire.BenchArgs{Engine: string(j.engine.Name), Workload: workloadArg(run), Data: dataMountPath, Queries: strings.Join(run.Spec.Queries, ","),
 		Iterations: int(max(run.Spec.Iterations, 1)), Warmups: int(ptr.Deref(run.Spec.Warmups, 1)),
 		QueryTimeout: parseDuration(run.Spec.QueryTimeout, 30*time.Minute),
 		Label:        engineLabel(j.engine) + " / " + j.config.Name + " / " + inputLabel(j.input), IOType: inputLabel(j.input),
@@ -165,9 +168,12 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 	case datav1alpha1.EngineCommand:
 		a.CommandArgs = j.engine.Command
 	case datav1alpha1.EnginePolars:
-		a.Threads, a.PolarsStreaming = threads, ptr.Deref(j.engine.Streaming, false)
+		a.Threads, a.PolarsEngine, a.PolarsForceAsync = threads, j.engine.PolarsEngine, ptr.Deref(j.engine.ForceAsync, false)
 	default:
 		a.Engine, a.Threads = string(datav1alpha1.EngineDuckDB), threads
+		for _, k := range slices.Sorted(maps.Keys(j.engine.Settings)) {
+			a.DuckDBSettings = append(a.DuckDBSettings, k+"="+j.engine.Settings[k])
+		}
 		if m := j.engine.MemoryLimit; m == "None" {
 			a.MemoryLimit = "none"
 		} else if m != "Auto" {
@@ -177,7 +183,7 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 	switch {
 	case j.input.Type == datav1alpha1.InputMixedStaged:
 		a.FreshData, a.FreshPrefixes = scratchPath, ds.Spec.Fresh // withStageStep stages them there
-	case j.input.Type == datav1alpha1.InputMixedDirect && j.engine.Name == datav1alpha1.EnginePolars:
+	case j.input.Type == datav1alpha1.InputMixedDirect && j.engine.Name != datav1alpha1.EngineCommand:
 		// Static tables from the volume; the fresh prefixes straight from the bucket (a command engine
 		// learns where they are from its environment: withBucket).
 		a.FreshData, a.FreshPrefixes = sourceURL(ds), ds.Spec.Fresh

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // runOutcome decides a finished run's Succeeded condition from its results; memory maps a
@@ -30,8 +31,13 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[st
 	if timedOut {
 		return datav1alpha1.ReasonTimeout, "the run passed spec.timeout"
 	}
+	for _, r := range results {
+		if r.Reason != "" {
+			return r.Reason, fmt.Sprintf("%s / %s / %s: %s", r.Engine, r.Config, r.Input, r.Message)
+		}
+	}
 	oom, failed := []string{}, []string{}
-	digests := map[int32]map[string][]string{}
+	digests := map[string]map[string][]string{}
 	for _, r := range results {
 		for _, q := range r.Queries {
 			where := r.Config + " / " + r.Input
@@ -40,25 +46,25 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[st
 			}
 			switch q.Status {
 			case datav1alpha1.QueryOOMKilled:
-				what := fmt.Sprintf("q%d", q.Query)
-				if q.Query == 0 {
+				what := q.Name
+				if q.Name == wire.WholeRun {
 					what = "the runner"
 				}
 				oom = append(oom, fmt.Sprintf("%s on %s (memory limit %s)", what, where, memory[r.Config]))
 			case datav1alpha1.QuerySucceeded:
-				if digests[q.Query] == nil {
-					digests[q.Query] = map[string][]string{}
+				if digests[q.Name] == nil {
+					digests[q.Name] = map[string][]string{}
 				}
-				digests[q.Query][q.Digest] = append(digests[q.Query][q.Digest], where)
+				digests[q.Name][q.Digest] = append(digests[q.Name][q.Digest], where)
 			default:
-				failed = append(failed, fmt.Sprintf("q%d on %s: %s", q.Query, where, q.Status))
+				failed = append(failed, fmt.Sprintf("%s on %s: %s", q.Name, where, q.Status))
 			}
 		}
 	}
 	if len(oom) > 0 {
 		return datav1alpha1.ReasonOOMKilled, "out of memory: " + strings.Join(limit(oom, 8), ", ")
 	}
-	var qs []int32
+	var qs []string
 	for q, byDigest := range digests {
 		if len(byDigest) > 1 {
 			qs = append(qs, q)
@@ -75,7 +81,7 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[st
 				sides = append(sides, where[0])
 			}
 			slices.Sort(sides)
-			mismatched = append(mismatched, fmt.Sprintf("q%d (%s vs %s)", q, sides[0], sides[1]))
+			mismatched = append(mismatched, fmt.Sprintf("%s (%s vs %s)", q, sides[0], sides[1]))
 		}
 		return datav1alpha1.ReasonResultMismatch, "different answers for the same query: " + strings.Join(limit(mismatched, 8), ", ")
 	}

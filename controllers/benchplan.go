@@ -19,7 +19,6 @@ package controllers
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -58,11 +57,6 @@ func readsS3(in datav1alpha1.BenchInput) bool {
 	return in.Type == datav1alpha1.InputS3 || in.Type == datav1alpha1.InputMixedDirect
 }
 
-// canRead says whether an engine can read an input: the built-in DuckDB has no httpfs.
-func canRead(e datav1alpha1.BenchEngine, in datav1alpha1.BenchInput) bool {
-	return e.Name != datav1alpha1.EngineDuckDB && e.Name != "" || !readsS3(in)
-}
-
 // runEngines is the run's engines; none means the built-in DuckDB.
 func runEngines(run *datav1alpha1.BenchRun) []datav1alpha1.BenchEngine {
 	if len(run.Spec.Engines) == 0 {
@@ -71,23 +65,19 @@ func runEngines(run *datav1alpha1.BenchRun) []datav1alpha1.BenchEngine {
 	return run.Spec.Engines
 }
 
-// plannedJobs lists a run's Jobs: every engine × configuration × input the engine can read, and how
-// many combinations it skips.
-func plannedJobs(run *datav1alpha1.BenchRun) (jobs []benchJob, skipped int) {
+// plannedJobs lists a run's Jobs: every engine × configuration × input.
+func plannedJobs(run *datav1alpha1.BenchRun) []benchJob {
+	var jobs []benchJob
 	for _, e := range runEngines(run) {
 		for _, c := range run.Spec.Configs {
 			for i, in := range run.Spec.Inputs {
-				if !canRead(e, in) {
-					skipped++
-					continue
-				}
 				j := benchJob{engine: e, config: c, input: in, index: i}
 				j.name = benchJobName(run, j)
 				jobs = append(jobs, j)
 			}
 		}
 	}
-	return jobs, skipped
+	return jobs
 }
 
 // unsupportedWith says why the Dataset cannot serve the run's inputs, or "".
@@ -111,18 +101,6 @@ func benchJobName(run *datav1alpha1.BenchRun, j benchJob) string {
 		base = run.Name + "-" + l + "-" + j.config.Name
 	}
 	return fitName(base, suffix, maxJobName)
-}
-
-// queryList renders spec.queries for the runner; empty means all 22.
-func queryList(qs []int32) string {
-	if len(qs) == 0 {
-		return "1-22"
-	}
-	parts := make([]string, len(qs))
-	for i, q := range qs {
-		parts[i] = strconv.Itoa(int(q))
-	}
-	return strings.Join(parts, ",")
 }
 
 // generationDir is where a generation of the data is on the mounted volume (see docs/sync.md).

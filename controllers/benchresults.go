@@ -60,21 +60,29 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 	if js.Reason == batchv1.JobReasonDeadlineExceeded {
 		status = datav1alpha1.QueryTimeout
 	}
-	r.Queries = []datav1alpha1.QueryResult{{Query: 0, Status: status}}
+	r.Queries = []datav1alpha1.QueryResult{{Name: wire.WholeRun, Status: status}}
 	return r
 }
 
+// fillBenchResult copies a runner's summary into the status entry. A runner that ran no query says
+// why (a table the data lacks, a workload it could not read).
 func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
+	if res.Error != "" {
+		r.Reason, r.Message = datav1alpha1.ReasonInvalidWorkload, wire.Truncate(res.Error, 1024)
+		if res.ErrorReason == wire.ErrorMissingTables {
+			r.Reason = datav1alpha1.ReasonMissingTables
+		}
+		r.Queries = []datav1alpha1.QueryResult{{Name: wire.WholeRun, Status: datav1alpha1.QueryNotRun}}
+		return
+	}
 	r.WallMillis = res.WallMillis
 	r.GeometricMeanMillis = res.GeometricMeanMillis
 	r.NetworkReadBytes = res.NetworkReadBytes
 	if res.Probe != nil {
 		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
 	}
-	for _, q := range res.FailedQueries {
-		r.FailedQueries = append(r.FailedQueries, int32(q))
-	}
+	r.FailedQueries = res.FailedQueries
 	for _, q := range res.Queries {
-		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q.Query), Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
+		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
 	}
 }

@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/bench/queries"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // BenchRunReconciler runs a BenchRun: when its Dataset is Ready, one Job per configuration × input runs
@@ -64,6 +64,7 @@ type BenchRunReconciler struct {
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=benchruns,verbs=get;list;watch
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=benchruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
 
 // Reconcile advances one BenchRun and writes its status once, if it changed.
 func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -106,29 +107,13 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock.Now()
-	run.Status.Queries = int32(len(run.Spec.Queries))
-	if run.Status.Queries == 0 {
-		run.Status.Queries = queries.Count
-	}
 	ds, err := r.dataset(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if run.Status.StartTime == nil {
-		g := startGate(run, ds)
-		switch {
-		case g.refuse != "":
-			finishRun(run, datav1alpha1.ReasonUnsupported, g.refuse, now)
-			r.admission.ForgetOwner(owner)
-			return ctrl.Result{}, nil
-		case g.wait != "":
-			setWaiting(run, datav1alpha1.ReasonWaitingForDataset, g.wait)
-			return ctrl.Result{}, nil // the Dataset's creation and status changes wake us
-		}
-		run.Status.StartTime = &metav1.Time{Time: now}
-		if ds.Status.Manifest != nil {
-			run.Status.DatasetDigest = ds.Status.Manifest.Digest
-			run.Status.DatasetGeneration = ds.Status.Manifest.Generation
+		if res, started, err := r.start(ctx, run, ds, now); !started {
+			return res, err
 		}
 	}
 
@@ -137,7 +122,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		return ctrl.Result{}, err
 	}
 	deadline := run.Status.StartTime.Add(parseDuration(run.Spec.Timeout, 6*time.Hour))
-	planned, skipped := plannedJobs(run)
+	planned := plannedJobs(run)
 	views := observeJobs(planned, run.Status.Results, jobs)
 	for i := range views {
 		if err := r.advance(ctx, run, ds, &views[i], deadline, now); err != nil {
@@ -148,7 +133,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	if ds != nil && ds.Status.Manifest != nil {
 		dataBytes = ds.Status.Manifest.Bytes
 	}
-	sum := summarizeRun(run, views, skipped, dataBytes, !now.Before(deadline))
+	sum := summarizeRun(run, views, dataBytes, !now.Before(deadline))
 	applyRunSummary(run, sum, now)
 	if finished(run) {
 		r.admission.ForgetOwner(owner)
@@ -159,6 +144,46 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		next = 10 * time.Second // what the scheduler and kubelet say is not a Job event: look again sooner
 	}
 	return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
+}
+
+// start starts a run whose Dataset and workload are ready: it records what the run reads (the
+// Dataset's generation, the workload and its queries) and copies a user's workload for the Jobs.
+// started is false when the run waits, or was refused: the reconcile ends with (res, err).
+func (r *BenchRunReconciler) start(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, now time.Time) (res ctrl.Result, started bool, err error) {
+	owner := client.ObjectKeyFromObject(run)
+	g := startGate(run, ds)
+	switch {
+	case g.refuse != "":
+		finishRun(run, datav1alpha1.ReasonUnsupported, g.refuse, now)
+		r.admission.ForgetOwner(owner)
+		return ctrl.Result{}, false, nil
+	case g.wait != "":
+		setWaiting(run, datav1alpha1.ReasonWaitingForDataset, g.wait)
+		return ctrl.Result{}, false, nil // the Dataset's creation and status changes wake us
+	}
+	rw, g, err := r.loadWorkload(ctx, run)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, false, err
+	case g.refuse != "":
+		finishRun(run, datav1alpha1.ReasonInvalidWorkload, g.refuse, now)
+		r.admission.ForgetOwner(owner)
+		return ctrl.Result{}, false, nil
+	case g.wait != "":
+		// A ConfigMap is not watched: look again shortly.
+		setWaiting(run, datav1alpha1.ReasonWaitingForWorkload, g.wait)
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, false, nil
+	}
+	if err := r.copyWorkload(ctx, run, rw); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	run.Status.StartTime = &metav1.Time{Time: now}
+	run.Status.Workload, run.Status.Queries = rw.w.Name, int32(len(rw.names))
+	if ds.Status.Manifest != nil {
+		run.Status.DatasetDigest = ds.Status.Manifest.Digest
+		run.Status.DatasetGeneration = ds.Status.Manifest.Generation
+	}
+	return ctrl.Result{}, true, nil
 }
 
 // dataset is the run's Dataset, or nil when it does not exist.
@@ -361,7 +386,7 @@ func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.Bench
 func lostResult(started *datav1alpha1.BenchResult, now time.Time) *datav1alpha1.BenchResult {
 	r := *started
 	r.CompletionTime = &metav1.Time{Time: now}
-	r.Queries = []datav1alpha1.QueryResult{{Query: 0, Status: datav1alpha1.QueryNotRun}}
+	r.Queries = []datav1alpha1.QueryResult{{Name: wire.WholeRun, Status: datav1alpha1.QueryNotRun}}
 	r.Message = fmt.Sprintf("Job %s was deleted before its result was recorded", r.JobName)
 	return &r
 }

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // runSummary is what the Jobs add up to.
@@ -46,8 +47,8 @@ type runSummary struct {
 }
 
 // summarizeRun adds the Jobs up: the results to keep in status (sorted), counts and what is in the way.
-func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, skipped int, dataBytes int64, pastDeadline bool) runSummary {
-	s := runSummary{counts: datav1alpha1.JobCounts{Total: int32(len(views)), Skipped: int32(skipped)}, memory: map[string]string{}, dataBytes: dataBytes}
+func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, pastDeadline bool) runSummary {
+	s := runSummary{counts: datav1alpha1.JobCounts{Total: int32(len(views))}, memory: map[string]string{}, dataBytes: dataBytes}
 	for _, c := range run.Spec.Configs {
 		s.memory[c.Name] = c.Memory.String()
 	}
@@ -115,11 +116,11 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, skipped int, data
 // resultKey orders results: by engine, configuration, input.
 func resultKey(r datav1alpha1.BenchResult) string { return r.Engine + "/" + r.Config + "/" + r.Input }
 
-// runnerDied reports whether a recorded Job left no summary (the runner was killed, timed out, or the
-// Job was lost): its one query entry, numbered 0, says why. Such a Job counts as failed; a Job whose
-// runner reported, even with failed queries, as succeeded.
+// runnerDied reports whether a recorded Job left no measurements (the runner was killed, timed out,
+// the Job was lost, or it ran no query): its one query entry, named wire.WholeRun, says why. Such a
+// Job counts as failed; a Job whose runner reported, even with failed queries, as succeeded.
 func runnerDied(r *datav1alpha1.BenchResult) bool {
-	return len(r.Queries) == 1 && r.Queries[0].Query == 0
+	return len(r.Queries) == 1 && r.Queries[0].Name == wire.WholeRun
 }
 
 // applyRunSummary writes the summary into status and sets the conditions: running (with what is in

@@ -27,7 +27,6 @@ import (
 // BenchRunSpec says which queries to run over which Dataset, with which engines, on which resource
 // configurations and input paths: one Job per engine × configuration × input. A BenchRun records one
 // run: its spec cannot change after creation.
-// +kubebuilder:validation:XValidation:rule="self.inputs.all(i, !(i.type in ['s3', 'mixed-direct']) || self.engines.exists(e, e.name != 'duckdb'))",message="inputs s3 and mixed-direct read straight from S3, which the built-in duckdb engine cannot do (it has no httpfs extension): add engine polars (or a command engine that reads S3), and duckdb runs the other inputs"
 // +kubebuilder:validation:XValidation:rule="size(self.engines) * size(self.configs) * size(self.inputs) <= 96",message="a run has at most 96 Jobs (engines × configs × inputs), so that its status fits in one object: split it into several BenchRuns"
 type BenchRunSpec struct {
 	// datasetRef names the Dataset, in the same namespace, whose data the queries read. The run
@@ -35,13 +34,19 @@ type BenchRunSpec struct {
 	// +required
 	DatasetRef DatasetReference `json:"datasetRef"`
 
-	// queries lists the PDS-H query numbers to run, 1 to 22. Empty runs all 22.
+	// workload is what the queries are: a built-in workload (tpch, the default, scan or paging), or
+	// your own queries over the Dataset's tables, from a ConfigMap or written here.
+	// +optional
+	Workload *BenchWorkload `json:"workload,omitempty"`
+
+	// queries names the workload's queries to run, in this order (TPC-H's are q1 to q22). Empty runs
+	// all of them. A run has at most 32 queries: its results travel in a termination message.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=22
-	// +kubebuilder:validation:items:Minimum=1
-	// +kubebuilder:validation:items:Maximum=22
-	Queries []int32 `json:"queries,omitempty"`
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	Queries []string `json:"queries,omitempty"`
 
 	// engines run the queries, each on every configuration × input, so that one run compares them
 	// on the same data: duckdb (built into the pqcache image), polars (pqcache's Polars image) and any
@@ -133,6 +138,126 @@ type DatasetReference struct {
 	Name string `json:"name"`
 }
 
+// Built-in workloads.
+const (
+	WorkloadTPCH   = "tpch"
+	WorkloadScan   = "scan"
+	WorkloadPaging = "paging"
+)
+
+// BenchWorkload is what a run's queries are: exactly one of a built-in workload, a ConfigMap and an
+// inline workload.
+// +kubebuilder:validation:XValidation:rule="(has(self.builtin) ? 1 : 0) + (has(self.configMapRef) ? 1 : 0) + (has(self.inline) ? 1 : 0) == 1",message="workload takes exactly one of builtin, configMapRef and inline"
+type BenchWorkload struct {
+	// builtin names a workload pqcache ships: tpch (the 22 PDS-H queries over the TPC-H tables), scan
+	// (projection, filters and counts over lineitem as one big file and many small ones) or paging
+	// (pages of one large file by LIMIT/OFFSET and by row number); `pqcache datagen` writes their
+	// data (--layout scan for scan and paging).
+	// +optional
+	// +kubebuilder:validation:Enum=tpch;scan;paging
+	Builtin string `json:"builtin,omitempty"`
+
+	// configMapRef names a ConfigMap in the BenchRun's namespace holding the workload as YAML or
+	// JSON, in the form of inline, under key (default workload.yaml). The run reads it when it
+	// starts; later changes to it do not change the run.
+	// +optional
+	ConfigMapRef *WorkloadConfigMapRef `json:"configMapRef,omitempty"`
+
+	// inline is the workload itself.
+	// +optional
+	Inline *InlineWorkload `json:"inline,omitempty"`
+}
+
+// WorkloadConfigMapRef names the ConfigMap key that holds a workload.
+type WorkloadConfigMapRef struct {
+	// name of the ConfigMap, in the BenchRun's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// key holding the workload (default workload.yaml).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
+}
+
+// InlineWorkload is a workload written in the BenchRun: named queries over named tables of the
+// Dataset.
+type InlineWorkload struct {
+	// name names the workload in reports.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
+
+	// tables map the names the queries use to paths of the Dataset.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:XValidation:rule="self.all(t, self.exists_one(u, u.name == t.name))",message="two tables share a name: table names must be unique"
+	Tables []WorkloadTable `json:"tables"`
+
+	// queries run in this order.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(q, self.exists_one(p, p.name == q.name))",message="two queries share a name: query names must be unique"
+	Queries []WorkloadQuery `json:"queries"`
+}
+
+// WorkloadTable is where one table's Parquet files are in the Dataset.
+type WorkloadTable struct {
+	// name is how the queries call the table: a SQL identifier.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	Name string `json:"name"`
+
+	// path is relative to the Dataset's root: a file (dim/customers.parquet), a folder (events: every
+	// *.parquet under it, or events.parquet if that file exists) or a glob (events/**/*.parquet).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path is relative to the Dataset's root and stays under it: no leading / and no .."
+	Path string `json:"path"`
+
+	// hive reads key=value directories on the files' paths (date=2026-12-03/) as columns.
+	// +optional
+	Hive bool `json:"hive,omitempty"`
+
+	// fileRowNumber adds the column file_row_number, each row's position in its file.
+	// +optional
+	FileRowNumber bool `json:"fileRowNumber,omitempty"`
+}
+
+// WorkloadQuery is one named query.
+// +kubebuilder:validation:XValidation:rule="has(self.sql) || has(self.polars)",message="a query needs sql (and may add a polars form)"
+type WorkloadQuery struct {
+	// name identifies the query in status and reports.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]*$`
+	Name string `json:"name"`
+
+	// sql reads the tables by name; DuckDB runs it, and Polars through its SQL interface unless the
+	// query has a polars form.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="self.trim() != ''",message="sql is empty"
+	SQL string `json:"sql,omitempty"`
+
+	// polars is the query as a Polars user writes it: Python defining query(t), where t maps each
+	// table name to a polars.LazyFrame, returning a LazyFrame (pl, date, datetime and timedelta are
+	// imported). Engine polars runs it instead of the sql.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	Polars string `json:"polars,omitempty"`
+}
+
 // EngineName names a query engine.
 // +kubebuilder:validation:Enum=duckdb;polars;command
 type EngineName string
@@ -140,17 +265,19 @@ type EngineName string
 const (
 	// EngineDuckDB is the DuckDB engine built into the pqcache binary.
 	EngineDuckDB EngineName = "duckdb"
-	// EnginePolars is Polars (its Node.js bindings, the same Rust engine) in pqcache's Polars image,
-	// running the 22 PDS-H queries written in its lazy API; it reads the volume and S3.
+	// EnginePolars is Python Polars in pqcache's Polars image: a query's Polars form in its lazy API
+	// when the workload gives one (TPC-H's do), else its SQL through Polars' SQL interface; it reads
+	// the volume and S3.
 	EnginePolars EngineName = "polars"
 	// EngineCommand runs a command from any image once per query.
 	EngineCommand EngineName = "command"
 )
 
 // BenchEngine is one query engine of a run.
-// +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query} and {data} replaced by the query number and the data directory"
+// +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query}, {data} and {workload} replaced by the query's name, the data directory and the workload file"
 // +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb and polars are built in (the operator's images): remove image and command, or set name: command to run another engine"
-// +kubebuilder:validation:XValidation:rule="self.name == 'polars' || !has(self.streaming)",message="streaming applies to engine polars only"
+// +kubebuilder:validation:XValidation:rule="self.name == 'polars' || (!has(self.polarsEngine) && !has(self.forceAsync))",message="polarsEngine and forceAsync apply to engine polars only"
+// +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.settings)",message="settings are DuckDB's, for engine duckdb only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.memoryLimit)",message="memoryLimit applies to engine duckdb only (Polars has no memory limit of its own)"
 type BenchEngine struct {
 	// name is duckdb (default), polars or command.
@@ -166,9 +293,26 @@ type BenchEngine struct {
 	// +kubebuilder:validation:XValidation:rule="!format.dns1123Label().validate(self).hasValue()",message="engine label must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
 	Label string `json:"label,omitempty"`
 
-	// streaming runs Polars' streaming engine instead of its in-memory one (polars only).
+	// polarsEngine is the Polars engine that runs the queries (polars only): in-memory (default),
+	// streaming, or auto (Polars chooses).
 	// +optional
-	Streaming *bool `json:"streaming,omitempty"`
+	// +kubebuilder:validation:Enum=in-memory;streaming;auto
+	PolarsEngine string `json:"polarsEngine,omitempty"`
+
+	// forceAsync sets POLARS_FORCE_ASYNC=1 (polars only): Polars' async, object-store reader for
+	// files on the volume too, as it reads s3://.
+	// +optional
+	ForceAsync *bool `json:"forceAsync,omitempty"`
+
+	// settings are DuckDB settings for every query (duckdb only), among its remote-read knobs:
+	// disable_parquet_prefetching and prefetch_all_parquet_files (prefetching), external_threads
+	// (threads for I/O), http_keep_alive, http_timeout, http_retries, httpfs_connection_caching,
+	// enable_external_file_cache and parquet_metadata_cache. Values are as DuckDB's SET takes them.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['disable_parquet_prefetching', 'prefetch_all_parquet_files', 'external_threads', 'http_keep_alive', 'http_timeout', 'http_retries', 'httpfs_connection_caching', 'enable_external_file_cache', 'parquet_metadata_cache', 'enable_http_metadata_cache'])",message="settings takes DuckDB's remote-read knobs: disable_parquet_prefetching, prefetch_all_parquet_files, external_threads, http_keep_alive, http_timeout, http_retries, httpfs_connection_caching, enable_external_file_cache, parquet_metadata_cache, enable_http_metadata_cache"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 64 && self[k].matches('^[A-Za-z0-9_.-]+$'))",message="a setting's value is a number, a boolean or a word of at most 64 characters"
+	Settings map[string]string `json:"settings,omitempty"`
 
 	// memoryLimit is DuckDB's memory_limit (duckdb only): Auto (default) sets it to 3/4 of the
 	// configuration's memory limit less 24Mi, so a query too big for the configuration spills or
@@ -187,8 +331,9 @@ type BenchEngine struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Image string `json:"image,omitempty"`
 
-	// command runs one query of a command engine; "{query}" and "{data}" in any argument are replaced
-	// by the query number and the data directory.
+	// command runs one query of a command engine; "{query}", "{data}" and "{workload}" in any argument
+	// are replaced by the query's name, the data directory and the resolved workload file (JSON: each
+	// table's files and each query's SQL; see docs/bench.md).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
@@ -331,6 +476,11 @@ type BenchRunStatus struct {
 	// +optional
 	DatasetGeneration int64 `json:"datasetGeneration,omitempty"`
 
+	// workload names the workload the run reads (tpch, scan, paging, or yours), once it started.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Workload string `json:"workload,omitempty"`
+
 	// queries is the number of queries each Job runs.
 	// +optional
 	Queries int32 `json:"queries,omitempty"`
@@ -373,10 +523,6 @@ type JobCounts struct {
 	// queued Jobs wait for a slot under the operator's cap on concurrent bench Jobs.
 	// +optional
 	Queued int32 `json:"queued,omitempty"`
-	// skipped counts the engine × configuration × input combinations not run because the engine cannot
-	// read the input (duckdb and the s3 inputs).
-	// +optional
-	Skipped int32 `json:"skipped,omitempty"`
 }
 
 // BenchResult summarises one engine × configuration × input.
@@ -397,6 +543,11 @@ type BenchResult struct {
 	// completionTime is when the Job's result was recorded; absent while it runs.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// reason says, as a word, why a Job has no measurements: MissingTables (the data lacks a table
+	// of the workload) or InvalidWorkload.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
 	// message says why a Job has no measurements (for example, it was deleted before it finished).
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
@@ -421,18 +572,19 @@ type BenchResult struct {
 	// geometricMeanMillis is the geometric mean of the successful queries' medians.
 	// +optional
 	GeometricMeanMillis int64 `json:"geometricMeanMillis,omitempty"`
-	// failedQueries lists the queries that did not succeed.
+	// failedQueries names the queries that did not succeed.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=22
-	FailedQueries []int32 `json:"failedQueries,omitempty"`
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	FailedQueries []string `json:"failedQueries,omitempty"`
 	// costMicros is the estimated cost in millionths of the pricing currency.
 	// +optional
 	CostMicros *int64 `json:"costMicros,omitempty"`
 	// queries holds one summary per query.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=22
+	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
 }
 
@@ -451,8 +603,10 @@ const (
 
 // QueryResult summarises one query's measured iterations.
 type QueryResult struct {
-	// query is the PDS-H query number.
-	Query int32 `json:"query"`
+	// name is the query's name in the workload (TPC-H: q1 to q22), or "*" for a Job whose runner
+	// did not finish: it stands for every query, and its status says why.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
 	// status is how the query ended.
 	Status QueryStatus `json:"status"`
 	// The query's measured figures, from the runner's summary as they are.

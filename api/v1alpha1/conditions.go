@@ -110,6 +110,14 @@ const (
 
 	// ReasonWaitingForDataset: a BenchRun waits for its Dataset to become Ready.
 	ReasonWaitingForDataset = "WaitingForDataset"
+	// ReasonWaitingForWorkload: a BenchRun waits for the ConfigMap (or its key) that holds its workload.
+	ReasonWaitingForWorkload = "WaitingForWorkload"
+	// ReasonInvalidWorkload: a BenchRun's workload cannot run: it does not parse, breaks a rule (an
+	// empty query, two queries with one name), names queries it lacks, or has too many queries.
+	ReasonInvalidWorkload = "InvalidWorkload"
+	// ReasonMissingTables: the data has no files for a table of the workload; the Job checked every
+	// table before running any query, and the message names those it did not find.
+	ReasonMissingTables = "MissingTables"
 	// ReasonRunning: a BenchRun's Jobs are running.
 	ReasonRunning = "Running"
 	// ReasonUnschedulable: a Job's pod fits no node: a BenchRun's query pod (its configuration's cpu

@@ -342,7 +342,8 @@ func (a StageArgs) Args() []string {
 // The bench runner's command-line defaults.
 const (
 	DefaultEngine       = "duckdb"
-	DefaultQueries      = "1-22"
+	DefaultWorkload     = "tpch"
+	DefaultPolarsEngine = "in-memory"
 	DefaultIterations   = 3
 	DefaultWarmups      = 1
 	DefaultQueryTimeout = 30 * time.Minute
@@ -360,15 +361,21 @@ type BenchArgs struct {
 	Threads int
 	// MemoryLimit is DuckDB's memory_limit: auto, none or a size.
 	MemoryLimit string
-	// PolarsStreaming runs Polars' streaming engine.
-	PolarsStreaming bool
+	// DuckDBSettings are DuckDB settings for every query, as name=value.
+	DuckDBSettings []string
+	// PolarsEngine is Polars' engine: in-memory, streaming or auto.
+	PolarsEngine string
+	// PolarsForceAsync sets POLARS_FORCE_ASYNC=1: the object-store reader for local files too.
+	PolarsForceAsync bool
+	// Workload is a built-in workload (tpch, scan, paging) or a workload file (YAML or JSON).
+	Workload string
 	// Data is the directory or s3:// URL the queries read.
 	Data string
 	// FreshData and FreshPrefixes replace those prefixes of Data with staged (or bucket) copies.
 	FreshData     string
 	FreshPrefixes []string
 	S3Access
-	// Queries is a list of numbers and ranges ("1-22", "1,6,14").
+	// Queries names the workload's queries to run ("q1,q6"; for TPC-H also "1-22"); empty: all.
 	Queries string
 	// Iterations and Warmups are the measured and unmeasured runs per query.
 	Iterations, Warmups int
@@ -384,8 +391,8 @@ type BenchArgs struct {
 
 // defaultBenchArgs are the arguments a runner applies to flags it was not given.
 func defaultBenchArgs() BenchArgs {
-	return BenchArgs{Engine: DefaultEngine, Queries: DefaultQueries, Iterations: DefaultIterations, Warmups: DefaultWarmups,
-		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit}
+	return BenchArgs{Engine: DefaultEngine, Workload: DefaultWorkload, Iterations: DefaultIterations, Warmups: DefaultWarmups,
+		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine}
 }
 
 func (a *BenchArgs) flags() flagList {
@@ -395,12 +402,15 @@ func (a *BenchArgs) flags() flagList {
 	l.strings(&a.CommandArgs, "command-arg", "The command engine's command, one argument per flag (keeps spaces); overrides --command.")
 	l.int(&a.Threads, "threads", 0, "Engine threads per query: DuckDB's threads, Polars' POLARS_MAX_THREADS (0: one per CPU the process may use).")
 	l.str(&a.MemoryLimit, "memory-limit", d.MemoryLimit, "With --engine duckdb: DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi.")
-	l.bool(&a.PolarsStreaming, "polars-streaming", "With --engine polars: run on Polars' streaming engine instead of the in-memory one.")
-	l.str(&a.Data, "data", "", "Directory of the data the queries read.")
+	l.strings(&a.DuckDBSettings, "duckdb-setting", "With --engine duckdb: a DuckDB setting for every query, NAME=VALUE (repeatable), e.g. prefetch_all_parquet_files=true.")
+	l.str(&a.PolarsEngine, "polars-engine", d.PolarsEngine, "With --engine polars: Polars' engine, in-memory, streaming or auto.")
+	l.bool(&a.PolarsForceAsync, "polars-force-async", "With --engine polars: POLARS_FORCE_ASYNC=1, the object-store reader for local files too.")
+	l.str(&a.Workload, "workload", d.Workload, "The queries: a built-in workload (tpch, scan, paging) or a workload file, YAML or JSON (tables and named queries; see docs/bench.md).")
+	l.str(&a.Data, "data", "", "The data the workload's tables are in: a directory, or s3://BUCKET/PREFIX.")
 	l.str(&a.FreshData, "fresh-data", "", "With a built-in engine: a directory of freshly staged files (pqcache stage) that replace, under --fresh-prefix, the files in --data (Polars: or an s3:// URL).")
 	l.commaStrings(&a.FreshPrefixes, "fresh-prefix", "Paths relative to --data (e.g. lineitem/batch=7/) read from --fresh-data instead (repeatable).")
 	a.S3Access.flags(&l, "For s3:// data: ")
-	l.str(&a.Queries, "queries", d.Queries, "Queries to run: a list of numbers and ranges, e.g. 1-22 or 1,6,14.")
+	l.str(&a.Queries, "queries", "", "The workload's queries to run, by name (q1,q6,q14); for tpch also numbers and ranges (1-22). Default: all.")
 	l.int(&a.Iterations, "iterations", d.Iterations, "Measured runs per query (1-100).")
 	l.count(&a.Warmups, "warmups", d.Warmups, "Unmeasured runs before them (0-10).")
 	l.duration(&a.QueryTimeout, "query-timeout", d.QueryTimeout, "Bound on one run of one query; past it the query is recorded as Timeout.")

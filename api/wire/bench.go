@@ -35,9 +35,20 @@ const (
 	StatusOOMKilled = "OOMKilled"
 )
 
+// Reasons a runner gives for running no query.
+const (
+	ErrorMissingTables   = "MissingTables"
+	ErrorInvalidWorkload = "InvalidWorkload"
+)
+
+// WholeRun is the name of the one result a run has when its runner did not finish: it stands for every
+// query, with the reason (NotRun, OOMKilled, Timeout) as its status.
+const WholeRun = "*"
+
 // QueryResult summarises one query's measured iterations. Times are milliseconds, memory bytes.
 type QueryResult struct {
-	Query  int    `json:"query"`
+	// Name is the query's name in its workload (q1 to q22 for TPC-H), or WholeRun.
+	Name   string `json:"name"`
 	Status string `json:"status"`
 	// Millis are the measured iterations' wall times, in order.
 	Millis []int64 `json:"millis,omitempty"`
@@ -110,7 +121,13 @@ type BenchResult struct {
 	Warmups             int           `json:"warmups"`
 	Queries             []QueryResult `json:"queries"`
 	GeometricMeanMillis int64         `json:"geometricMeanMillis,omitempty"`
-	FailedQueries       []int         `json:"failedQueries,omitempty"`
+	FailedQueries       []string      `json:"failedQueries,omitempty"`
+	// Workload names the workload the queries came from.
+	Workload string `json:"workload,omitempty"`
+	// Error says why no query ran; the queries are then absent. ErrorReason classifies it:
+	// MissingTables (a table the data has no files for) or InvalidWorkload.
+	Error       string `json:"error,omitempty"`
+	ErrorReason string `json:"errorReason,omitempty"`
 	// Probe is the input path's read throughput, measured when asked for.
 	Probe *ProbeResult `json:"probe,omitempty"`
 	// NetworkReadBytes is what the network namespace received while the queries ran (warm-ups and

@@ -42,7 +42,7 @@ import (
 )
 
 // Version is the DuckDB release linked in; an extension must be built for exactly it.
-const Version = "v1.5.6"
+const Version = "v1.5.5"
 
 // Platform is the extension platform this build loads.
 const Platform = "linux_amd64"

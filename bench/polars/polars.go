@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/bench"
 )
 
 // Environment variables the engine reads or sets.
@@ -75,8 +76,9 @@ type Engine struct {
 func (Engine) Name() string { return "polars" }
 
 // Command returns the node process that runs query over data.
-func (e Engine) Command(ctx context.Context, query int, data string) (*exec.Cmd, error) {
-	args := []string{filepath.Join(e.Dir, "run.js"), "--query", strconv.Itoa(query), "--data", data}
+func (e Engine) Command(ctx context.Context, inv bench.Invocation) (*exec.Cmd, error) {
+	query, data := strings.TrimPrefix(inv.Query, "q"), inv.Data
+	args := []string{filepath.Join(e.Dir, "run.js"), "--query", query, "--data", data}
 	if e.Streaming {
 		args = append(args, "--engine", "streaming")
 	}

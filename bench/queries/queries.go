@@ -20,10 +20,12 @@ package queries
 
 import (
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
 )
 
-//go:embed q*.sql
+//go:embed q*.sql polars/*.py
 var files embed.FS
 
 // Count is the number of queries.
@@ -35,6 +37,19 @@ func SQL(n int) (string, error) {
 		return "", fmt.Errorf("query %d: PDS-H has queries 1 to %d", n, Count)
 	}
 	b, err := files.ReadFile(fmt.Sprintf("q%02d.sql", n))
+	return string(b), err
+}
+
+// Polars returns query n's Polars form: Python defining query(t) over the tables as LazyFrames, in
+// the plan shape of polars-benchmark's queries/polars (written from the specification, not copied).
+func Polars(n int) (string, error) {
+	if n < 1 || n > Count {
+		return "", fmt.Errorf("query %d: PDS-H has queries 1 to %d", n, Count)
+	}
+	b, err := files.ReadFile(fmt.Sprintf("polars/q%d.py", n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // no Polars form: Polars runs the SQL
+	}
 	return string(b), err
 }
 

@@ -64,7 +64,7 @@ type groupView struct {
 // engines side by side, which input path won per engine, and the network bytes per input.
 func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 	c := compare(results)
-	qs := queryNumbers(results)
+	qs := queryNames(results)
 	var keys []engineKey
 	for _, e := range c.Engines {
 		keys = append(keys, engineKey{Name: e, Color: c.engineColor(e)})
@@ -131,7 +131,7 @@ func sentences(vs []verdict) []string {
 // bytes, and per configuration × input the table of the HTML page.
 func writeEnginesMarkdown(w io.Writer, results []*wire.BenchResult) error {
 	c := compare(results)
-	qs := queryNumbers(results)
+	qs := queryNames(results)
 	var b strings.Builder
 	b.WriteString("## Engines side by side\n\n")
 	if vs := c.inputVerdicts(); len(vs) > 0 {

@@ -153,12 +153,12 @@ type mean struct {
 // judge builds the verdict over the named runs (in the given order when tied).
 func judge(subject string, names []string, runs map[string]*wire.BenchResult) verdict {
 	v := verdict{Subject: subject}
-	common := map[int]bool{}
+	common := map[string]bool{}
 	for i, name := range names {
-		ok := map[int]bool{}
+		ok := map[string]bool{}
 		for _, q := range runs[name].Queries {
-			if q.Status == wire.StatusSucceeded && (i == 0 || common[q.Query]) {
-				ok[q.Query] = true
+			if q.Status == wire.StatusSucceeded && (i == 0 || common[q.Name]) {
+				ok[q.Name] = true
 			}
 		}
 		common = ok
@@ -170,7 +170,7 @@ func judge(subject string, names []string, runs map[string]*wire.BenchResult) ve
 	for _, name := range names {
 		var logSum float64
 		for _, q := range runs[name].Queries {
-			if common[q.Query] {
+			if common[q.Name] {
 				logSum += math.Log(float64(max(q.MedianMillis, 1)))
 			}
 		}
@@ -265,7 +265,7 @@ type queryCell struct {
 	Time, Peak, Network string
 }
 
-func cellOf(r *wire.BenchResult, q int) queryCell {
+func cellOf(r *wire.BenchResult, q string) queryCell {
 	qr := find(r, q)
 	switch {
 	case qr == nil:
@@ -333,11 +333,11 @@ func (c comparison) tableHead(g group) []string {
 }
 
 // tableRows are a group's table rows, one per query, in the columns of tableHead.
-func (c comparison) tableRows(g group, qs []int) [][]string {
+func (c comparison) tableRows(g group, qs []string) [][]string {
 	names := c.groupEngines(g)
 	var rows [][]string
 	for _, q := range qs {
-		row := []string{fmt.Sprintf("q%d", q)}
+		row := []string{q}
 		cells := make([]queryCell, len(names))
 		for i, e := range names {
 			cells[i] = cellOf(g.Runs[e], q)

@@ -25,7 +25,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/pqcache/pqcache/api/wire"
@@ -74,25 +73,24 @@ func barsOf(series []Series, value func(*wire.QueryResult) float64) []bars {
 	return out
 }
 
-// queryNumbers is the union of the queries run, in order.
-func queryNumbers(results []*wire.BenchResult) []int {
-	seen := map[int]bool{}
-	var qs []int
+// queryNames is the union of the queries run, in the order they first appear (the workload's).
+func queryNames(results []*wire.BenchResult) []string {
+	seen := map[string]bool{}
+	var qs []string
 	for _, r := range results {
 		for _, q := range r.Queries {
-			if !seen[q.Query] {
-				seen[q.Query] = true
-				qs = append(qs, q.Query)
+			if !seen[q.Name] {
+				seen[q.Name] = true
+				qs = append(qs, q.Name)
 			}
 		}
 	}
-	sort.Ints(qs)
 	return qs
 }
 
-func find(r *wire.BenchResult, q int) *wire.QueryResult {
+func find(r *wire.BenchResult, q string) *wire.QueryResult {
 	for i := range r.Queries {
-		if r.Queries[i].Query == q {
+		if r.Queries[i].Name == q {
 			return &r.Queries[i]
 		}
 	}
@@ -100,7 +98,7 @@ func find(r *wire.BenchResult, q int) *wire.QueryResult {
 }
 
 // chart draws a grouped bar chart: one group per query, one bar per series, as SVG.
-func chart(title, unit string, series []bars, qs []int) template.HTML {
+func chart(title, unit string, series []bars, qs []string) template.HTML {
 	const (
 		width, height         = 960, 320
 		left, right, top, bot = 64, 16, 28, 40
@@ -146,13 +144,13 @@ func chart(title, unit string, series []bars, qs []int) template.HTML {
 			x := x0 + barW*float64(si)
 			if qr.Status != wire.StatusSucceeded {
 				// A failed query: a hatched marker at the base, labelled with the status.
-				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s q%d: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), q, template.HTMLEscapeString(qr.Status))
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s %s: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), template.HTMLEscapeString(q), template.HTMLEscapeString(qr.Status))
 				continue
 			}
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s q%d: %s %s</title></rect>`,
-				x, float64(top)+plotH-h, barW, math.Max(h, 0.5), template.HTMLEscapeString(s.Color), template.HTMLEscapeString(s.Label), q, short(v), template.HTMLEscapeString(unit))
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s %s: %s %s</title></rect>`,
+				x, float64(top)+plotH-h, barW, math.Max(h, 0.5), template.HTMLEscapeString(s.Color), template.HTMLEscapeString(s.Label), template.HTMLEscapeString(q), short(v), template.HTMLEscapeString(unit))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis" text-anchor="middle">q%d</text>`, x0+groupW*0.4, height-bot+16, q)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis" text-anchor="middle">%s</text>`, x0+groupW*0.4, height-bot+16, template.HTMLEscapeString(q))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -189,7 +187,7 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 {{.TimeChart}}
 {{.MemoryChart}}
 <table><tr><th>query</th>{{range .Series}}<th>{{.Label}}: median</th><th>peak memory</th>{{end}}</tr>
-{{range .Rows}}<tr><td>q{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Memory}}</td>{{end}}</tr>
+{{range .Rows}}<tr><td>{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Memory}}</td>{{end}}</tr>
 {{end}}</table>
 </body></html>
 `))
@@ -197,7 +195,7 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 type cell struct{ Time, Memory string }
 
 type row struct {
-	Query int
+	Query string
 	Cells []cell
 }
 
@@ -208,7 +206,7 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 		return writeEnginesHTML(w, results)
 	}
 	series := seriesOf(results)
-	qs := queryNumbers(results)
+	qs := queryNames(results)
 	var rows []row
 	for _, q := range qs {
 		r := row{Query: q}

@@ -74,9 +74,10 @@ func TestStageArgsRoundTrip(t *testing.T) {
 func TestBenchArgsRoundTrip(t *testing.T) {
 	want := wire.BenchArgs{
 		Engine: "command", CommandArgs: []string{"/app/run query.py", "{query}", "{data}"}, Threads: 3, MemoryLimit: "2Gi",
-		PolarsStreaming: true, Data: "/data/.pqcache/generations/7", FreshData: "/scratch", FreshPrefixes: []string{"lineitem/batch=7/", "orders/"},
+		DuckDBSettings: []string{"prefetch_all_parquet_files=true", "external_threads=4"}, PolarsEngine: "streaming", PolarsForceAsync: true,
+		Workload: "/workload/workload.yaml", Data: "/data/.pqcache/generations/7", FreshData: "/scratch", FreshPrefixes: []string{"lineitem/batch=7/", "orders/"},
 		S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
-		Queries:  "1,6,14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, ProbeStreams: 8,
+		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, ProbeStreams: 8,
 		Label: "duckdb / 2cpu / volume", ConfigName: "2cpu", IOType: "volume", ReportFile: "/dev/termination-log",
 	}
 	var got wire.BenchArgs

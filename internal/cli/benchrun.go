@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/netdev"
 	"github.com/pqcache/pqcache/bench/polars"
+	"github.com/pqcache/pqcache/bench/workload"
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
@@ -55,7 +57,6 @@ func (l *benchLocal) register(cmd *cobra.Command) {
 	f.StringVar(&l.scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&l.engineVersion, "engine-version", "", "The version column of the CSV.")
 	f.StringVar(&l.polarsDir, "polars-dir", "", "With --engine polars: the directory of run.js and its node_modules (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, or the checkout's bench/polars).")
-	f.BoolVar(&l.polarsForceAsync, "polars-force-async", false, "With --engine polars: POLARS_FORCE_ASYNC=1, the object-store reader for local files too.")
 }
 
 // benchCommand is `pqcache bench`; run receives the parsed arguments (tests capture them).
@@ -72,12 +73,18 @@ its own, and reports per query the median, min and max wall time, the peak of th
 anonymous and file-backed memory above its baseline, the rows returned and an order-insensitive digest
 of them. A query that fails, times out or is OOM-killed is recorded as such and the run goes on.
 
-With --engine duckdb (the default), the data directory holds the TPC-H tables as Parquet, one file per
-table (lineitem.parquet) or partitioned (lineitem/**/*.parquet), as pqcache datagen writes them.
-With --engine polars, the same queries in Polars' lazy API run in Node.js (bench/polars); --data may
-also be s3://bucket/prefix, with --endpoint, --region, --path-style and the AWS_* credentials.
-With --engine command, --command is split on spaces; {query} and {data} are replaced in each argument.
-The command prints its result rows to stdout, one per line.`,
+The queries are a workload's (--workload): the built-in tpch (the 22 PDS-H queries over the TPC-H
+tables, one file per table or partitioned, as pqcache datagen writes them), scan or paging (pqcache
+datagen --layout scan), or your own, a YAML or JSON file of tables (paths under --data) and named
+queries (SQL, and optionally a Polars form). Every table's files are listed before any query runs; a
+table with none stops the run, naming it. --data is a directory or s3://BUCKET/PREFIX (with
+--endpoint, --region, --path-style and the AWS_* credentials).
+
+With --engine duckdb (the default) each query runs in the embedded DuckDB (httpfs for s3://). With
+--engine polars, in Python Polars: the query's Polars form, else its SQL (bench/polars). With --engine
+command, --command is split on spaces; {query}, {data} and {workload} are replaced in each argument by
+the query's name, --data and the resolved workload file (JSON). The command prints its result rows to
+stdout, one per line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, a, local) },
 	}
@@ -89,10 +96,14 @@ The command prints its result rows to stdout, one per line.`,
 
 func newBenchCommand() *cobra.Command { return benchCommand(runBench) }
 
-// runBench runs the queries, then the throughput probe, and writes the results where asked.
+// runBench resolves the workload's tables against the data (every table must have files before any
+// query runs), runs the queries, then the throughput probe, and writes the results where asked.
 func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if a.Data == "" {
 		return errors.New("--data is required")
+	}
+	if a.Iterations < 1 || a.Iterations > 100 || a.Warmups < 0 || a.Warmups > 10 {
+		return fmt.Errorf("--iterations must be 1-100 and --warmups 0-10")
 	}
 	if !strings.HasPrefix(a.Data, "s3://") {
 		// A generation of a Dataset's volume (.pqcache/generations/N or current) is held for the whole
@@ -104,12 +115,16 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 		defer lease.Release()
 		a.Data = lease.Path
 	}
-	qs, err := bench.ParseQueries(a.Queries, 22)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	resolved, err := resolveWorkload(ctx, a)
 	if err != nil {
-		return err
-	}
-	if a.Iterations < 1 || a.Iterations > 100 || a.Warmups < 0 || a.Warmups > 10 {
-		return fmt.Errorf("--iterations must be 1-100 and --warmups 0-10")
+		// Said in the summary too: the controller reports which tables are missing.
+		res := &wire.BenchResult{Engine: a.Engine, Data: a.Data, Error: err.Error(), ErrorReason: wire.ErrorInvalidWorkload}
+		if missing := (*workload.MissingTablesError)(nil); errors.As(err, &missing) {
+			res.ErrorReason = wire.ErrorMissingTables
+		}
+		return errors.Join(err, writeBenchOutputs(cmd, res, a, local))
 	}
 	eng, version, err := benchEngine(a, local)
 	if err != nil {
@@ -122,14 +137,12 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	stderr := cmd.ErrOrStderr()
 	res, err := bench.Run(ctx, bench.Spec{
-		Label: a.Label, Engine: eng, Data: a.Data, Queries: qs, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
+		Label: a.Label, Engine: eng, Data: a.Data, Workload: resolved, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
 		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets,
 		Progress: func(q wire.QueryResult) {
-			fmt.Fprintf(stderr, "q%-2d %-9s median %6d ms  peak %6d MiB\n", q.Query, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
+			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms  peak %6d MiB\n", q.Name, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
 		},
 	})
 	if err != nil {
@@ -149,24 +162,39 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	return writeBenchOutputs(cmd, res, a, local)
 }
 
+// resolveWorkload reads --workload, selects --queries, and lists every table's files in the data.
+func resolveWorkload(ctx context.Context, a wire.BenchArgs) (*workload.Resolved, error) {
+	w, err := loadWorkload(a.Workload)
+	if err != nil {
+		return nil, err
+	}
+	names, err := w.ParseSelection(a.Queries)
+	if err != nil {
+		return nil, err
+	}
+	queries, err := w.Select(names)
+	if err != nil {
+		return nil, err
+	}
+	src, err := benchSource(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return workload.Resolve(ctx, w, queries, src)
+}
+
 // benchEngine is the engine --engine names, and its version for the CSV.
 func benchEngine(a wire.BenchArgs, local benchLocal) (bench.Engine, string, error) {
 	switch a.Engine {
 	case "duckdb":
-		if strings.HasPrefix(a.Data, "s3://") {
-			return nil, "", errors.New("the built-in DuckDB has no httpfs and cannot read s3://: use --engine polars, or a command engine")
-		}
 		self, err := os.Executable()
 		if err != nil {
 			return nil, "", err
 		}
 		// Each query in a fresh pqcache process running the embedded DuckDB.
-		args := []string{self, "bench-query", "--query", "{query}", "--data", "{data}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
-		if a.FreshData != "" {
-			args = append(args, "--fresh-data", a.FreshData)
-			for _, p := range a.FreshPrefixes {
-				args = append(args, "--fresh-prefix", p)
-			}
+		args := []string{self, "bench-query", "--workload", "{workload}", "--query", "{query}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
+		for _, s := range a.DuckDBSettings {
+			args = append(args, "--setting", s)
 		}
 		version, ok := duckdbVersion()
 		if !ok {
@@ -181,7 +209,7 @@ func benchEngine(a wire.BenchArgs, local benchLocal) (bench.Engine, string, erro
 			args = strings.Fields(local.command)
 		}
 		if len(args) == 0 {
-			return nil, "", errors.New("--engine command needs --command, e.g. --command 'python run.py {query} {data}'")
+			return nil, "", errors.New("--engine command needs --command, e.g. --command 'python run.py {query} {workload}'")
 		}
 		return bench.CommandEngine{Args: args}, "", nil
 	}

@@ -23,11 +23,15 @@ package cli
 
 import (
 	"bufio"
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +39,7 @@ import (
 
 	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/bench/memory"
+	"github.com/pqcache/pqcache/bench/workload"
 )
 
 func duckdbVersion() (string, bool) { return duckdb.Version, true }
@@ -43,22 +48,33 @@ func addDuckDBCommands(root *cobra.Command) {
 	root.AddCommand(newBenchQueryCommand(), newDatagenCommand(), newTestdataCommand(), newReadCheckCommand(), newQueryCommand())
 }
 
-// newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the data, run the query,
-// print the rows. Hidden: bench starts it.
 const memoryLimitUsage = "DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi."
 
+// newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the workload's tables,
+// run the query, print the rows. Hidden: bench starts it.
 func newBenchQueryCommand() *cobra.Command {
 	var (
-		data, freshData, memoryLimit string
-		freshPrefixes                []string
-		query, threads               int
+		file, query, memoryLimit, httpfs string
+		settings                         []string
+		threads                          int
 	)
 	cmd := &cobra.Command{
-		Use:    "bench-query --query N --data DIR",
-		Short:  "Run one PDS-H query with the embedded DuckDB and print its rows (used by bench)",
+		Use:    "bench-query --workload FILE --query NAME",
+		Short:  "Run one query of a resolved workload with the embedded DuckDB and print its rows (used by bench)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := workload.Read(file)
+			if err != nil {
+				return err
+			}
+			q, err := r.Query(query)
+			if err != nil {
+				return err
+			}
+			if q.SQL == "" {
+				return fmt.Errorf("query %s has no SQL: DuckDB runs SQL only", q.Name)
+			}
 			cfg, err := duckdbConfig(threads, memoryLimit)
 			if err != nil {
 				return err
@@ -70,23 +86,55 @@ func newBenchQueryCommand() *cobra.Command {
 			defer os.RemoveAll(cfg.TempDir)
 			defer db.Close()
 			db.SetMaxOpenConns(1)
-			if err := duckdb.CreateOverlayViews(cmd.Context(), db, data, freshData, freshPrefixes); err != nil {
+			if err := prepareDuckDB(cmd.Context(), db, r, settings, httpfs); err != nil {
 				return err
 			}
 			w := bufio.NewWriter(cmd.OutOrStdout())
-			if _, err := duckdb.RunQuery(cmd.Context(), db, query, w); err != nil {
-				return err
+			if _, err := duckdb.RunSQL(cmd.Context(), db, q.SQL, w); err != nil {
+				return fmt.Errorf("query %s: %w", q.Name, err)
 			}
 			return w.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "Data directory.")
-	cmd.Flags().IntVar(&query, "query", 0, "Query number, 1-22.")
+	cmd.Flags().StringVar(&file, "workload", "", "The resolved workload (JSON), as bench writes it.")
+	cmd.Flags().StringVar(&query, "query", "", "The query's name.")
 	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: one per CPU the process may use, cgroup quota included).")
 	cmd.Flags().StringVar(&memoryLimit, "memory-limit", "auto", memoryLimitUsage)
-	cmd.Flags().StringVar(&freshData, "fresh-data", "", "Directory of freshly staged files.")
-	cmd.Flags().StringSliceVar(&freshPrefixes, "fresh-prefix", nil, "Paths read from --fresh-data instead of --data.")
+	cmd.Flags().StringArrayVar(&settings, "setting", nil, "A DuckDB setting, NAME=VALUE (repeatable).")
+	cmd.Flags().StringVar(&httpfs, "httpfs-extension", "", "The httpfs extension, for s3:// files (make httpfs-extension installs it); default: $"+envHTTPFS+", or beside the binary.")
 	return cmd
+}
+
+// prepareDuckDB applies the settings, loads httpfs when a table is in a bucket, and maps the tables.
+func prepareDuckDB(ctx context.Context, db *sql.DB, r *workload.Resolved, settings []string, httpfs string) error {
+	for _, s := range settings {
+		name, value, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--setting %q: want NAME=VALUE", s)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("SET %s = %s", name, duckdbValue(value))); err != nil {
+			return fmt.Errorf("setting %s: %w", name, err)
+		}
+	}
+	if r.ReadsS3() {
+		ext, err := findExtension("httpfs", httpfs, envHTTPFS)
+		if err != nil {
+			return err
+		}
+		if err := duckdb.LoadHTTPFS(ctx, db, ext, r.S3); err != nil {
+			return err
+		}
+	}
+	return duckdb.CreateTables(ctx, db, r)
+}
+
+// duckdbValue writes a setting's value for SET: numbers and booleans as they are, anything else
+// quoted.
+func duckdbValue(v string) string {
+	if _, err := strconv.ParseFloat(v, 64); err == nil || v == "true" || v == "false" {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
 
 func newDatagenCommand() *cobra.Command {
@@ -176,13 +224,23 @@ func duckdbConfig(threads int, memoryLimit string) (duckdb.Config, error) {
 	return cfg, nil
 }
 
-// tpchExtension finds the loadable tpch extension: the flag, $PQCACHE_TPCH_EXTENSION, or the places
-// the image and `make build` put it beside the binary.
-func tpchExtension(flag string) (string, error) {
-	candidates := []string{flag, os.Getenv("PQCACHE_TPCH_EXTENSION")}
+// Where the loadable extensions are found, besides the flags and beside the binary.
+const (
+	envTPCH   = "PQCACHE_TPCH_EXTENSION"
+	envHTTPFS = "PQCACHE_HTTPFS_EXTENSION"
+)
+
+// tpchExtension finds the loadable tpch extension.
+func tpchExtension(flag string) (string, error) { return findExtension("tpch", flag, envTPCH) }
+
+// findExtension finds the loadable extension name: the flag, the environment variable env, or the
+// places the image and `make build` put it beside the binary.
+func findExtension(name, flag, env string) (string, error) {
+	file := name + ".duckdb_extension"
+	candidates := []string{flag, os.Getenv(env)}
 	if self, err := os.Executable(); err == nil {
 		dir := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(dir, "tpch.duckdb_extension"), filepath.Join(dir, "..", "lib", "pqcache", "tpch.duckdb_extension"))
+		candidates = append(candidates, filepath.Join(dir, file), filepath.Join(dir, "..", "lib", "pqcache", file))
 	}
 	for _, c := range candidates {
 		if c == "" {
@@ -192,8 +250,8 @@ func tpchExtension(flag string) (string, error) {
 			return c, nil
 		}
 		if c == flag {
-			return "", fmt.Errorf("--tpch-extension %s: not found", c)
+			return "", fmt.Errorf("--%s-extension %s: not found", name, c)
 		}
 	}
-	return "", errors.New("no tpch extension found: run `make tpch-extension`, or pass --tpch-extension")
+	return "", fmt.Errorf("no %s extension found: run `make %s-extension`, or set %s", name, name, env)
 }

@@ -27,7 +27,7 @@ func polarsEngine(a wire.BenchArgs, local benchLocal) (polars.Engine, string, er
 	if err != nil {
 		return e, "", err
 	}
-	e.Threads, e.Streaming, e.ForceAsync, e.S3 = a.Threads, a.PolarsStreaming, local.polarsForceAsync, a.S3Access
+	e.Threads, e.Streaming, e.ForceAsync, e.S3 = a.Threads, a.PolarsEngine == "streaming", a.PolarsForceAsync, a.S3Access
 	e.FreshData, e.FreshPrefixes = a.FreshData, a.FreshPrefixes
 	version, err := e.Version()
 	return e, version, err

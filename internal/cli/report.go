@@ -105,11 +105,9 @@ func benchRunResults(br *datav1alpha1.BenchRun) ([]*wire.BenchResult, error) {
 		if r.StartTime != nil {
 			res.Start = r.StartTime.Time
 		}
-		for _, q := range r.FailedQueries {
-			res.FailedQueries = append(res.FailedQueries, int(q))
-		}
+		res.FailedQueries = r.FailedQueries
 		for _, q := range r.Queries {
-			res.Queries = append(res.Queries, wire.QueryResult{Query: int(q.Query), Status: string(q.Status), QueryMeasurements: q.QueryMeasurements})
+			res.Queries = append(res.Queries, wire.QueryResult{Name: q.Name, Status: string(q.Status), QueryMeasurements: q.QueryMeasurements})
 		}
 		out = append(out, res)
 	}

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/bench/workload"
+	"github.com/pqcache/pqcache/cache/plan"
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+// loadWorkload is --workload: a built-in workload by name, or a file of YAML or JSON.
+func loadWorkload(name string) (*workload.Workload, error) {
+	if slices.Contains(workload.Builtins, name) {
+		return workload.Builtin(name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("--workload %s: not a built-in workload (%s), nor a file: %w", name, strings.Join(workload.Builtins, ", "), err)
+	}
+	w, err := workload.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("--workload %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// benchSource is where a bench run's tables are: the data root and, for a mixed input, the root of
+// its fresh prefixes; each a directory or a bucket prefix.
+func benchSource(ctx context.Context, a wire.BenchArgs) (workload.Source, error) {
+	data, err := lister(ctx, a.Data, a.S3Access)
+	if err != nil {
+		return workload.Source{}, err
+	}
+	src := workload.Source{Data: data}
+	if strings.HasPrefix(a.Data, "s3://") || strings.HasPrefix(a.FreshData, "s3://") {
+		s3 := a.S3Access
+		src.S3 = &s3
+	}
+	if a.FreshData != "" && len(a.FreshPrefixes) > 0 {
+		if src.Fresh, err = lister(ctx, a.FreshData, a.S3Access); err != nil {
+			return workload.Source{}, err
+		}
+		src.FreshPrefixes = a.FreshPrefixes
+	}
+	return src, nil
+}
+
+// lister reads a directory, or the objects under an s3:// prefix.
+func lister(ctx context.Context, root string, s3 wire.S3Access) (workload.Lister, error) {
+	if !strings.HasPrefix(root, "s3://") {
+		return workload.Dir(root), nil
+	}
+	bucket, prefix, err := parseS3URL(root)
+	if err != nil {
+		return nil, err
+	}
+	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.PathStyle})
+	if err != nil {
+		return nil, err
+	}
+	// The prefix is a directory, as the engines read it: s3://b/tpch is tpch/..., not tpch-old/...
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return s3Lister{store: store, prefix: prefix}, nil
+}
+
+// s3Lister lists a bucket prefix for workload.Resolve: one paginated listing per table path.
+type s3Lister struct {
+	store  *s3store.Store
+	prefix string
+}
+
+func (l s3Lister) List(ctx context.Context, dir string) ([]string, error) {
+	p := l.prefix
+	if dir != "" {
+		p += strings.TrimSuffix(dir, "/") + "/"
+	}
+	var rels []string
+	err := l.store.List(ctx, p, l.prefix, func(objs []plan.Object) error {
+		for _, o := range objs {
+			if !strings.HasSuffix(o.Key, "/") && !slices.Contains(strings.Split(o.Key, "/"), ".pqcache") {
+				rels = append(rels, o.Key)
+			}
+		}
+		return nil
+	})
+	return rels, err
+}
+
+func (l s3Lister) Exists(ctx context.Context, rel string) (bool, error) {
+	_, ok, err := l.store.Describe(ctx, l.prefix+rel, l.prefix)
+	return ok, err
+}
+
+func (l s3Lister) Location(rel string) string {
+	return "s3://" + l.store.Bucket() + "/" + l.prefix + rel
+}
