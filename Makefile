@@ -63,9 +63,13 @@ vet: ## Run go vet, including the e2e suite's build tag.
 	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
-build: tpch-extension ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), and the tpch extension.
+build: tpch-extension httpfs-extension ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), and the DuckDB extensions.
 	go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache ./cmd/pqcache
 	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache-runner ./cmd/pqcache
+
+.PHONY: httpfs-extension
+httpfs-extension: ## Install bin/httpfs.duckdb_extension (DuckDB's s3:// reader) from its PyPI wheel, pinned with its hash in hack/httpfs-requirements.txt.
+	hack/install-httpfs.sh $(LOCALBIN)/httpfs.duckdb_extension
 
 .PHONY: tpch-extension
 tpch-extension: ## Build bin/tpch.duckdb_extension from the DuckDB bindings' static library (needs g++).
@@ -114,8 +118,9 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw goaws helm polars-modules ## Unit, integration, chart and envtest suites (no e2e).
+test: manifests generate vet envtest versitygw goaws helm polars-modules httpfs-extension ## Unit, integration, chart and envtest suites (no e2e).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
+		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension \
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e

@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/netdev"
+	"github.com/pqcache/pqcache/bench/workload"
 )
 
 // The tests use this binary as the query engine: run with fakeEngineEnv set, it behaves per query.
@@ -95,11 +97,16 @@ func fakeEngine(q, data string) {
 // fakeNetAddrEnv is the address query 6 of the fake engine reads from.
 const fakeNetAddrEnv = "PQCACHE_FAKE_NET_ADDR"
 
+// fakeSpec runs the fake engine's queries, named by their numbers.
 func fakeSpec(queries ...int) Spec {
+	w := &workload.Resolved{Workload: "fake", Tables: map[string]workload.ResolvedTable{}}
+	for _, q := range queries {
+		w.Queries = append(w.Queries, workload.Query{Name: strconv.Itoa(q), SQL: "fake"})
+	}
 	return Spec{
 		Engine:       CommandEngine{Args: []string{os.Args[0], "-test.run=^$", "{query}", "{data}"}},
 		Data:         "/data/tpch",
-		Queries:      queries,
+		Workload:     w,
 		Iterations:   3,
 		Warmups:      1,
 		QueryTimeout: 700 * time.Millisecond,
@@ -108,21 +115,21 @@ func fakeSpec(queries ...int) Spec {
 
 func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	t.Setenv(fakeEngineEnv, "1")
-	var seen []int
+	var seen []string
 	spec := fakeSpec(1, 2, 3, 4, 5)
-	spec.Progress = func(q wire.QueryResult) { seen = append(seen, q.Query) }
+	spec.Progress = func(q wire.QueryResult) { seen = append(seen, q.Name) }
 	res, err := Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(seen, []int{1, 2, 3, 4, 5}) {
+	if !slices.Equal(seen, []string{"1", "2", "3", "4", "5"}) {
 		t.Errorf("progress saw %v", seen)
 	}
-	byQuery := map[int]wire.QueryResult{}
+	byQuery := map[string]wire.QueryResult{}
 	for _, q := range res.Queries {
-		byQuery[q.Query] = q
+		byQuery[q.Name] = q
 	}
-	q1 := byQuery[1]
+	q1 := byQuery["1"]
 	if q1.Status != wire.StatusSucceeded || len(q1.Millis) != 3 || q1.Rows != 3 || q1.Digest == "" {
 		t.Fatalf("query 1: %+v", q1)
 	}
@@ -132,18 +139,18 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	if q1.PeakAnonBytes < 28<<20 || q1.PeakMemoryBytes < q1.PeakAnonBytes {
 		t.Errorf("query 1 memory: total %d anon %d (want ≥ 28 MiB anon)", q1.PeakMemoryBytes, q1.PeakAnonBytes)
 	}
-	for q, want := range map[int]string{2: wire.StatusFailed, 3: wire.StatusTimeout, 4: wire.StatusOOMKilled, 5: wire.StatusFailed} {
+	for q, want := range map[string]string{"2": wire.StatusFailed, "3": wire.StatusTimeout, "4": wire.StatusOOMKilled, "5": wire.StatusFailed} {
 		if got := byQuery[q]; got.Status != want || got.Digest != "" || len(got.Millis) != 0 {
-			t.Errorf("query %d: %+v, want status %s", q, got, want)
+			t.Errorf("query %s: %+v, want status %s", q, got, want)
 		}
 	}
-	if !strings.Contains(byQuery[2].StderrTail, "Binder Error") || byQuery[2].ExitCode != 3 {
-		t.Errorf("query 2 keeps no stderr or exit code: %+v", byQuery[2])
+	if !strings.Contains(byQuery["2"].StderrTail, "Binder Error") || byQuery["2"].ExitCode != 3 {
+		t.Errorf("query 2 keeps no stderr or exit code: %+v", byQuery["2"])
 	}
-	if !strings.Contains(byQuery[5].StderrTail, "other rows") {
-		t.Errorf("query 5's changing answer is not reported: %+v", byQuery[5])
+	if !strings.Contains(byQuery["5"].StderrTail, "other rows") {
+		t.Errorf("query 5's changing answer is not reported: %+v", byQuery["5"])
 	}
-	if !slices.Equal(res.FailedQueries, []int{2, 3, 4, 5}) || res.GeometricMeanMillis != q1.MedianMillis {
+	if !slices.Equal(res.FailedQueries, []string{"2", "3", "4", "5"}) || res.GeometricMeanMillis != q1.MedianMillis {
 		t.Errorf("failed %v, geometric mean %d (query 1 median %d)", res.FailedQueries, res.GeometricMeanMillis, q1.MedianMillis)
 	}
 

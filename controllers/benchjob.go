@@ -17,8 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -171,8 +169,8 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		a.Threads, a.PolarsEngine, a.PolarsForceAsync = threads, j.engine.PolarsEngine, ptr.Deref(j.engine.ForceAsync, false)
 	default:
 		a.Engine, a.Threads = string(datav1alpha1.EngineDuckDB), threads
-		for _, k := range slices.Sorted(maps.Keys(j.engine.Settings)) {
-			a.DuckDBSettings = append(a.DuckDBSettings, k+"="+j.engine.Settings[k])
+		for _, st := range j.engine.Settings {
+			a.DuckDBSettings = append(a.DuckDBSettings, st.Name+"="+st.Value)
 		}
 		if m := j.engine.MemoryLimit; m == "None" {
 			a.MemoryLimit = "none"

@@ -40,6 +40,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/workload"
 )
 
 // readyDataset creates a Dataset and completes its first sync, so that runs can start.
@@ -59,7 +60,7 @@ func newBenchRun(ns, name, dataset string, mutate ...func(*datav1alpha1.BenchRun
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: datav1alpha1.BenchRunSpec{
 			DatasetRef: datav1alpha1.DatasetReference{Name: dataset},
-			Queries:    []int32{1, 6},
+			Queries:    []string{"q1", "q6"},
 			Inputs:     []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}, {Type: datav1alpha1.InputClaim, ClaimName: "mountpoint-s3"}},
 			Configs: []datav1alpha1.ResourceConfig{
 				{Name: "small", CPU: resource.MustParse("1"), Memory: resource.MustParse("2Gi")},
@@ -97,7 +98,8 @@ func runnerSummary(label, answer string) string {
 	Expect(os.WriteFile(script, []byte("#!/bin/sh\necho \"row-$1|"+answer+"\"\n"), 0o755)).To(Succeed())
 	res, err := bench.Run(context.Background(), bench.Spec{
 		Label: label, Engine: bench.CommandEngine{Args: []string{script, "{query}", "{data}"}}, Data: dir,
-		Queries: []int{1, 6}, Iterations: 2, Warmups: 0, QueryTimeout: time.Minute,
+		Workload:   &workload.Resolved{Workload: "tpch", Queries: []workload.Query{{Name: "q1", SQL: "x"}, {Name: "q6", SQL: "x"}}},
+		Iterations: 2, Warmups: 0, QueryTimeout: time.Minute,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	enc, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
@@ -166,7 +168,7 @@ var _ = Describe("BenchRun controller", func() {
 			Expect(pod.NodeSelector).To(HaveKeyWithValue("topology.kubernetes.io/zone", "eu-west-1a"))
 			Expect(c.VolumeMounts[0].ReadOnly).To(BeTrue())
 			Expect(pod.Volumes[0].PersistentVolumeClaim.ReadOnly).To(BeTrue())
-			Expect(c.Args).To(ContainElements("--queries", "1,6", "--iterations", "2", "--report-file", "/dev/termination-log"))
+			Expect(c.Args).To(ContainElements("--queries", "q1,q6", "--iterations", "2", "--report-file", "/dev/termination-log"))
 			claim := pod.Volumes[0].PersistentVolumeClaim.ClaimName
 			if j.Annotations[annotationInput] == "volume" {
 				Expect(claim).To(Equal("data-cache"))
@@ -349,23 +351,23 @@ var _ = Describe("BenchRun controller", func() {
 		Eventually(func(g Gomega) { g.Expect(getRun(run).Status.CompletionTime).NotTo(BeNil()) }).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
-	It("runs each engine on every input it can read, Polars in its image, and names both engines when answers differ", func() {
+	It("runs each engine on every input, Polars in its image, and names both engines when answers differ", func() {
 		ds := newDataset(ns, "both", func(d *datav1alpha1.Dataset) { d.Spec.Fresh = []string{"lineitem/"} })
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
 		finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
 		run := newBenchRun(ns, "engines", "both", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Configs = r.Spec.Configs[:1]
-			r.Spec.Engines = []datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB}, {Name: datav1alpha1.EnginePolars, Streaming: ptr.To(true)}}
+			r.Spec.Engines = []datav1alpha1.BenchEngine{
+				{Name: datav1alpha1.EngineDuckDB, Settings: []datav1alpha1.DuckDBSetting{{Name: "prefetch_all_parquet_files", Value: "true"}, {Name: "external_threads", Value: "4"}}},
+				{Name: datav1alpha1.EnginePolars, PolarsEngine: "streaming", ForceAsync: ptr.To(true)}}
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}, {Type: datav1alpha1.InputS3}, {Type: datav1alpha1.InputMixedDirect}}
 		})
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		var jobs []batchv1.Job
 		Eventually(func(g Gomega) {
 			jobs = benchJobsOf(g, run)
-			g.Expect(jobs).To(HaveLen(3), "the cap of 3: duckdb/volume and two of polars' three")
-			cur := getRun(run)
-			g.Expect(cur.Status.Jobs.Total).To(Equal(int32(4)), "duckdb cannot read s3 or mixed-direct: 2 × 3 less 2")
-			g.Expect(cur.Status.Jobs.Skipped).To(Equal(int32(2)))
+			g.Expect(jobs).To(HaveLen(3), "the cap of 3")
+			g.Expect(getRun(run).Status.Jobs.Total).To(Equal(int32(6)), "both engines read every input: 2 × 3")
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		byKind := map[string]batchv1.Job{}
 		finishAll := func() {
@@ -383,28 +385,28 @@ var _ = Describe("BenchRun controller", func() {
 			}
 		}
 		finishAll()
-		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(4)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(6)) }).WithTimeout(10 * time.Second).Should(Succeed())
 		finishAll()
-		Expect(byKind).To(HaveLen(4))
+		Expect(byKind).To(HaveLen(6))
 		for kind, j := range byKind {
 			c := j.Spec.Template.Spec.Containers[0]
 			if j.Annotations[annotationEngine] == "duckdb" {
-				Expect(kind).To(Equal("duckdb/volume"))
 				Expect(c.Image).To(Equal(testWorkerImage))
-				continue
+				Expect(c.Args).To(ContainElements("--duckdb-setting", "prefetch_all_parquet_files=true", "--duckdb-setting", "external_threads=4"), kind)
+			} else {
+				Expect(c.Image).To(Equal("pqcache-polars:dev"), kind)
+				Expect(c.Command).To(Equal([]string{"/pqcache/pqcache-runner"}), kind)
+				Expect(c.Args).To(ContainElements("--engine", "polars", "--threads", "1", "--polars-engine", "streaming", "--polars-force-async"), kind)
 			}
-			Expect(c.Image).To(Equal("pqcache-polars:dev"), kind)
-			Expect(c.Command).To(Equal([]string{"/pqcache/pqcache-runner"}), kind)
-			Expect(c.Args).To(ContainElements("--engine", "polars", "--threads", "1", "--polars-streaming"), kind)
 			switch j.Annotations[annotationInput] {
 			case "s3":
-				Expect(c.Args).To(ContainElements("--data", "s3://analytics/tpch/", "--endpoint", "http://s3.example.test:9000", "--path-style"))
-				Expect(c.Env).To(ContainElement(HaveField("Name", SecretKeyAccessKeyID)))
+				Expect(c.Args).To(ContainElements("--data", "s3://analytics/tpch/", "--endpoint", "http://s3.example.test:9000", "--path-style"), kind)
+				Expect(c.Env).To(ContainElement(HaveField("Name", SecretKeyAccessKeyID)), kind)
 			case "mixed-direct":
-				Expect(c.Args).To(ContainElements("--data", "/data", "--fresh-data", "s3://analytics/tpch/", "--fresh-prefix", "lineitem/"))
-				Expect(c.Env).To(ContainElement(HaveField("Name", SecretKeyAccessKeyID)))
+				Expect(c.Args).To(ContainElements("--data", "/data", "--fresh-data", "s3://analytics/tpch/", "--fresh-prefix", "lineitem/"), kind)
+				Expect(c.Env).To(ContainElement(HaveField("Name", SecretKeyAccessKeyID)), kind)
 			case "volume":
-				Expect(c.Args).To(ContainElements("--data", "/data"))
+				Expect(c.Args).To(ContainElements("--data", "/data"), kind)
 				Expect(c.Env).NotTo(ContainElement(HaveField("Name", SecretKeyAccessKeyID)), "a volume input needs no bucket credentials")
 			}
 		}
@@ -413,8 +415,8 @@ var _ = Describe("BenchRun controller", func() {
 			c := runCondition(g, run)
 			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonResultMismatch))
 			g.Expect(c.Message).To(ContainSubstring("polars / small / s3"))
-			g.Expect(c.Message).To(ContainSubstring("duckdb / small / volume"))
-			g.Expect(cur.Status.Results).To(HaveLen(4))
+			g.Expect(c.Message).To(ContainSubstring("duckdb / small / mixed-direct"))
+			g.Expect(cur.Status.Results).To(HaveLen(6))
 			g.Expect(cur.Status.Results[0].Engine).To(Equal("duckdb"))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
@@ -452,31 +454,33 @@ var _ = Describe("BenchRun controller", func() {
 	})
 })
 
-// The status of the largest run the API allows (96 Jobs: engines × configs × inputs, each with every
-// field at its longest and 22 queries) must stay far below etcd's 1.5 MiB object limit.
+// The status of the largest run the API allows (64 Jobs: engines × configs × inputs, each with every
+// field at its longest and 32 queries with the longest names) must stay far below etcd's 1.5 MiB
+// object limit.
 var _ = It("keeps the largest BenchRun status well under etcd's object limit", func() {
 	var st datav1alpha1.BenchRunStatus
 	now := metav1.Now()
 	long := func(prefix string, n int) string { return prefix + strings.Repeat("x", n-len(prefix)) }
 	for e := range 2 {
-		for c := range 6 {
+		for c := range 4 {
 			for i := range 8 {
 				r := datav1alpha1.BenchResult{Engine: long(fmt.Sprintf("engine-%d", e), 16), Config: long(fmt.Sprintf("config-%02d", c), 32),
 					Input: "claim/" + long(fmt.Sprintf("mount-%d", i), 253), JobName: long(fmt.Sprintf("job-%d-%02d-%d", e, c, i), 63),
 					StartTime: &now, CompletionTime: &now, WallMillis: 123456789, ReadBytesPerSecond: 1234567890, StagedBytes: 12345678901,
 					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789),
 					Message: long("the longest message a result keeps: ", 1024)}
-				for q := 1; q <= 22; q++ {
-					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Query: int32(q), Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
+				for q := 1; q <= 32; q++ {
+					name := long(fmt.Sprintf("query-%02d-", q), 63)
+					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
 						PeakAnonBytes: 123456789012, PeakFileBytes: 123456789012, NetworkReadBytes: 123456789012, Rows: 123456789,
 						Digest: "0123456789abcdef-123456789"}})
-					r.FailedQueries = append(r.FailedQueries, int32(q))
+					r.FailedQueries = append(r.FailedQueries, name)
 				}
 				st.Results = append(st.Results, r)
 			}
 		}
 	}
-	Expect(st.Results).To(HaveLen(96), "the most Jobs the API lets a run have")
+	Expect(st.Results).To(HaveLen(64), "the most Jobs the API lets a run have")
 	for _, t := range []string{datav1alpha1.ConditionSucceeded, datav1alpha1.ConditionReconciling, datav1alpha1.ConditionStalled} {
 		st.Conditions = append(st.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: datav1alpha1.ReasonOOMKilled,
 			Message: long("a long condition message ", 1024), LastTransitionTime: now})
@@ -502,6 +506,6 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 		}
 		return k8sClient.Get(ctx, client.ObjectKeyFromObject(run), &stored)
 	})).To(Succeed())
-	Expect(stored.Status.Results).To(HaveLen(96))
-	Expect(stored.Status.Results[95].Message).To(Equal(st.Results[95].Message))
+	Expect(stored.Status.Results).To(HaveLen(64))
+	Expect(stored.Status.Results[63].Message).To(Equal(st.Results[63].Message))
 })

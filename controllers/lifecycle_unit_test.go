@@ -41,11 +41,8 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// planned is a run's Jobs, without the count of skipped combinations.
-func planned(run *datav1alpha1.BenchRun) []benchJob {
-	jobs, _ := plannedJobs(run)
-	return jobs
-}
+// planned is a run's Jobs.
+func planned(run *datav1alpha1.BenchRun) []benchJob { return plannedJobs(run) }
 
 func TestAdmissionForgetsEveryKeyOfAnOwner(t *testing.T) {
 	a := newAdmission(1)

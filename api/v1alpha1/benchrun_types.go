@@ -27,7 +27,7 @@ import (
 // BenchRunSpec says which queries to run over which Dataset, with which engines, on which resource
 // configurations and input paths: one Job per engine × configuration × input. A BenchRun records one
 // run: its spec cannot change after creation.
-// +kubebuilder:validation:XValidation:rule="size(self.engines) * size(self.configs) * size(self.inputs) <= 96",message="a run has at most 96 Jobs (engines × configs × inputs), so that its status fits in one object: split it into several BenchRuns"
+// +kubebuilder:validation:XValidation:rule="size(self.engines) * size(self.configs) * size(self.inputs) <= 64",message="a run has at most 64 Jobs (engines × configs × inputs), so that its status fits in one object: split it into several BenchRuns"
 type BenchRunSpec struct {
 	// datasetRef names the Dataset, in the same namespace, whose data the queries read. The run
 	// waits until it is Ready.
@@ -192,10 +192,10 @@ type InlineWorkload struct {
 
 	// tables map the names the queries use to paths of the Dataset.
 	// +required
-	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:XValidation:rule="self.all(t, self.exists_one(u, u.name == t.name))",message="two tables share a name: table names must be unique"
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
 	Tables []WorkloadTable `json:"tables"`
 
 	// queries run in this order.
@@ -220,7 +220,7 @@ type WorkloadTable struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path is relative to the Dataset's root and stays under it: no leading / and no .."
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.matches('(^|/)[.][.](/|$)')",message="path is relative to the Dataset's root and stays under it: no leading / and no .."
 	Path string `json:"path"`
 
 	// hive reads key=value directories on the files' paths (date=2026-12-03/) as columns.
@@ -273,6 +273,22 @@ const (
 	EngineCommand EngineName = "command"
 )
 
+// DuckDBSetting is one DuckDB setting, as its SET statement takes it.
+type DuckDBSetting struct {
+	// name is one of DuckDB's remote-read knobs: disable_parquet_prefetching and
+	// prefetch_all_parquet_files (prefetching), external_threads (threads for I/O), http_keep_alive,
+	// http_timeout, http_retries, httpfs_connection_caching (HTTP), enable_external_file_cache,
+	// parquet_metadata_cache and enable_http_metadata_cache (caching).
+	// +required
+	// +kubebuilder:validation:Enum=disable_parquet_prefetching;prefetch_all_parquet_files;external_threads;http_keep_alive;http_timeout;http_retries;httpfs_connection_caching;enable_external_file_cache;parquet_metadata_cache;enable_http_metadata_cache
+	Name string `json:"name"`
+	// value is a number, true or false.
+	// +required
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^(true|false|[0-9]+)$`
+	Value string `json:"value"`
+}
+
 // BenchEngine is one query engine of a run.
 // +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query}, {data} and {workload} replaced by the query's name, the data directory and the workload file"
 // +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb and polars are built in (the operator's images): remove image and command, or set name: command to run another engine"
@@ -304,15 +320,12 @@ type BenchEngine struct {
 	// +optional
 	ForceAsync *bool `json:"forceAsync,omitempty"`
 
-	// settings are DuckDB settings for every query (duckdb only), among its remote-read knobs:
-	// disable_parquet_prefetching and prefetch_all_parquet_files (prefetching), external_threads
-	// (threads for I/O), http_keep_alive, http_timeout, http_retries, httpfs_connection_caching,
-	// enable_external_file_cache and parquet_metadata_cache. Values are as DuckDB's SET takes them.
+	// settings are DuckDB settings for every query (duckdb only): its remote-read knobs.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['disable_parquet_prefetching', 'prefetch_all_parquet_files', 'external_threads', 'http_keep_alive', 'http_timeout', 'http_retries', 'httpfs_connection_caching', 'enable_external_file_cache', 'parquet_metadata_cache', 'enable_http_metadata_cache'])",message="settings takes DuckDB's remote-read knobs: disable_parquet_prefetching, prefetch_all_parquet_files, external_threads, http_keep_alive, http_timeout, http_retries, httpfs_connection_caching, enable_external_file_cache, parquet_metadata_cache, enable_http_metadata_cache"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 64 && self[k].matches('^[A-Za-z0-9_.-]+$'))",message="a setting's value is a number, a boolean or a word of at most 64 characters"
-	Settings map[string]string `json:"settings,omitempty"`
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Settings []DuckDBSetting `json:"settings,omitempty"`
 
 	// memoryLimit is DuckDB's memory_limit (duckdb only): Auto (default) sets it to 3/4 of the
 	// configuration's memory limit less 24Mi, so a query too big for the configuration spills or
@@ -497,7 +510,7 @@ type BenchRunStatus struct {
 	// the Job runs, and its measurements and completionTime once they are recorded.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=96
+	// +kubebuilder:validation:MaxItems=64
 	Results []BenchResult `json:"results,omitempty"`
 
 	// breakEvenRuns is, with pricing set and both volume and s3 inputs measured, the number of runs

@@ -17,6 +17,7 @@ limitations under the License.
 package wire
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -75,7 +76,7 @@ func TestSummaryFitsATerminationMessage(t *testing.T) {
 	res := &BenchResult{Label: "12cpu-48gi / mixed-staged", Engine: "duckdb", Iterations: 100, Warmups: 10}
 	for q := 1; q <= 22; q++ {
 		res.Queries = append(res.Queries, QueryResult{
-			Query: q, Status: StatusFailed, Millis: make([]int64, 100),
+			Name: fmt.Sprintf("query-with-a-name-of-some-length-%02d", q), Status: StatusFailed, Millis: make([]int64, 100),
 			MemorySource: "rusage",
 			ExitCode:     1, StderrTail: strings.Repeat("Binder Error: x ", 200), QueryMeasurements: QueryMeasurements{MedianMillis: 123456, MinMillis: 100000, MaxMillis: 999999,
 				PeakMemoryBytes: 12345678901, PeakAnonBytes: 1234567890, PeakFileBytes: 1234567890,
@@ -126,4 +127,28 @@ func TestCompactKeepsTheCurrentAndPinnedGenerations(t *testing.T) {
 	if len(r.Generations.Kept) != 32 {
 		t.Fatalf("Compact changed the report it was given: %d generations", len(r.Generations.Kept))
 	}
+}
+
+// A BenchRun runs at most 32 queries (controllers.MaxRunQueries) with names of up to 63 characters:
+// every query's digest, which does not compress, must still fit one termination message.
+func TestThirtyTwoNamedQueriesFitATerminationMessage(t *testing.T) {
+	res := &BenchResult{Label: "polars-streaming / 12cpu-48gi / mixed-staged", Engine: "polars", Workload: strings.Repeat("w", 63), Iterations: 100, Warmups: 10}
+	for q := range 32 {
+		sum := sha256.Sum256([]byte{byte(q)})
+		res.Queries = append(res.Queries, QueryResult{
+			Name: fmt.Sprintf("%02d-%s", q, strings.Repeat("n", 60)), Status: StatusSucceeded, MemorySource: "sampled",
+			QueryMeasurements: QueryMeasurements{MedianMillis: 123456 + int64(q), MinMillis: 100000 + int64(q), MaxMillis: 999999 - int64(q),
+				PeakMemoryBytes: 12345678901 + int64(q), PeakAnonBytes: 1234567890 + int64(q), PeakFileBytes: 1234567890 - int64(q),
+				NetworkReadBytes: 987654321 + int64(q), Rows: 1000000 + int64(q), Digest: fmt.Sprintf("%x-%d", sum[:8], 1000000+q)},
+		})
+	}
+	enc, err := EncodeBenchSummary(res, TerminationMessageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeBenchSummary(string(enc))
+	if err != nil || len(back.Queries) != 32 || back.Queries[31].Digest != res.Queries[31].Digest {
+		t.Fatalf("round trip: %v", err)
+	}
+	t.Logf("32 queries with 63-character names: %d bytes", len(enc))
 }

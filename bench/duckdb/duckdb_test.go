@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pqcache/pqcache/bench/workload"
 )
 
 // testExtension builds the tpch extension into the test's temporary directory.
@@ -169,11 +171,24 @@ func TestOverlayReadsFreshPartitionsFromTheStagingDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if err := CreateOverlayViews(ctx, db, dir, freshDir, fresh); err != nil {
+		w, err := workload.Builtin(workload.TPCH)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, _ := w.Select([]string{"q1"})
+		src := workload.Source{Data: workload.Dir(dir)}
+		if freshDir != "" {
+			src.Fresh, src.FreshPrefixes = workload.Dir(freshDir), fresh
+		}
+		r, err := workload.Resolve(ctx, w, qs, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CreateTables(ctx, db, r); err != nil {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		if _, err := RunQuery(ctx, db, 1, &out); err != nil {
+		if _, err := RunSQL(ctx, db, qs[0].SQL, &out); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -208,7 +223,7 @@ func TestFileSizeAndRowGroupKnobs(t *testing.T) {
 	defer db.Close()
 	// footer returns the files of lineitem, their largest size, and its row groups: count and largest.
 	footer := func(dir string) (files int, largest int64, groups, maxRows int64) {
-		paths, err := tableFiles(dir, "lineitem")
+		paths, err := lineitemFiles(dir)
 		if err != nil || len(paths) == 0 {
 			t.Fatalf("lineitem files in %s: %v %v", dir, paths, err)
 		}
@@ -252,4 +267,17 @@ func quoteAll(ss []string) []string {
 		out[i] = quote(s)
 	}
 	return out
+}
+
+// lineitemFiles lists lineitem's files as the tpch workload finds them.
+func lineitemFiles(dir string) ([]string, error) {
+	w, err := workload.Builtin(workload.TPCH)
+	if err != nil {
+		return nil, err
+	}
+	r, err := workload.Resolve(context.Background(), &workload.Workload{Tables: map[string]workload.Table{"lineitem": w.Tables["lineitem"]}}, nil, workload.Source{Data: workload.Dir(dir)})
+	if err != nil {
+		return nil, err
+	}
+	return r.Tables["lineitem"].Files, nil
 }

@@ -19,13 +19,10 @@ package duckdb
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -33,6 +30,7 @@ import (
 
 	"github.com/pqcache/pqcache/bench/canon"
 	"github.com/pqcache/pqcache/bench/queries"
+	"github.com/pqcache/pqcache/bench/workload"
 )
 
 // Layout is how generated tables are laid out as Parquet files.
@@ -57,8 +55,12 @@ type GenOptions struct {
 	RowsPerGroup  int   // Parquet row group size; 0 means DuckDB's default (122,880)
 	FilesPerTable int   // batches per table in the partitioned layout (small tables get one)
 	FileSize      int64 // target bytes per file in the sized layout (DuckDB may exceed it slightly)
-	Extension     string
-	Threads       int
+	// ScanFileSize, when positive, also writes lineitem for the scan and paging workloads: as one
+	// file (scan/one/lineitem.parquet, in row groups of workload.PageRows) and as many small files of
+	// about this size each (scan/many/lineitem/).
+	ScanFileSize int64
+	Extension    string
+	Threads      int
 }
 
 // Generate writes TPC-H data at opts.Scale as Parquet and returns each table's row count.
@@ -128,74 +130,45 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 			}
 		}
 	}
+	if opts.ScanFileSize > 0 {
+		if err := writeScanLayouts(ctx, db, opts.Out, opts.ScanFileSize); err != nil {
+			return nil, err
+		}
+	}
 	return counts, nil
 }
 
-// CreateViews makes each TPC-H table a view over its Parquet files in dir, flat or partitioned.
-func CreateViews(ctx context.Context, db *sql.DB, dir string) error {
-	return CreateOverlayViews(ctx, db, dir, "", nil)
-}
-
-// CreateOverlayViews makes each TPC-H table a view over its Parquet files in dir, except those under
-// the fresh prefixes (paths relative to dir, such as "lineitem/batch=7/"), which are read from
-// freshDir instead: static tables from the cache volume, the newest partitions freshly staged.
-func CreateOverlayViews(ctx context.Context, db *sql.DB, dir, freshDir string, fresh []string) error {
-	isFresh := func(rel string) bool {
-		for _, p := range fresh {
-			if strings.HasPrefix(rel, p) {
-				return true
-			}
+// writeScanLayouts writes lineitem as one big file and as many small ones (see GenOptions).
+func writeScanLayouts(ctx context.Context, db *sql.DB, out string, fileSize int64) error {
+	one := filepath.Join(out, filepath.FromSlash(workload.ScanOnePath))
+	many := filepath.Join(out, filepath.FromSlash(workload.ScanManyPath))
+	for _, dir := range []string{filepath.Dir(one), filepath.Dir(many)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
 		}
-		return false
 	}
-	for _, t := range queries.Tables {
-		var files []string
-		for _, base := range []string{dir, freshDir} {
-			if base == "" {
-				continue
-			}
-			found, err := tableFiles(base, t)
-			if err != nil {
-				return err
-			}
-			for _, f := range found {
-				rel, _ := filepath.Rel(base, f)
-				if (base == freshDir) == isFresh(filepath.ToSlash(rel)) {
-					files = append(files, quote(f))
-				}
-			}
-		}
-		if len(files) == 0 {
-			return fmt.Errorf("table %s: no Parquet files in %s", t, dir)
-		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM read_parquet([%s])", t, strings.Join(files, ", "))); err != nil {
-			return fmt.Errorf("table %s: %w", t, err)
-		}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM lineitem) TO %s (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE %d)", quote(one), workload.PageRows)); err != nil {
+		return fmt.Errorf("writing %s: %w", one, err)
+	}
+	// DuckDB starts a new file in the directory when one passes FILE_SIZE_BYTES.
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM lineitem) TO %s (FORMAT parquet, COMPRESSION zstd, FILE_SIZE_BYTES %d)", quote(many), fileSize)); err != nil {
+		return fmt.Errorf("writing %s: %w", many, err)
 	}
 	return nil
 }
 
-// tableFiles lists the Parquet files of table t under dir: dir/t.parquet, or dir/t/**/*.parquet.
-func tableFiles(dir, t string) ([]string, error) {
-	flat := filepath.Join(dir, t+".parquet")
-	if _, err := os.Stat(flat); err == nil {
-		return []string{flat}, nil
+// CreateViews makes each TPC-H table a view over its Parquet files in dir, flat or partitioned, as the
+// tpch workload resolves them (for pqcache query and tests).
+func CreateViews(ctx context.Context, db *sql.DB, dir string) error {
+	w, err := workload.Builtin(workload.TPCH)
+	if err != nil {
+		return err
 	}
-	var files []string
-	err := filepath.WalkDir(filepath.Join(dir, t), func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return filepath.SkipDir
-		}
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".parquet") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	sort.Strings(files)
-	return files, err
+	r, err := workload.Resolve(ctx, w, nil, workload.Source{Data: workload.Dir(dir)})
+	if err != nil {
+		return err
+	}
+	return CreateTables(ctx, db, r)
 }
 
 // RunQuery runs PDS-H query n and writes its rows to w in the canonical row format (bench/canon):

@@ -18,6 +18,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func engineResults() []*wire.BenchResult {
 		r := &wire.BenchResult{Label: "run: " + engine + " / 2cpu-4gi / " + input, Engine: engine, Config: "2cpu-4gi", Input: input,
 			Iterations: 3, Warmups: 1, NetworkReadBytes: network}
 		for q := 1; q <= 22; q++ {
-			qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * msPerQuery,
+			qr := wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * msPerQuery,
 				PeakMemoryBytes: int64(q) << 21, PeakAnonBytes: int64(q) << 20, PeakFileBytes: int64(q) << 20}}
 			if engine == "polars" {
 				qr.PeakFileBytes = int64(q) << 22 // Polars maps the Parquet files it reads
@@ -42,8 +43,8 @@ func engineResults() []*wire.BenchResult {
 				qr.NetworkReadBytes = network / 88
 			}
 			if q == failed {
-				qr = wire.QueryResult{Query: q, Status: wire.StatusOOMKilled}
-				r.FailedQueries = []int{q}
+				qr = wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusOOMKilled}
+				r.FailedQueries = []string{fmt.Sprintf("q%d", q)}
 			}
 			r.Queries = append(r.Queries, qr)
 		}
@@ -77,7 +78,7 @@ func TestCompareGroupsByConfigAndInput(t *testing.T) {
 	}
 	// A standalone run names no input: its data is the input; two runs of one engine over the same
 	// group both stay, the second by its label.
-	a := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 5}}}}
+	a := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "in-memory", Queries: []wire.QueryResult{{Name: "q1", Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 5}}}}
 	b := &wire.BenchResult{Engine: "polars", Data: "/data/tpch", Label: "streaming", Queries: a.Queries}
 	d := &wire.BenchResult{Engine: "duckdb", Data: "/data/tpch", Queries: a.Queries}
 	c = compare([]*wire.BenchResult{a, b, d})
@@ -93,7 +94,7 @@ func TestVerdictSentences(t *testing.T) {
 	runs := func(ms ...int64) map[string]*wire.BenchResult {
 		out := map[string]*wire.BenchResult{}
 		for i, m := range ms {
-			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &wire.BenchResult{Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: m}}}}
+			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &wire.BenchResult{Queries: []wire.QueryResult{{Name: "q1", Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: m}}}}
 		}
 		return out
 	}
@@ -109,7 +110,7 @@ func TestVerdictSentences(t *testing.T) {
 			t.Errorf("verdict of %v:\n got %s\nwant %s", tc.ms, got, tc.want)
 		}
 	}
-	failed := map[string]*wire.BenchResult{"volume": {Queries: []wire.QueryResult{{Query: 1, Status: wire.StatusFailed}}}, "s3": {}}
+	failed := map[string]*wire.BenchResult{"volume": {Queries: []wire.QueryResult{{Name: "q1", Status: wire.StatusFailed}}}, "s3": {}}
 	if got := judge("For polars", []string{"volume", "s3"}, failed).Sentence(); !strings.Contains(got, "nothing to compare") {
 		t.Errorf("verdict without a common query: %s", got)
 	}

@@ -19,6 +19,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,10 +36,10 @@ func sampleResults() []*wire.BenchResult {
 	mk := func(label string, scale int64, failed int) *wire.BenchResult {
 		r := &wire.BenchResult{Label: label, Engine: "duckdb", Iterations: 3, Warmups: 1, GeometricMeanMillis: 100 * scale}
 		for q := 1; q <= 22; q++ {
-			qr := wire.QueryResult{Query: q, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * 10 * scale, PeakMemoryBytes: int64(q) << 20}}
+			qr := wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * 10 * scale, PeakMemoryBytes: int64(q) << 20}}
 			if q == failed {
-				qr = wire.QueryResult{Query: q, Status: wire.StatusOOMKilled}
-				r.FailedQueries = []int{q}
+				qr = wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusOOMKilled}
+				r.FailedQueries = []string{fmt.Sprintf("q%d", q)}
 			}
 			r.Queries = append(r.Queries, qr)
 		}
@@ -142,8 +143,8 @@ document.body.setAttribute("data-drawn", drawn); document.body.setAttribute("dat
 func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
 	// Results files and BenchRun status are input: a label or status must never become markup.
 	hostile := &wire.BenchResult{Label: `<script>alert("label")</script>`, Engine: "duckdb", Queries: []wire.QueryResult{
-		{Query: 1, Status: `<img src=x onerror=alert(1)>`},
-		{Query: 2, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 10}},
+		{Name: "q1", Status: `<img src=x onerror=alert(1)>`},
+		{Name: "q2", Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 10}},
 	}}
 	var b bytes.Buffer
 	if err := WriteHTML(&b, []*wire.BenchResult{hostile}); err != nil {
@@ -160,8 +161,8 @@ func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
 
 	// The engine report draws engine, configuration and input names too.
 	other := &wire.BenchResult{Label: "x", Engine: `<i>engine</i>`, Config: `<b>cfg</b>`, Input: `<u>in|put</u>`, NetworkReadBytes: 5 << 20, Queries: []wire.QueryResult{
-		{Query: 1, Status: `<img src=y onerror=alert(2)>`},
-		{Query: 2, Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 12, NetworkReadBytes: 1 << 20}},
+		{Name: "q1", Status: `<img src=y onerror=alert(2)>`},
+		{Name: "q2", Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 12, NetworkReadBytes: 1 << 20}},
 	}}
 	hostile.Input = `<script>input()</script>`
 	b.Reset()

@@ -124,7 +124,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 		if missing := (*workload.MissingTablesError)(nil); errors.As(err, &missing) {
 			res.ErrorReason = wire.ErrorMissingTables
 		}
-		return errors.Join(err, writeBenchOutputs(cmd, res, a, local))
+		return errors.Join(err, writeSummary(res, a.ReportFile))
 	}
 	eng, version, err := benchEngine(a, local)
 	if err != nil {
@@ -216,17 +216,27 @@ func benchEngine(a wire.BenchArgs, local benchLocal) (bench.Engine, string, erro
 	return nil, "", fmt.Errorf("--engine %q: want duckdb, polars or command", a.Engine)
 }
 
+// writeSummary writes the compact summary a controller reads to file (a termination message), if
+// asked to.
+func writeSummary(res *wire.BenchResult, file string) error {
+	if file == "" {
+		return nil
+	}
+	summary, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, summary, 0o644); err != nil {
+		return fmt.Errorf("writing the summary: %w", err)
+	}
+	return nil
+}
+
 // writeBenchOutputs writes the summary for the controller, the JSON and CSV asked for, and the
 // Markdown table on stdout unless the JSON goes there.
 func writeBenchOutputs(cmd *cobra.Command, res *wire.BenchResult, a wire.BenchArgs, local benchLocal) error {
-	if a.ReportFile != "" {
-		summary, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(a.ReportFile, summary, 0o644); err != nil {
-			return fmt.Errorf("writing the summary: %w", err)
-		}
+	if err := writeSummary(res, a.ReportFile); err != nil {
+		return err
 	}
 	if local.jsonOut != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")

@@ -139,8 +139,8 @@ func duckdbValue(v string) string {
 
 func newDatagenCommand() *cobra.Command {
 	var (
-		opts             duckdb.GenOptions
-		layout, fileSize string
+		opts                       duckdb.GenOptions
+		layout, fileSize, scanSize string
 	)
 	cmd := &cobra.Command{
 		Use:   "datagen --scale 1 --out DIR",
@@ -166,6 +166,13 @@ func newDatagenCommand() *cobra.Command {
 				}
 				opts.FileSize = q.Value()
 			}
+			if scanSize != "" {
+				q, err := resource.ParseQuantity(scanSize)
+				if err != nil || q.Value() < 64<<10 {
+					return fmt.Errorf("--scan %q: want a size of at least 64Ki, e.g. 1Mi", scanSize)
+				}
+				opts.ScanFileSize = q.Value()
+			}
 			ext, err := tpchExtension(opts.Extension)
 			if err != nil {
 				return err
@@ -190,6 +197,7 @@ func newDatagenCommand() *cobra.Command {
 	f.IntVar(&opts.RowsPerGroup, "rows-per-group", 0, "Parquet row group size (DuckDB rounds it up to a multiple of 2048); 0 keeps DuckDB's default.")
 	f.IntVar(&opts.FilesPerTable, "files-per-table", 8, "Partitions per table in the partitioned layout (tables under 10,000 rows get one).")
 	f.StringVar(&fileSize, "file-size", "", "Target size of each file in the sized layout, e.g. 4Mi for many small files or 1Gi for few large ones.")
+	f.StringVar(&scanSize, "scan", "", "Also write lineitem for the scan and paging workloads, as one file (scan/one/) and as many small files of this size each (scan/many/), e.g. 1Mi.")
 	f.StringVar(&opts.Extension, "tpch-extension", "", "The tpch extension (make tpch-extension builds it); default: $PQCACHE_TPCH_EXTENSION, or beside the binary.")
 	f.IntVar(&opts.Threads, "threads", 0, "DuckDB threads (0: default).")
 	return cmd

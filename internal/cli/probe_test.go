@@ -120,7 +120,11 @@ func TestProbeS3(t *testing.T) {
 	}
 
 	// bench --probe-streams with s3:// data: after the queries, with the same flags.
-	out, err := run(t, append([]string{"bench", "--engine", "command", "--command-arg", "true", "--queries", "1", "--iterations", "1", "--warmups", "0",
+	wl := filepath.Join(t.TempDir(), "workload.yaml")
+	if err := os.WriteFile(wl, []byte("queries: [{name: one, sql: '-'}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, append([]string{"bench", "--engine", "command", "--command-arg", "true", "--workload", wl, "--iterations", "1", "--warmups", "0",
 		"--data", "s3://lake/tpch", "--probe-streams", "4", "--probe-bytes", "-1", "--json", "-"}, s3flags...)...)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)

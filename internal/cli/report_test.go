@@ -42,17 +42,17 @@ status:
     wallMillis: 900
     geometricMeanMillis: 40
     queries:
-    - {query: 1, status: Succeeded, medianMillis: 41, peakMemoryBytes: 52428800, digest: abc-4, rows: 4}
-    - {query: 18, status: OOMKilled}
-    failedQueries: [18]
+    - {name: q1, status: Succeeded, medianMillis: 41, peakMemoryBytes: 52428800, digest: abc-4, rows: 4}
+    - {name: q18, status: OOMKilled}
+    failedQueries: [q18]
   - engine: polars
     config: small
     input: mixed-staged
     completionTime: "2026-12-02T10:00:01Z"
     wallMillis: 1200
     queries:
-    - {query: 1, status: Succeeded, medianMillis: 45, peakMemoryBytes: 62914560, digest: abc-4, rows: 4}
-    - {query: 18, status: Succeeded, medianMillis: 80, peakMemoryBytes: 99614720, digest: def-57, rows: 57}
+    - {name: q1, status: Succeeded, medianMillis: 45, peakMemoryBytes: 62914560, digest: abc-4, rows: 4}
+    - {name: q18, status: Succeeded, medianMillis: 80, peakMemoryBytes: 99614720, digest: def-57, rows: 57}
   - engine: polars
     config: small
     input: volume
@@ -108,14 +108,14 @@ spec:
 status:
   results:
   - {engine: duckdb, config: small, input: volume, completionTime: "2026-12-02T10:00:00Z", wallMillis: 900, readBytesPerSecond: 2420000000,
-     queries: [{query: 1, status: Succeeded, medianMillis: 40, peakMemoryBytes: 52428800, peakAnonBytes: 41943040, peakFileBytes: 10485760},
-               {query: 6, status: Succeeded, medianMillis: 10, peakMemoryBytes: 20971520, peakAnonBytes: 10485760, peakFileBytes: 10485760}]}
+     queries: [{name: q1, status: Succeeded, medianMillis: 40, peakMemoryBytes: 52428800, peakAnonBytes: 41943040, peakFileBytes: 10485760},
+               {name: q6, status: Succeeded, medianMillis: 10, peakMemoryBytes: 20971520, peakAnonBytes: 10485760, peakFileBytes: 10485760}]}
   - {engine: polars, config: small, input: volume, completionTime: "2026-12-02T10:00:01Z", wallMillis: 800,
-     queries: [{query: 1, status: Succeeded, medianMillis: 30, peakMemoryBytes: 104857600, peakAnonBytes: 31457280, peakFileBytes: 73400320},
-               {query: 6, status: Succeeded, medianMillis: 12, peakMemoryBytes: 62914560, peakAnonBytes: 10485760, peakFileBytes: 52428800}]}
+     queries: [{name: q1, status: Succeeded, medianMillis: 30, peakMemoryBytes: 104857600, peakAnonBytes: 31457280, peakFileBytes: 73400320},
+               {name: q6, status: Succeeded, medianMillis: 12, peakMemoryBytes: 62914560, peakAnonBytes: 10485760, peakFileBytes: 52428800}]}
   - {engine: polars, config: small, input: s3, completionTime: "2026-12-02T10:00:02Z", wallMillis: 4000, networkReadBytes: 125829120,
-     queries: [{query: 1, status: Succeeded, medianMillis: 120, peakMemoryBytes: 104857600, peakAnonBytes: 94371840, networkReadBytes: 31457280},
-               {query: 6, status: Succeeded, medianMillis: 48, peakMemoryBytes: 62914560, peakAnonBytes: 52428800, networkReadBytes: 20971520}]}
+     queries: [{name: q1, status: Succeeded, medianMillis: 120, peakMemoryBytes: 104857600, peakAnonBytes: 94371840, networkReadBytes: 31457280},
+               {name: q6, status: Succeeded, medianMillis: 48, peakMemoryBytes: 62914560, peakAnonBytes: 52428800, networkReadBytes: 20971520}]}
 `
 
 // TestReportComparesEngines: `pqcache report` on a BenchRun of two engines puts them side by side
