@@ -106,4 +106,3 @@ func mib(v int64) string {
 	}
 	return fmt.Sprintf("%.0f MiB", float64(v)/(1<<20))
 }
-

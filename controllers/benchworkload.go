@@ -135,7 +135,9 @@ func inlineWorkload(in *datav1alpha1.InlineWorkload) *workload.Workload {
 }
 
 // workloadCopyName is the ConfigMap holding a run's copy of a user's workload.
-func workloadCopyName(run *datav1alpha1.BenchRun) string { return fitName(run.Name, "-workload", maxObjectName) }
+func workloadCopyName(run *datav1alpha1.BenchRun) string {
+	return fitName(run.Name, "-workload", maxObjectName)
+}
 
 // copyWorkload writes the run's copy of a user's workload (the run owns it); a copy written by an
 // earlier reconcile stays as it is.
