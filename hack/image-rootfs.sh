@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # image-rootfs.sh assembles in DIR (default bin/rootfs) the file system the Dockerfile's image has: the
-# pqcache binary at /usr/local/bin/pqcache, the shared libraries it links (found with ldd, as the
+# pqcache binary at /usr/local/bin/pqcache, DuckDB's tpch and httpfs extensions beside it under
+# /usr/local/lib/pqcache, the shared libraries it links (found with ldd, as the
 # distroless/cc base provides them), CA certificates, and /etc/passwd and /etc/group with the nonroot
 # user 65532. No Docker engine runs here, so this is how tests check that the binary needs nothing else.
 set -euo pipefail
@@ -14,6 +15,9 @@ chmod 1777 "$OUT/tmp"
 (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/pqcache/pqcache/internal/version.Version=$VERSION" -o "$OUT/usr/local/bin/pqcache-runner" ./cmd/pqcache)
 mkdir -p "$OUT/usr/local/lib/pqcache"
 (cd "$ROOT" && go run ./hack/tpch-extension "$OUT/usr/local/lib/pqcache/tpch.duckdb_extension")
+# DuckDB's httpfs, for s3:// inputs: from the PyPI wheel pinned with its hash.
+"$ROOT/hack/install-httpfs.sh" "$ROOT/bin/httpfs.duckdb_extension"
+cp "$ROOT/bin/httpfs.duckdb_extension" "$OUT/usr/local/lib/pqcache/httpfs.duckdb_extension"
 # Shared libraries, at the paths the dynamic loader looks for them.
 ldd "$OUT/usr/local/bin/pqcache" | awk '/=>/ {print $3} $1 ~ /ld-linux/ {print $1}' | sort -u | while read -r lib; do
   [ -n "$lib" ] && [ -e "$lib" ] || continue

@@ -212,7 +212,7 @@ spec:
 
 		Expect(br.Status.Queries).To(Equal(int32(22)))
 		Expect(br.Status.Results).To(HaveLen(4), "2 configs x 2 inputs")
-		digests := map[int32]string{}
+		digests := map[string]string{}
 		for _, r := range br.Status.Results {
 			Expect(r.FailedQueries).To(BeEmpty(), "%s/%s", r.Config, r.Input)
 			Expect(r.Queries).To(HaveLen(22), "%s/%s", r.Config, r.Input)
@@ -221,15 +221,15 @@ spec:
 				Expect(r.StagedBytes).To(BeNumerically(">", 0), "lineitem/ is staged before the queries")
 			}
 			for _, q := range r.Queries {
-				where := fmt.Sprintf("%s/%s q%d", r.Config, r.Input, q.Query)
+				where := fmt.Sprintf("%s/%s %s", r.Config, r.Input, q.Name)
 				Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), where)
 				Expect(q.MedianMillis).To(BeNumerically(">", 0), where)
 				Expect(q.PeakMemoryBytes).To(BeNumerically(">", 1<<20), where+": peak memory")
 				Expect(q.Digest).NotTo(BeEmpty(), where)
-				if want, ok := digests[q.Query]; ok {
+				if want, ok := digests[q.Name]; ok {
 					Expect(q.Digest).To(Equal(want), where+": the same answer on every config and input")
 				} else {
-					digests[q.Query] = q.Digest
+					digests[q.Name] = q.Digest
 				}
 			}
 		}
@@ -253,10 +253,9 @@ spec:
 		waitBenchRun(&br, 20*time.Minute)
 		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
 			"BenchRun conditions: %s", conditionsString(br.Status.Conditions))
-		Expect(br.Status.Jobs.Total).To(Equal(int32(6)), "duckdb: volume and mixed-staged; polars: all four")
-		Expect(br.Status.Jobs.Skipped).To(Equal(int32(2)), "duckdb cannot read s3 or mixed-direct")
-		Expect(br.Status.Results).To(HaveLen(6))
-		digests := map[int32]string{}
+		Expect(br.Status.Jobs.Total).To(Equal(int32(8)), "both engines on all four inputs")
+		Expect(br.Status.Results).To(HaveLen(8))
+		digests := map[string]string{}
 		engines := map[string]int{}
 		for _, r := range br.Status.Results {
 			where := r.Engine + "/" + r.Input
@@ -271,17 +270,70 @@ spec:
 				Expect(r.NetworkReadBytes).To(BeNumerically("<", 64<<10), where+": the queries read only the volume")
 			}
 			for _, q := range r.Queries {
-				qw := fmt.Sprintf("%s q%d", where, q.Query)
+				qw := fmt.Sprintf("%s %s", where, q.Name)
 				Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), qw)
 				Expect(q.PeakMemoryBytes).To(BeNumerically(">", 1<<20), qw+": peak memory")
-				if want, ok := digests[q.Query]; ok {
+				if want, ok := digests[q.Name]; ok {
 					Expect(q.Digest).To(Equal(want), qw+": the same answer on every engine and input")
 				} else {
-					digests[q.Query] = q.Digest
+					digests[q.Name] = q.Digest
 				}
 			}
 		}
-		Expect(engines).To(Equal(map[string]int{"duckdb": 2, "polars": 4}))
+		Expect(engines).To(Equal(map[string]int{"duckdb": 4, "polars": 4}))
+	})
+
+	It("runs a user's own workload on both engines, from the volume and from S3, with equal answers", func() {
+		var br datav1alpha1.BenchRun
+		fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: mine, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  workload:
+    inline:
+      name: lake
+      tables:
+        - {name: facts, path: "lineitem/**/*.parquet"}
+        - {name: orders, path: orders, hive: true}
+        - {name: nation, path: nation}
+      queries:
+        - name: revenue-by-flag
+          sql: SELECT l_returnflag, sum(l_extendedprice) AS revenue FROM facts GROUP BY l_returnflag
+        - name: orders-per-batch
+          sql: SELECT batch, count(*) AS n FROM orders GROUP BY batch
+        - name: nations
+          sql: SELECT n_name FROM nation WHERE n_regionkey = 1
+          polars: |
+            def query(t):
+                return t["nation"].filter(pl.col("n_regionkey") == 1).select("n_name")
+  engines: [{name: duckdb}, {name: polars}]
+  inputs: [{type: volume}, {type: s3}]
+  configs: [{name: 1cpu-1gi, cpu: "1", memory: 1Gi}]
+  iterations: 1
+  warmups: 0
+`, ns)
+		Expect(c.Create(ctx, &br)).To(Succeed())
+		waitBenchRun(&br, 10*time.Minute)
+		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
+			"BenchRun conditions: %s", conditionsString(br.Status.Conditions))
+		Expect(br.Status.Workload).To(Equal("lake"))
+		Expect(br.Status.Results).To(HaveLen(4))
+		digests := map[string]string{}
+		for _, r := range br.Status.Results {
+			Expect(r.Queries).To(HaveLen(3), r.Engine+"/"+r.Input)
+			for _, q := range r.Queries {
+				where := r.Engine + "/" + r.Input + " " + q.Name
+				Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), where)
+				if want, ok := digests[q.Name]; ok {
+					Expect(q.Digest).To(Equal(want), where+": the same answer on every engine and input")
+				} else {
+					digests[q.Name] = q.Digest
+				}
+			}
+		}
+		Expect(digests).To(HaveKey("orders-per-batch"))
 	})
 
 	It("reports OOMKilled for a query that outgrows a too-small memory limit, and DuckDB's own limit prevents it", func() {
@@ -315,7 +367,7 @@ kind: BenchRun
 metadata: {name: too-small, namespace: %s}
 spec:
   datasetRef: {name: tpch-sf05}
-  queries: [1, 9, 18, 21]
+  queries: [q1, q9, q18, q21]
   engines: [{name: duckdb, label: capped}, {name: duckdb, label: uncapped, memoryLimit: None}]
   inputs: [{type: volume}]
   configs:
@@ -326,17 +378,17 @@ spec:
 		Expect(c.Create(ctx, &br)).To(Succeed())
 		waitBenchRun(&br, 5*time.Minute)
 		Expect(br.Status.Results).To(HaveLen(2))
-		killed := map[string][]int32{}
+		killed := map[string][]string{}
 		var result datav1alpha1.BenchResult
 		for _, r := range br.Status.Results {
 			for _, q := range r.Queries {
 				switch {
-				case q.Query == 1:
+				case q.Name == "q1":
 					// The runner outlives the queries that die: q1 needs little memory and still runs.
 					Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), "%s q1: %+v", r.Engine, q)
 					Expect(q.PeakMemoryBytes).To(BeNumerically(">", 0))
 				case q.Status == datav1alpha1.QueryOOMKilled:
-					killed[r.Engine] = append(killed[r.Engine], q.Query)
+					killed[r.Engine] = append(killed[r.Engine], q.Name)
 				}
 			}
 			if r.Engine == "uncapped" {
@@ -351,7 +403,7 @@ spec:
 		Expect(cond).NotTo(BeNil())
 		Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 		Expect(cond.Reason).To(Equal(datav1alpha1.ReasonOOMKilled), "%+v", cond)
-		Expect(cond.Message).To(ContainSubstring(fmt.Sprintf("q%d on uncapped / starved / volume (memory limit 64Mi)", oom[0])))
+		Expect(cond.Message).To(ContainSubstring(fmt.Sprintf("%s on uncapped / starved / volume (memory limit 64Mi)", oom[0])))
 	})
 
 	It("says so when a configuration fits no node", func() {
@@ -362,7 +414,7 @@ kind: BenchRun
 metadata: {name: too-big, namespace: %s}
 spec:
   datasetRef: {name: tpch}
-  queries: [1]
+  queries: [q1]
   inputs: [{type: volume}]
   configs: [{name: 64cpu, cpu: "64", memory: 1Gi}]
   timeout: 10m

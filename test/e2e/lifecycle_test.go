@@ -64,7 +64,7 @@ kind: BenchRun
 metadata: {name: %s, namespace: %s}
 spec:
   datasetRef: {name: base}
-  queries: [1, 6]
+  queries: [q1, q6]
   inputs: [{type: volume}]
   configs: %s
   iterations: 1
@@ -254,7 +254,7 @@ kind: BenchRun
 metadata: {name: noimage, namespace: %s}
 spec:
   datasetRef: {name: base}
-  queries: [1]
+  queries: [q1]
   engines: [{name: command, image: pqcache.local/no-such-engine:1, command: [engine, "{query}", "{data}"]}]
   configs: [{name: small, cpu: "1", memory: 1Gi}]
   timeout: 10m
