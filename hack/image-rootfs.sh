@@ -18,8 +18,9 @@ mkdir -p "$OUT/usr/local/lib/pqcache"
 # DuckDB's httpfs, for s3:// inputs: from the PyPI wheel pinned with its hash.
 "$ROOT/hack/install-httpfs.sh" "$ROOT/bin/httpfs.duckdb_extension"
 cp "$ROOT/bin/httpfs.duckdb_extension" "$OUT/usr/local/lib/pqcache/httpfs.duckdb_extension"
-# Shared libraries, at the paths the dynamic loader looks for them.
-ldd "$OUT/usr/local/bin/pqcache" | awk '/=>/ {print $3} $1 ~ /ld-linux/ {print $1}' | sort -u | while read -r lib; do
+# Shared libraries of the binary and of the httpfs extension, at the paths the dynamic loader looks for
+# them.
+{ ldd "$OUT/usr/local/bin/pqcache"; ldd "$OUT/usr/local/lib/pqcache/httpfs.duckdb_extension"; } | awk '/=>/ {print $3} $1 ~ /ld-linux/ {print $1}' | sort -u | while read -r lib; do
   [ -n "$lib" ] && [ -e "$lib" ] || continue
   mkdir -p "$OUT$(dirname "$lib")"
   cp -L "$lib" "$OUT$lib"

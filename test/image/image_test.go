@@ -112,6 +112,15 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	}
 	duckdbDigests := digests(t, out)
 
+	// DuckDB in the image reads s3:// with the httpfs extension the image carries: the same answers.
+	if out, err := run(env, "s3", "put", "/data/tpch", "s3://lake/tpch/", "--endpoint", srv.Endpoint, "--path-style"); err != nil {
+		t.Fatalf("pqcache s3 put in the image: %v\n%s", err, out)
+	}
+	s3out, err := run(env, "bench", "--data", "s3://lake/tpch", "--endpoint", srv.Endpoint, "--path-style", "--queries", "1,6", "--iterations", "1", "--warmups", "0", "--json", "-")
+	if err != nil || !reflect.DeepEqual(digests(t, s3out), duckdbDigests) {
+		t.Fatalf("pqcache bench over s3:// in the image: %v\n%s", err, s3out)
+	}
+
 	// The Polars engine image (Dockerfile.polars), as a BenchRun Job runs it: the runner injected at
 	// /pqcache, node and the program found where the image keeps them, the same answers as DuckDB's.
 	polarsRoot := filepath.Join(t.TempDir(), "polars-rootfs")
@@ -146,11 +155,11 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 }
 
 // digests reads the per-query digests of `pqcache bench --json -` output.
-func digests(t *testing.T, out string) map[int]string {
+func digests(t *testing.T, out string) map[string]string {
 	t.Helper()
 	var res struct {
 		Queries []struct {
-			Query  int    `json:"query"`
+			Name   string `json:"name"`
 			Digest string `json:"digest"`
 		} `json:"queries"`
 	}
@@ -158,9 +167,9 @@ func digests(t *testing.T, out string) map[int]string {
 	if start < 0 || json.Unmarshal([]byte(out[start:]), &res) != nil {
 		t.Fatalf("no bench JSON in:\n%s", out)
 	}
-	m := map[int]string{}
+	m := map[string]string{}
 	for _, q := range res.Queries {
-		m[q.Query] = q.Digest
+		m[q.Name] = q.Digest
 	}
 	return m
 }
