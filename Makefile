@@ -7,6 +7,8 @@ VERSITYGW_VERSION ?= v1.8.0
 # goaws is built from the wrapper module hack/goaws (it binds 127.0.0.1); its go.mod must pin the same.
 GOAWS_VERSION ?= v0.4.5
 HELM_VERSION ?= v3.22.0
+# promtool checks and unit-tests the chart's alerting rules (make test).
+PROMTOOL_VERSION ?= v0.316.0
 # rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
 RCLONE_VERSION ?= v1.76.0
 ENVTEST_K8S_VERSION ?= 1.37.2
@@ -18,6 +20,7 @@ VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 GOAWS := $(LOCALBIN)/goaws-$(GOAWS_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
+PROMTOOL := $(LOCALBIN)/promtool-$(PROMTOOL_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
 # The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
 CLUSTER_DIR := $(or $(PQCACHE_CLUSTER_DIR),$(LOCALBIN)/cluster)
@@ -184,6 +187,11 @@ $(GOAWS):
 helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.
 $(HELM):
 	hack/install-tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)
+
+.PHONY: promtool
+promtool: $(PROMTOOL) ## Build Prometheus' promtool into bin/ (checks and unit-tests the chart's alerting rules).
+$(PROMTOOL):
+	hack/install-tool.sh promtool github.com/prometheus/prometheus/cmd/promtool $(PROMTOOL_VERSION)
 
 .PHONY: rclone
 rclone: $(RCLONE) ## Build rclone $(RCLONE_VERSION) for the sync benchmark into bin/ (cold: tens of minutes).

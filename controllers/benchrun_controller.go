@@ -86,8 +86,11 @@ func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if written, res, werr := writeStatus(ctx, r.Status(), orig, &run, changed, "benchrun", err); !written {
 		return res, werr
 	}
-	if finished(&run) {
-		ctrl.LoggerFrom(ctx).Info("Bench run finished", "benchrun", klog.KObj(&run), "reason", meta.FindStatusCondition(run.Status.Conditions, datav1alpha1.ConditionSucceeded).Reason)
+	if finished(&run) && !finished(orig) {
+		// Once, when the status that says so is written.
+		c := meta.FindStatusCondition(run.Status.Conditions, datav1alpha1.ConditionSucceeded)
+		observeRunFinished(run.Namespace, c.Status == metav1.ConditionTrue, c.Reason)
+		ctrl.LoggerFrom(ctx).Info("Bench run finished", "benchrun", klog.KObj(&run), "reason", c.Reason)
 	}
 	return result, err
 }

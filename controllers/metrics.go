@@ -64,6 +64,14 @@ var (
 		Name: "pqcache_dataset_changes_found_by_listing_total",
 		Help: "Changes that listing syncs found and no event notification announced: notifications are being lost.",
 	}, datasetLabels)
+	nextListing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pqcache_dataset_next_sync_timestamp_seconds",
+		Help: "Unix time the schedule's next listing sync is due (status.nextSyncTime); alert on time() minus this: a listing overdue.",
+	}, datasetLabels)
+	benchRunsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pqcache_benchruns_finished_total",
+		Help: "BenchRuns that finished, by result (Succeeded or Failed) and reason (Completed, OOMKilled, ResultMismatch, ...).",
+	}, []string{"namespace", "result", "reason"})
 	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pqcache_dataset_cache_bytes",
 		Help: "Bytes published on the Dataset's volume, from its manifest.",
@@ -71,7 +79,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing)
+	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, benchRunsFinished)
 }
 
 // observeSync records one finished sync; it is called once per Job.
@@ -110,12 +118,26 @@ func observeDataset(ds *datav1alpha1.Dataset, ready bool) {
 	if m := ds.Status.Manifest; m != nil {
 		cacheBytes.With(l).Set(float64(m.Bytes))
 	}
+	if t := ds.Status.NextSyncTime; t != nil {
+		nextListing.With(l).Set(float64(t.Unix()))
+	} else {
+		nextListing.Delete(l)
+	}
 }
 
 // forgetDataset drops a deleted Dataset's series.
 func forgetDataset(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "dataset": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing} {
 		v.DeletePartialMatch(l)
 	}
+}
+
+// observeRunFinished counts a BenchRun that has just finished.
+func observeRunFinished(namespace string, succeeded bool, reason string) {
+	result := "Failed"
+	if succeeded {
+		result = "Succeeded"
+	}
+	benchRunsFinished.With(prometheus.Labels{"namespace": namespace, "result": result, "reason": reason}).Inc()
 }

@@ -64,11 +64,27 @@ type env struct {
 	ns  string
 }
 
-func start(t *testing.T) *env { return startWithClock(t, nil) }
+func start(t *testing.T) *env { return startWith(t, envOptions{}) }
 
 // startWithClock runs the Dataset controller on clock (nil: the real one); the hub keeps real time.
 func startWithClock(t *testing.T, clock clock.PassiveClock) *env {
+	return startWith(t, envOptions{clock: clock})
+}
+
+// envOptions change what start runs: the controllers' clock, and where the manager serves /metrics
+// ("" serves none).
+type envOptions struct {
+	clock   clock.PassiveClock
+	metrics string
+}
+
+func startWith(t *testing.T, o envOptions) *env {
 	t.Helper()
+	clock := o.clock
+	metricsAddr := o.metrics
+	if metricsAddr == "" {
+		metricsAddr = "0"
+	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join("..", "..", "bin", "k8s", "1.37.2-linux-amd64")
@@ -82,7 +98,7 @@ func startWithClock(t *testing.T, clock clock.PassiveClock) *env {
 	scheme := k8sruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil),
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: metricsAddr}, Cache: controllers.CacheOptions(nil),
 		// Each test runs its own manager in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
@@ -214,32 +230,7 @@ func (e *env) finishAt(job *batchv1.Job, rep *wire.SyncReport, started time.Time
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, GenerateName: job.Name + "-", Labels: map[string]string{"batch.kubernetes.io/controller-uid": string(job.UID)}},
-		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "sync", Image: "example.test/pqcache:test"}}},
-	}
-	if err := e.c.Create(e.ctx, pod); err != nil {
-		e.t.Fatal(err)
-	}
-	now := metav1.NewTime(started.Add(time.Second))
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sync", Image: "example.test/pqcache:test",
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", Message: string(msg), FinishedAt: now}}}}
-	if err := e.c.Status().Update(e.ctx, pod); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(job), job); err != nil {
-		e.t.Fatal(err)
-	}
-	start := metav1.NewTime(started)
-	job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &start, &now, 1
-	job.Status.Conditions = []batchv1.JobCondition{
-		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
-	}
-	if err := e.c.Status().Update(e.ctx, job); err != nil {
-		e.t.Fatal(err)
-	}
+	e.finishContainer(job, "sync", string(msg), started)
 }
 
 func report(files int64, changes *wire.ChangeOutcome) *wire.SyncReport {
