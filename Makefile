@@ -121,9 +121,9 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw goaws helm polars-modules httpfs-extension ## Unit, integration, chart and envtest suites (no e2e).
+test: manifests generate vet envtest versitygw goaws helm promtool polars-modules httpfs-extension ## Unit, integration, chart, monitoring and envtest suites (no e2e).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
-		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension \
+		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) \
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e

@@ -31,9 +31,6 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// ProbeResult is the sequential read throughput of an input path, measured without a query engine.
-type ProbeResult = wire.ProbeResult
-
 // probeBuffer is the read size of one stream: large sequential reads, as a scan does.
 const probeBuffer = 1 << 20
 
@@ -82,13 +79,13 @@ func (DirSource) Open(_ context.Context, name string) (io.ReadCloser, error) { r
 // read maxBytes (0: DefaultProbeBytes; negative: everything), and reports the throughput: the input
 // path's speed (volume, mount, ...) without an engine in the way. Files under a .pqcache directory
 // (the cache's own bookkeeping) are skipped.
-func Probe(ctx context.Context, dir string, streams int, maxBytes int64) (*ProbeResult, error) {
+func Probe(ctx context.Context, dir string, streams int, maxBytes int64) (*wire.ProbeResult, error) {
 	return ProbeFrom(ctx, DirSource(dir), streams, maxBytes)
 }
 
 // ProbeFrom is Probe over any source: the same parallel sequential reads, bounded alike, of a
 // directory's files or a bucket's objects, so that the two input paths are measured the same way.
-func ProbeFrom(ctx context.Context, src ProbeSource, streams int, maxBytes int64) (*ProbeResult, error) {
+func ProbeFrom(ctx context.Context, src ProbeSource, streams int, maxBytes int64) (*wire.ProbeResult, error) {
 	if streams < 1 {
 		streams = 1
 	}
@@ -139,7 +136,7 @@ feed:
 	close(next)
 	wg.Wait()
 	elapsed := time.Since(start)
-	r := &ProbeResult{Files: read.Load(), Bytes: total.Load(), Streams: streams, Millis: elapsed.Milliseconds()}
+	r := &wire.ProbeResult{Files: read.Load(), Bytes: total.Load(), Streams: streams, Millis: elapsed.Milliseconds()}
 	if elapsed > 0 {
 		r.BytesPerSecond = int64(float64(r.Bytes) / elapsed.Seconds())
 	}

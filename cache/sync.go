@@ -119,7 +119,7 @@ type Options struct {
 	Requests *s3store.Requests
 	// Changes, if set, makes this a targeted sync (targeted.go): instead of listing the prefix, it
 	// checks just these keys against the bucket, one HEAD each, and copies or deletes what differs.
-	Changes *ChangeSet
+	Changes *wire.ChangeSet
 	// Generations, if set, also publishes the manifest's generation as a whole tree that readers can
 	// hold while later syncs change the stable path (package generations), and removes the old trees
 	// this policy does not keep. Nil publishes the stable path only (pqcache stage, scratch volumes).
@@ -544,7 +544,7 @@ func (s *syncer) commit(sourceChanged bool) error {
 		return b
 	}
 	var (
-		sum manifest.Summary
+		sum wire.ManifestSummary
 		err error
 	)
 	if !changed {

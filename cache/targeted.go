@@ -36,16 +36,9 @@ import (
 	"github.com/pqcache/pqcache/cache/s3store"
 )
 
-// ChangeSet is the keys a targeted sync checks (package wire: the operator writes it).
-type (
-	ChangeSet     = wire.ChangeSet
-	Change        = wire.Change
-	ChangeOutcome = wire.ChangeOutcome
-)
-
 // targetedChange is one change in scope, with what the bucket said about its key.
 type targetedChange struct {
-	change Change
+	change wire.Change
 	rel    string // key relative to the prefix
 	obj    plan.Object
 	exists bool
@@ -56,7 +49,7 @@ type targetedChange struct {
 // manifest and emits the copies and deletes that make the volume match the bucket for those keys.
 // It fills s.rep.Changes as far as decisions go; settleChanges finishes it once publishing is done.
 func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func(plan.Action) error) error {
-	out := &ChangeOutcome{}
+	out := &wire.ChangeOutcome{}
 	s.rep.Changes = out
 	s.mu.Lock()
 	s.applied, s.failedKeys = map[string]time.Time{}, map[string]bool{}
@@ -92,7 +85,7 @@ func (s *syncer) planChanges(ctx context.Context, filter *plan.Filter, emit func
 
 // changesInScope are the change set's keys this sync may publish, one change per key, sorted; the
 // others are counted as ignored.
-func (s *syncer) changesInScope(filter *plan.Filter, out *ChangeOutcome) []*targetedChange {
+func (s *syncer) changesInScope(filter *plan.Filter, out *wire.ChangeOutcome) []*targetedChange {
 	byKey := map[string]*targetedChange{}
 	for _, c := range s.opts.Changes.Changes {
 		rel, ok := strings.CutPrefix(c.Key, s.opts.Prefix)
@@ -121,7 +114,7 @@ func (s *syncer) changesInScope(filter *plan.Filter, out *ChangeOutcome) []*targ
 
 // planChange compares one described change with what is published: the copy or delete it needs, if
 // any. settled is false for a change ignored because its path is also another object's.
-func (s *syncer) planChange(tc *targetedChange, out *ChangeOutcome) (a *plan.Action, settled bool, err error) {
+func (s *syncer) planChange(tc *targetedChange, out *wire.ChangeOutcome) (a *plan.Action, settled bool, err error) {
 	old, have, err := s.m.Get(tc.rel)
 	if err != nil {
 		return nil, false, err

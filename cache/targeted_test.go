@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 )
 
@@ -42,16 +43,16 @@ func (e *env) etagOf(key string) string {
 	return obj.ETag
 }
 
-func created(e *env, key, etag string) cache.Change {
-	return cache.Change{Key: e.prefix + key, ETag: etag, EventTime: time.Now().Add(-time.Second)}
+func created(e *env, key, etag string) wire.Change {
+	return wire.Change{Key: e.prefix + key, ETag: etag, EventTime: time.Now().Add(-time.Second)}
 }
 
-func removed(e *env, key string) cache.Change {
-	return cache.Change{Key: e.prefix + key, Removed: true, EventTime: time.Now().Add(-time.Second)}
+func removed(e *env, key string) wire.Change {
+	return wire.Change{Key: e.prefix + key, Removed: true, EventTime: time.Now().Add(-time.Second)}
 }
 
-func targeted(changes ...cache.Change) func(*cache.Options) {
-	return func(o *cache.Options) { o.Changes = &cache.ChangeSet{Changes: changes} }
+func targeted(changes ...wire.Change) func(*cache.Options) {
+	return func(o *cache.Options) { o.Changes = &wire.ChangeSet{Changes: changes} }
 }
 
 func TestTargetedSyncAppliesJustTheNamedKeysWithoutListing(t *testing.T) {
@@ -74,7 +75,7 @@ func TestTargetedSyncAppliesJustTheNamedKeysWithoutListing(t *testing.T) {
 	st, reqs := e.store()
 	opts := e.options(reqs)
 	opts.Exclude = []string{"**/*.tmp"}
-	opts.Changes = &cache.ChangeSet{Changes: []cache.Change{
+	opts.Changes = &wire.ChangeSet{Changes: []wire.Change{
 		created(e, "orders/a.parquet", e.etagOf("orders/a.parquet")),
 		removed(e, "orders/b.parquet"),
 		created(e, "orders/d.parquet", e.etagOf("orders/d.parquet")),
@@ -158,7 +159,7 @@ func TestTargetedSyncTrustsTheBucketNotTheEvent(t *testing.T) {
 	// The same change set again (a redelivered message) costs HEADs and nothing else.
 	st, reqs := e.store()
 	opts := e.options(reqs)
-	opts.Changes = &cache.ChangeSet{Changes: []cache.Change{created(e, "t/a.parquet", staleETag), removed(e, "t/back.parquet")}}
+	opts.Changes = &wire.ChangeSet{Changes: []wire.Change{created(e, "t/a.parquet", staleETag), removed(e, "t/back.parquet")}}
 	again, err := cache.Sync(t.Context(), st, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -214,14 +215,14 @@ func TestNoChangeIsLostWhateverTheEvents(t *testing.T) {
 	}
 	seen := map[string]uint64{} // key → newest version the volume held
 	var (
-		pending            []cache.Change
+		pending            []wire.Change
 		dropped, duplicate int
 		syncs              int
 		version            uint64
 	)
 	for op := 1; op <= ops; op++ {
 		key := "k" + strconv.Itoa(rng.IntN(keys)) + ".bin"
-		ch := cache.Change{Key: e.prefix + key, Sequencer: fmt.Sprintf("%X", op), EventTime: time.Now()}
+		ch := wire.Change{Key: e.prefix + key, Sequencer: fmt.Sprintf("%X", op), EventTime: time.Now()}
 		if _, ok := bucket[key]; ok && rng.IntN(3) == 0 {
 			e.remove(key)
 			delete(bucket, key)
@@ -287,7 +288,7 @@ func TestATargetedSyncIntoANeverSyncedDirectoryLists(t *testing.T) {
 	e.put("b.parquet", b)
 	st, reqs := e.store()
 	opts := e.options(reqs)
-	opts.Changes = &cache.ChangeSet{Changes: []cache.Change{created(e, "a.parquet", "")}}
+	opts.Changes = &wire.ChangeSet{Changes: []wire.Change{created(e, "a.parquet", "")}}
 	rep, err := cache.Sync(t.Context(), st, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestATargetedSyncIgnoresKeysNoSyncCanPublish(t *testing.T) {
 	e := newEnv(t)
 	e.put("a.parquet", parquetFile(t, 100, 100, 1))
 	e.mustSync(nil)
-	rep := e.mustSync(targeted(cache.Change{Key: e.prefix + ".pqcache/manifest.db"}, cache.Change{Key: e.prefix + "x//y.parquet"}))
+	rep := e.mustSync(targeted(wire.Change{Key: e.prefix + ".pqcache/manifest.db"}, wire.Change{Key: e.prefix + "x//y.parquet"}))
 	if rep.Changes.Ignored != 2 || rep.FilesFailed != 0 {
 		t.Fatalf("hostile keys in a change set: %+v, %d failed; want both ignored and the sync whole", rep.Changes, rep.FilesFailed)
 	}

@@ -138,6 +138,9 @@ type BenchResult struct {
 	// when the runner has no cgroup of its own.
 	CgroupPeakBytes  int64  `json:"cgroupPeakBytes,omitempty"`
 	CgroupPeakSource string `json:"cgroupPeakSource,omitempty"`
+	// CostMicros is what the run cost, in millionths of the pricing currency, when a BenchRun priced
+	// it (reports read it from the BenchRun's status; the runner does not price).
+	CostMicros *int64 `json:"costMicros,omitempty"`
 }
 
 // benchSummaryPrefix marks an encoded summary, so a reader can tell it from plain text.

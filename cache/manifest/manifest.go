@@ -539,14 +539,11 @@ func release(tx *bolt.Tx) {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, info.Data, uintptr(tx.Size()), unix.MADV_DONTNEED)
 }
 
-// Summary describes the whole manifest.
-type Summary = wire.ManifestSummary
-
 // Commit ends a sync that changed something: it bumps the generation, records the source the entries
 // came from, and stores the digest of the entries (SHA-256 over key, size, ETag and checksum in key
 // order), which it returns with the totals. visit, if not nil, sees every entry on the way; extra, if
 // not nil, is called after the last one, and what it returns is kept with the summary for Cached.
-func (m *Manifest) Commit(source string, visit func(Entry), extra func() []byte) (Summary, error) {
+func (m *Manifest) Commit(source string, visit func(Entry), extra func() []byte) (wire.ManifestSummary, error) {
 	s, err := m.summarize(visit)
 	if err != nil {
 		return s, err
@@ -583,14 +580,14 @@ func (m *Manifest) Commit(source string, visit func(Entry), extra func() []byte)
 }
 
 type cachedSummary struct {
-	Summary Summary `json:"summary"`
-	Extra   []byte  `json:"extra,omitempty"`
+	Summary wire.ManifestSummary `json:"summary"`
+	Extra   []byte               `json:"extra,omitempty"`
 }
 
 // Cached returns the summary and extra bytes the last Commit stored, when no entry has changed since:
 // an unchanged sync reports them without reading a million entries. ok is false when an entry
 // changed (a run that published files and did not commit), or nothing was stored.
-func (m *Manifest) Cached() (s Summary, extra []byte, ok bool, err error) {
+func (m *Manifest) Cached() (s wire.ManifestSummary, extra []byte, ok bool, err error) {
 	err = m.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		v := meta.Get(metaSummary)
@@ -639,7 +636,7 @@ func (m *Manifest) GenerationAtLeast(min int64) error {
 // Remember computes the summary of the entries as Summary does and stores it with extra for Cached,
 // without a new generation: for a manifest whose entries did not change since its last commit but
 // that has no stored summary (one written before summaries were stored).
-func (m *Manifest) Remember(visit func(Entry), extra func() []byte) (Summary, error) {
+func (m *Manifest) Remember(visit func(Entry), extra func() []byte) (wire.ManifestSummary, error) {
 	s, err := m.Summary(visit)
 	if err != nil {
 		return s, err
@@ -660,7 +657,7 @@ func (m *Manifest) Remember(visit func(Entry), extra func() []byte) (Summary, er
 
 // Summary returns the totals, generation and digest of the entries as they are now. visit, if not nil,
 // sees every entry on the way.
-func (m *Manifest) Summary(visit func(Entry)) (Summary, error) {
+func (m *Manifest) Summary(visit func(Entry)) (wire.ManifestSummary, error) {
 	s, err := m.summarize(visit)
 	if err != nil {
 		return s, err
@@ -672,8 +669,8 @@ func (m *Manifest) Summary(visit func(Entry)) (Summary, error) {
 	return s, err
 }
 
-func (m *Manifest) summarize(visit func(Entry)) (Summary, error) {
-	var s Summary
+func (m *Manifest) summarize(visit func(Entry)) (wire.ManifestSummary, error) {
+	var s wire.ManifestSummary
 	h := sha256.New()
 	err := m.Scan("", func(e Entry) error {
 		if visit != nil {

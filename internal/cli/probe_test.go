@@ -66,13 +66,13 @@ func TestProbeS3(t *testing.T) {
 	put("tpch-old/lineitem.parquet", 7<<20, false)
 	s3flags := []string{"--endpoint", srv.Endpoint, "--region", s3test.Region, "--path-style"}
 
-	probe := func(args ...string) bench.ProbeResult {
+	probe := func(args ...string) wire.ProbeResult {
 		t.Helper()
 		out, err := run(t, append([]string{"bench", "probe", "--json"}, args...)...)
 		if err != nil {
 			t.Fatalf("probe %v: %v\n%s", args, err, out)
 		}
-		var r bench.ProbeResult
+		var r wire.ProbeResult
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("probe %v: %v\n%s", args, err, out)
 		}

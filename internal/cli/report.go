@@ -25,7 +25,6 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
-	"github.com/pqcache/pqcache/bench"
 )
 
 // readResults reads one file given to `pqcache report`: a bench result (JSON), or a BenchRun or a List
@@ -69,48 +68,9 @@ func readResults(data []byte) ([]*wire.BenchResult, error) {
 	return nil, fmt.Errorf("a %s is neither a bench result nor a BenchRun", head.Kind)
 }
 
-// benchRunResults turns each recorded result of a BenchRun's status (one per engine, configuration
-// and input) into a bench result labelled "run: engine / config / input". Results of Jobs still running
-// are left out.
+// benchRunResults is a BenchRun's recorded results, or an error while it has none.
 func benchRunResults(br *datav1alpha1.BenchRun) ([]*wire.BenchResult, error) {
-	iterations := int(br.Spec.Iterations)
-	warmups := 0
-	if br.Spec.Warmups != nil {
-		warmups = int(*br.Spec.Warmups)
-	}
-	var out []*wire.BenchResult
-	for _, r := range br.Status.Results {
-		if r.CompletionTime == nil {
-			continue
-		}
-		engine := r.Engine
-		if engine == "" {
-			engine = string(datav1alpha1.EngineDuckDB)
-		}
-		res := &wire.BenchResult{
-			Label:               fmt.Sprintf("%s: %s / %s / %s", br.Name, engine, r.Config, r.Input),
-			Engine:              engine,
-			Data:                fmt.Sprintf("Dataset %s/%s (%s)", br.Namespace, br.Spec.DatasetRef.Name, r.Input),
-			Config:              r.Config,
-			Input:               r.Input,
-			WallMillis:          r.WallMillis,
-			Iterations:          iterations,
-			Warmups:             warmups,
-			GeometricMeanMillis: r.GeometricMeanMillis,
-			NetworkReadBytes:    r.NetworkReadBytes,
-		}
-		if r.ReadBytesPerSecond > 0 {
-			res.Probe = &bench.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}
-		}
-		if r.StartTime != nil {
-			res.Start = r.StartTime.Time
-		}
-		res.FailedQueries = r.FailedQueries
-		for _, q := range r.Queries {
-			res.Queries = append(res.Queries, wire.QueryResult{Name: q.Name, Status: string(q.Status), QueryMeasurements: q.QueryMeasurements})
-		}
-		out = append(out, res)
-	}
+	out := br.WireResults()
 	if len(out) == 0 {
 		return nil, fmt.Errorf("BenchRun %s has no results yet (progress %q)", br.Name, br.Status.Progress)
 	}

@@ -438,12 +438,12 @@ func humanBytes(n int64) string {
 }
 
 // readChangeSet reads a targeted sync's change set.
-func readChangeSet(path string) (*cache.ChangeSet, error) {
+func readChangeSet(path string) (*wire.ChangeSet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading --changes: %w", err)
 	}
-	var cs cache.ChangeSet
+	var cs wire.ChangeSet
 	if err := json.Unmarshal(data, &cs); err != nil {
 		return nil, fmt.Errorf("reading --changes %s: %w", path, err)
 	}

@@ -59,14 +59,14 @@ type watchLine struct {
 	Time    time.Time `json:"time"`
 	Trigger string    `json:"trigger"` // initial, events, overflow, resync
 	// Keys is how many changes the batch held (events), or how many an overflow stood for.
-	Keys           int                  `json:"keys,omitempty"`
-	Result         string               `json:"result"`
-	Message        string               `json:"message,omitempty"`
-	Copied         int64                `json:"copied"`
-	Deleted        int64                `json:"deleted"`
-	Requests       wire.RequestCounts   `json:"requests"`
-	DurationMillis int64                `json:"durationMillis"`
-	Changes        *cache.ChangeOutcome `json:"changes,omitempty"`
+	Keys           int                 `json:"keys,omitempty"`
+	Result         string              `json:"result"`
+	Message        string              `json:"message,omitempty"`
+	Copied         int64               `json:"copied"`
+	Deleted        int64               `json:"deleted"`
+	Requests       wire.RequestCounts  `json:"requests"`
+	DurationMillis int64               `json:"durationMillis"`
+	Changes        *wire.ChangeOutcome `json:"changes,omitempty"`
 	// LagMillis is from the oldest applied change's event time to the publication: the batch's worst.
 	LagMillis  int64 `json:"lagMillis,omitempty"`
 	Generation int64 `json:"generation"`
@@ -188,7 +188,7 @@ type watchSyncer struct {
 }
 
 // sync runs a listing sync (changes nil) or applies a change set of keys changes.
-func (ws *watchSyncer) sync(trigger string, keys int, changes *cache.ChangeSet) (*wire.SyncReport, error) {
+func (ws *watchSyncer) sync(trigger string, keys int, changes *wire.ChangeSet) (*wire.SyncReport, error) {
 	o := ws.opts
 	o.Changes = changes
 	rep, err := cache.Sync(ws.ctx, ws.store, o)
@@ -207,7 +207,7 @@ func (ws *watchSyncer) sync(trigger string, keys int, changes *cache.ChangeSet) 
 
 // applyBatch runs the sync a batch asks for and settles it: acknowledged once published (the SQS
 // messages are then deleted), or handed back to be applied again after a failure.
-func applyBatch(ctx context.Context, b *notify.Batch, sync func(string, int, *cache.ChangeSet) (*wire.SyncReport, error), log *slog.Logger) {
+func applyBatch(ctx context.Context, b *notify.Batch, sync func(string, int, *wire.ChangeSet) (*wire.SyncReport, error), log *slog.Logger) {
 	var (
 		rep *wire.SyncReport
 		err error
@@ -215,9 +215,9 @@ func applyBatch(ctx context.Context, b *notify.Batch, sync func(string, int, *ca
 	if b.Overflow != "" {
 		rep, err = sync("overflow", b.Count, nil)
 	} else {
-		cs := &cache.ChangeSet{}
+		cs := &wire.ChangeSet{}
 		for _, c := range b.Changes {
-			cs.Changes = append(cs.Changes, cache.Change{Key: c.Key, Removed: c.Removed, Size: c.Size, ETag: c.ETag, Sequencer: c.Sequencer, EventTime: c.EventTime})
+			cs.Changes = append(cs.Changes, wire.Change{Key: c.Key, Removed: c.Removed, Size: c.Size, ETag: c.ETag, Sequencer: c.Sequencer, EventTime: c.EventTime})
 		}
 		rep, err = sync("events", b.Count, cs)
 	}

@@ -38,18 +38,6 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// Annotation and the limit of its value are part of the worker's contract with the controller.
-const (
-	Annotation = wire.ProgressAnnotation
-	MaxBytes   = wire.ProgressMaxBytes
-)
-
-// Environment variables, set through the downward API, that name the worker's pod.
-const (
-	EnvPodName      = wire.EnvPodName
-	EnvPodNamespace = wire.EnvPodNamespace
-)
-
 // Publisher patches the annotation at most once per interval. It is safe for concurrent use.
 type Publisher struct {
 	client    kubernetes.Interface
@@ -66,7 +54,7 @@ type Publisher struct {
 // FromEnvironment returns a Publisher for the pod named by the downward API, using the in-cluster
 // configuration, or nil (progress off) outside a pod or without a service account token.
 func FromEnvironment(interval time.Duration, warn func(error)) *Publisher {
-	name, ns := os.Getenv(EnvPodName), os.Getenv(EnvPodNamespace)
+	name, ns := os.Getenv(wire.EnvPodName), os.Getenv(wire.EnvPodNamespace)
 	if name == "" || ns == "" {
 		return nil
 	}
@@ -103,10 +91,10 @@ func (p *Publisher) Publish(ctx context.Context, v any, force bool) {
 	}
 	p.last = time.Now()
 	data, err := json.Marshal(v)
-	if err != nil || len(data) > MaxBytes {
+	if err != nil || len(data) > wire.ProgressMaxBytes {
 		return
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{Annotation: string(data)}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{wire.ProgressAnnotation: string(data)}}})
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := p.client.CoreV1().Pods(p.namespace).Patch(ctx, p.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "pqcache-worker"}); err != nil {

@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"fmt"
+
+	"github.com/pqcache/pqcache/api/wire"
+)
+
+// WireResults turns each recorded result of the run's status (one per engine, configuration and
+// input) into the runner's result type, labelled "run: engine / config / input", for the reports
+// (`pqcache report`, `kubectl pqcache report`). Results of Jobs still running are left out.
+func (br *BenchRun) WireResults() []*wire.BenchResult {
+	iterations := int(br.Spec.Iterations)
+	warmups := 0
+	if br.Spec.Warmups != nil {
+		warmups = int(*br.Spec.Warmups)
+	}
+	var out []*wire.BenchResult
+	for _, r := range br.Status.Results {
+		if r.CompletionTime == nil {
+			continue
+		}
+		engine := r.Engine
+		if engine == "" {
+			engine = string(EngineDuckDB)
+		}
+		res := &wire.BenchResult{
+			Label:               fmt.Sprintf("%s: %s / %s / %s", br.Name, engine, r.Config, r.Input),
+			Engine:              engine,
+			Data:                fmt.Sprintf("Dataset %s/%s (%s)", br.Namespace, br.Spec.DatasetRef.Name, r.Input),
+			Config:              r.Config,
+			Input:               r.Input,
+			Workload:            br.Status.Workload,
+			WallMillis:          r.WallMillis,
+			Iterations:          iterations,
+			Warmups:             warmups,
+			GeometricMeanMillis: r.GeometricMeanMillis,
+			NetworkReadBytes:    r.NetworkReadBytes,
+			FailedQueries:       r.FailedQueries,
+			CostMicros:          r.CostMicros,
+		}
+		if r.ReadBytesPerSecond > 0 {
+			res.Probe = &wire.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}
+		}
+		if r.StartTime != nil {
+			res.Start = r.StartTime.Time
+		}
+		for _, q := range r.Queries {
+			res.Queries = append(res.Queries, wire.QueryResult{Name: q.Name, Status: string(q.Status), QueryMeasurements: q.QueryMeasurements})
+		}
+		out = append(out, res)
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/bench/report"
+)
+
+func (o *options) resultsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "results RUN",
+		Short: "A BenchRun's per-query results: median time and peak memory per engine / configuration / input",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run, err := o.benchRun(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if done, err := o.printObject(cmd.OutOrStdout(), run.Status.Results); done {
+				return err
+			}
+			return printResults(cmd.OutOrStdout(), run)
+		},
+	}
+}
+
+func (o *options) reportCommand() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report RUN -o FILE",
+		Short: "Write a BenchRun's report: a self-contained HTML page that answers first, then the details",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("report needs -o FILE (the HTML page to write)")
+			}
+			run, err := o.benchRun(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			results := run.WireResults()
+			if len(results) == 0 {
+				return fmt.Errorf("BenchRun %s has no results yet (progress %q)", run.Name, run.Status.Progress)
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			if err := report.WriteHTML(f, results); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d results of BenchRun %s/%s)\n", out, len(results), run.Namespace, run.Name)
+			return nil
+		},
+	}
+	// -o is the page here, not kubectl's output format.
+	cmd.Flags().StringVarP(&out, "output", "o", "", "The HTML file to write.")
+	return cmd
+}
+
+// benchRun reads one BenchRun of the namespace.
+func (o *options) benchRun(ctx context.Context, name string) (*datav1alpha1.BenchRun, error) {
+	c, ns, err := o.client()
+	if err != nil {
+		return nil, err
+	}
+	var run datav1alpha1.BenchRun
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &run); err != nil {
+		return nil, fmt.Errorf("benchrun %s/%s: %w", ns, name, err)
+	}
+	return &run, nil
+}
+
+// printResults writes one row per query and one column per recorded result.
+func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
+	results := run.WireResults()
+	if len(results) == 0 {
+		fmt.Fprintf(w, "BenchRun %s/%s has no results yet (progress %q).\n", run.Namespace, run.Name, run.Status.Progress)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "QUERY\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s / %s / %s\t", r.Engine, r.Config, r.Input)
+	}
+	fmt.Fprintln(tw)
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range results {
+		for _, q := range r.Queries {
+			if !seen[q.Name] {
+				seen[q.Name] = true
+				names = append(names, q.Name)
+			}
+		}
+	}
+	for _, name := range names {
+		fmt.Fprintf(tw, "%s\t", name)
+		for _, r := range results {
+			fmt.Fprintf(tw, "%s\t", cell(r.Queries, name))
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "geometric mean\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t", time.Duration(r.GeometricMeanMillis)*time.Millisecond)
+	}
+	fmt.Fprintln(tw)
+	return tw.Flush()
+}
+
+// cell is one query's median and peak memory in one result, or its status when it did not succeed.
+func cell(qs []wire.QueryResult, name string) string {
+	for _, q := range qs {
+		if q.Name != name {
+			continue
+		}
+		if q.Status != "Succeeded" {
+			return q.Status
+		}
+		return fmt.Sprintf("%s, %s", time.Duration(q.MedianMillis)*time.Millisecond, humanBytes(q.PeakMemoryBytes))
+	}
+	return "-"
+}
