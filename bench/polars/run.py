@@ -31,6 +31,7 @@ query), 1 when the query fails (the reason on stderr).
 """
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -109,18 +110,39 @@ def trust_ca_bundle(env):
 def scan_table(pl, table, options):
     """A table as one LazyFrame over exactly its files (no globbing: the runner listed them).
 
-    file_row_number is each row's position in its own file, as DuckDB numbers it; Polars' row index
-    numbers a scan's rows, so a table of several files is a concatenation of one scan per file."""
+    One scan reads files of one kind only, local or s3:// (Polars takes the first file's), so a
+    mixed-direct table, local files with its fresh partitions in the bucket, is a concatenation of one
+    scan per run of either kind. file_row_number is each row's position in its own file, as DuckDB
+    numbers it; Polars' row index numbers a scan's rows, so then each file is a scan of its own."""
     files = table.get("files") or []
     if not files:
         raise ValueError("a table without files")
-    kwargs = {"hive_partitioning": bool(table.get("hive")), "glob": False}
-    if any(f.startswith("s3://") for f in files):
-        kwargs["storage_options"] = options
-    if not table.get("fileRowNumber"):
-        return pl.scan_parquet(files, **kwargs)
-    scans = [pl.scan_parquet(f, row_index_name=ROW_NUMBER, **kwargs) for f in files]
-    return scans[0] if len(scans) == 1 else pl.concat(scans, how="vertical")
+    hive, numbered = bool(table.get("hive")), bool(table.get("fileRowNumber"))
+
+    def scan(paths):
+        kwargs = {"hive_partitioning": hive, "glob": False}
+        if paths[0].startswith("s3://"):
+            kwargs["storage_options"] = options
+        if numbered:
+            kwargs["row_index_name"] = ROW_NUMBER
+        return pl.scan_parquet(paths, **kwargs)
+
+    if numbered:
+        groups = [[f] for f in files]
+    else:
+        groups = [list(g) for _, g in itertools.groupby(files, key=lambda f: f.startswith("s3://"))]
+    scans = [scan(g) for g in groups]
+    lf = scans[0] if len(scans) == 1 else pl.concat(scans, how="vertical")
+    if not numbered:
+        return lf
+    # DuckDB's order, for SELECT *: the file's columns, file_row_number, then the Hive columns.
+    after = hive_keys(files[0]) if hive else []
+    return lf.select(pl.exclude(ROW_NUMBER, *after), pl.col(ROW_NUMBER), *after)
+
+
+def hive_keys(path):
+    """The Hive partition columns a file's path names: the keys of its key=value directories."""
+    return [part.split("=", 1)[0] for part in path.split("/")[:-1] if "=" in part]
 
 
 def tables(pl, workload, env):
