@@ -260,3 +260,33 @@ func TestEngineFromTheEnvironment(t *testing.T) {
 		t.Errorf("an unknown engine from the environment: %s, exit %d: %s; want Failed, exit 2, naming it", q.Status, q.ExitCode, q.StderrTail)
 	}
 }
+
+// TestStreamingSpillsUnderTMPDIR forces the streaming engine to spill (a 1 MiB memory budget): the
+// answers are DuckDB's, and the spilled files went to a directory of the query's own under $TMPDIR,
+// removed at its end, not to Polars' default /var/tmp/polars-USER, which an image's read-only root
+// file system does not have.
+func TestStreamingSpillsUnderTMPDIR(t *testing.T) {
+	data := tpch(t, duckdb.LayoutFlat)
+	duckdbResults(t) // before $TMPDIR changes: the data and DuckDB's answers live elsewhere
+	qs := []string{"q9", "q18"}
+	r := resolve(t, tpchWorkload(t), data, qs...)
+	e := engine(t)
+	e.PolarsEngine = "streaming"
+	before, _ := filepath.Glob("/var/tmp/polars-*")
+	beside, _ := os.ReadDir(e.Dir)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("POLARS_OOC_SPILL_DIR", "")
+	os.Unsetenv("POLARS_OOC_SPILL_DIR") // t.Setenv restores it after the test
+	t.Setenv("POLARS_OOC_MEMORY_BUDGET_MB", "1")
+	assertSameAnswers(t, "polars streaming with a 1 MiB budget", run(t, e, r, data), qs)
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the queries left %d entries in $TMPDIR, e.g. %s", len(left), left[0].Name())
+	}
+	if after, _ := filepath.Glob("/var/tmp/polars-*"); len(after) > len(before) {
+		t.Errorf("Polars spilled to its default directory: %v", after)
+	}
+	if after, _ := os.ReadDir(e.Dir); len(after) != len(beside) {
+		t.Errorf("Polars spilled into run.py's directory: %d entries, %d before", len(after), len(beside))
+	}
+}

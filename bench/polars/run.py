@@ -25,6 +25,8 @@ Environment:
                             S3 credentials, and the region and endpoint when the workload has none
     AWS_CA_BUNDLE           a CA bundle for the S3 endpoint (a private CA); Polars' HTTP client reads
                             SSL_CERT_FILE, so it is passed on as that
+    TMPDIR                  where the streaming engine spills (a directory of this process's own,
+                            removed at the end), unless POLARS_OOC_SPILL_DIR names one
 
 Exit status: 0 with the rows on stdout, 2 for a usage error (arguments, the workload file, an unknown
 query), 1 when the query fails (the reason on stderr).
@@ -34,7 +36,9 @@ import argparse
 import itertools
 import json
 import os
+import shutil
 import sys
+import tempfile
 from datetime import date, datetime, timedelta
 
 ENGINES = ("in-memory", "streaming", "auto")
@@ -98,6 +102,19 @@ def storage_options(s3, env):
         # endpoint/bucket/key, or bucket.endpoint/key (AWS's own form, and the default elsewhere).
         opts["aws_virtual_hosted_style_request"] = "false" if s3["PathStyle"] else "true"
     return opts
+
+
+def private_spill_dir(env):
+    """Give the streaming engine a spill directory of this process's own under $TMPDIR, unless
+    POLARS_OOC_SPILL_DIR names one. Polars' default, /var/tmp/polars-USER, is missing (and cannot be
+    made) on an image's read-only root file system, and its spill tasks panic there; a private
+    directory is also removed when the query ends, so spilled files never outlive it. Returns the
+    directory to remove, or None."""
+    if env.get("POLARS_OOC_SPILL_DIR"):
+        return None
+    path = tempfile.mkdtemp(prefix="pqcache-polars-spill-")
+    os.environ["POLARS_OOC_SPILL_DIR"] = path
+    return path
 
 
 def trust_ca_bundle(env):
@@ -192,14 +209,19 @@ def run(args, env):
     """Load the workload, run the query on the chosen engine and print its rows."""
     workload, query = load_workload(args.workload, args.query)
     trust_ca_bundle(env)
-    # Imported here, after the environment is final: Polars reads its settings when it loads.
-    import polars as pl
+    spill = private_spill_dir(env)
+    try:
+        # Imported here, after the environment is final: Polars reads its settings when it loads.
+        import polars as pl
 
-    import canon
+        import canon
 
-    t = tables(pl, workload, env)
-    df = build_query(pl, query, t).collect(engine=args.engine)
-    write_rows(canon, df, sys.stdout)
+        t = tables(pl, workload, env)
+        df = build_query(pl, query, t).collect(engine=args.engine)
+        write_rows(canon, df, sys.stdout)
+    finally:
+        if spill:
+            shutil.rmtree(spill, ignore_errors=True)
 
 
 def main(argv=None):
