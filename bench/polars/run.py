@@ -99,7 +99,7 @@ def storage_options(s3, env):
     if endpoint and endpoint.startswith("http://"):
         opts["aws_allow_http"] = "true"
     if "PathStyle" in s3:
-        # endpoint/bucket/key, or bucket.endpoint/key (AWS's own form, and the default elsewhere).
+        # PathStyle: endpoint/bucket/key (most S3-compatible stores); else bucket.endpoint/key, AWS's form.
         opts["aws_virtual_hosted_style_request"] = "false" if s3["PathStyle"] else "true"
     return opts
 
