@@ -121,9 +121,9 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw goaws helm promtool polars-modules httpfs-extension ## Unit, integration, chart, monitoring and envtest suites (no e2e).
+test: manifests generate vet envtest versitygw goaws helm promtool polars-env httpfs-extension ## Unit, integration, chart, monitoring and envtest suites (no e2e).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
-		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) \
+		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) PQCACHE_POLARS_PYTHON=$(POLARS_VENV)/bin/python \
 		go test ./... -count=1 -coverprofile=cover.out
 
 .PHONY: test-e2e
@@ -159,14 +159,13 @@ envtest: ## Build kube-apiserver and etcd for envtest into bin/k8s (cold: severa
 node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet and kubectl (for the local cluster; cold: ~10 min).
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh --with-node
 
-# The Polars engine's Node.js modules (nodejs-polars, pinned in bench/polars/package-lock.json). npm ci
-# writes node_modules/.package-lock.json; it is newer than the lockfile until the lockfile changes.
-POLARS_DIR := bench/polars
-.PHONY: polars-modules
-polars-modules: $(POLARS_DIR)/node_modules/.package-lock.json ## Install the Polars engine's node_modules from its lockfile (npm ci; skipped while they match it).
-$(POLARS_DIR)/node_modules/.package-lock.json: $(POLARS_DIR)/package-lock.json $(POLARS_DIR)/package.json
-	npm ci --prefix $(POLARS_DIR) --no-audit --no-fund
-	touch $@
+# The Polars engine's Python environment: a venv of python3 with Polars exactly as
+# bench/polars/requirements.txt pins it (pip --require-hashes --no-deps). hack/python-env.sh skips the
+# work while the venv matches the lock file, so every make test checks it for about a second.
+POLARS_VENV := $(LOCALBIN)/polars-venv
+.PHONY: polars-env
+polars-env: ## Make the Polars engine's venv, bin/polars-venv, from bench/polars/requirements.txt (skipped while it matches).
+	hack/python-env.sh $(POLARS_VENV)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)

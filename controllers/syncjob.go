@@ -66,7 +66,7 @@ const (
 type WorkerOptions struct {
 	// Image runs `pqcache sync`; by default the operator's own image.
 	Image string
-	// PolarsImage runs BenchRuns' polars engine: Node.js and pqcache's Polars program (the runner is
+	// PolarsImage runs BenchRuns' polars engine: Python Polars and pqcache's run.py (the runner is
 	// injected from Image).
 	PolarsImage string
 	// ImagePullPolicy of the worker container.

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package canon is the canonical row format in which the built-in engines (DuckDB here, Polars in
-// bench/polars/format.js) print a query's answer, so that bench's order-insensitive digest of the rows
+// bench/polars/canon.py) print a query's answer, so that bench's order-insensitive digest of the rows
 // is equal across engines exactly when the answers are. Engines differ in types (DuckDB's HUGEINT
 // sums, Polars' u32 counts; exact decimals against floats) and in how they print them; the format
 // fixes one spelling per value:

@@ -31,14 +31,15 @@ import (
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/bench/netdev"
+	"github.com/pqcache/pqcache/bench/workload"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // scanned are the lineitem columns queries 1 and 6 read: what Polars must fetch from the bucket at
 // the least (its projection pushdown reads no other column chunk).
-var scanned = map[int][]string{
-	1: {"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"},
-	6: {"l_shipdate", "l_discount", "l_quantity", "l_extendedprice"},
+var scanned = map[string][]string{
+	"q1": {"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"},
+	"q6": {"l_shipdate", "l_discount", "l_quantity", "l_extendedprice"},
 }
 
 // columnBytes is the compressed size of the named columns' chunks in a Parquet file, from its footer.
@@ -89,30 +90,31 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 	e := engine(t)
 	dir := tpch(t, duckdb.LayoutFlat)
 	srv := s3test.Start(t)
-	putFlat(t, srv, "net/")
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	e.S3 = wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
+	srv.CreateBucket(t, "tpch")
+	putTree(t, srv, "tpch", "net/", dir)
+	withCredentials(t)
+	access := wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
+	local := resolve(t, tpchWorkload(t), dir, "q1", "q6")
+	workloads := map[string]*workload.Resolved{dir: local, "s3://tpch/net": inBucket(local, dir, "s3://tpch/net", access)}
 	lineitem := filepath.Join(dir, "lineitem.parquet")
 	info, err := os.Stat(lineitem)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	spec := bench.Spec{Engine: e, Queries: []int{1, 6}, Iterations: 2, Warmups: 1, QueryTimeout: 2 * time.Minute,
+	spec := bench.Spec{Engine: e, Iterations: 2, Warmups: 1, QueryTimeout: 2 * time.Minute,
 		NetInterfaces: netdev.Interfaces{Only: []string{netdev.Loopback}}}
 	run := func(data string) *wire.BenchResult {
 		t.Helper()
 		s := spec
-		s.Data = data
+		s.Data, s.Workload = data, workloads[data]
 		res, err := bench.Run(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, q := range res.Queries {
 			if q.Status != wire.StatusSucceeded {
-				t.Fatalf("q%d over %s: %s: %s", q.Query, data, q.Status, q.StderrTail)
+				t.Fatalf("%s over %s: %s: %s", q.Name, data, q.Status, q.StderrTail)
 			}
 		}
 		return res
@@ -121,10 +123,10 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 	s3 := run("s3://tpch/net")
 	var floor int64
 	for _, q := range s3.Queries {
-		want := columnBytes(t, lineitem, scanned[q.Query])
-		t.Logf("q%d over s3: %d bytes received per iteration; its lineitem columns are %d bytes, the file %d", q.Query, q.NetworkReadBytes, want, info.Size())
+		want := columnBytes(t, lineitem, scanned[q.Name])
+		t.Logf("%s over s3: %d bytes received per iteration; its lineitem columns are %d bytes, the file %d", q.Name, q.NetworkReadBytes, want, info.Size())
 		if q.NetworkReadBytes < want {
-			t.Errorf("q%d over s3 received %d bytes in an iteration, less than the %d bytes of the columns it scans", q.Query, q.NetworkReadBytes, want)
+			t.Errorf("%s over s3 received %d bytes in an iteration, less than the %d bytes of the columns it scans", q.Name, q.NetworkReadBytes, want)
 		}
 		floor += int64(spec.Warmups+spec.Iterations) * want
 	}

@@ -14,19 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package polars is pqcache's built-in Polars engine. Polars is the engine of the studies pqcache
-// generalises, and its official Node.js bindings (nodejs-polars, the same Rust engine) install from
-// the npm registry with no Python; so the 22 PDS-H queries are written in Polars' lazy API in a small
-// Node.js program kept beside this file (run.js, queries.js, tables.js, format.js, with package.json
-// and its lockfile; `make polars-modules` installs node_modules with `npm ci`). This package finds
-// that program and node, and starts one node process per query as a bench.Engine, so that bench
-// times it, samples its memory and digests its rows exactly as it does DuckDB's. It needs no cgo: the
-// static pqcache-runner runs Polars too.
+// Package polars is pqcache's built-in Polars engine: Python Polars, as Polars' users run it. A small
+// Python program kept beside this file (run.py, with canon.py for the canonical row format) runs one
+// query of a resolved workload: its Polars form (Python defining query(t) over the tables as
+// LazyFrames; TPC-H's are bench/queries/polars/qN.py) or else its SQL through Polars' SQL interface.
+// Polars itself is pinned with hashes in requirements.txt and installed into a virtual environment by
+// hack/python-env.sh (`make polars-env`: bin/polars-venv) or into the engine image
+// (hack/image-rootfs-polars.sh). This package finds the program and the interpreter, and starts one
+// Python process per query as a bench.Engine, so that bench times it, samples its memory and digests
+// its rows exactly as it does DuckDB's. It needs no cgo: the static pqcache-runner runs Polars too.
 package polars
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -35,66 +35,78 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 )
 
 // Environment variables the engine reads or sets.
 const (
-	// EnvDir names the directory holding run.js and node_modules.
+	// EnvDir names the directory holding run.py.
 	EnvDir = "PQCACHE_POLARS_DIR"
-	// EnvNode names the node binary.
-	EnvNode = "PQCACHE_NODE"
-	// EnvEngine is run.js's engine when --engine is not given: in-memory or streaming.
+	// EnvPython names the Python interpreter that has Polars installed.
+	EnvPython = "PQCACHE_POLARS_PYTHON"
+	// EnvEngine is run.py's engine when --engine is not given: in-memory, streaming or auto.
 	EnvEngine = "PQCACHE_POLARS_ENGINE"
-	// EnvPathStyle is run.js's S3 addressing: true for endpoint/bucket/key.
-	EnvPathStyle = "PQCACHE_S3_PATH_STYLE"
 )
 
-// Module is the npm package whose presence under node_modules says the modules are installed.
-const Module = "nodejs-polars"
+// Where the program and its interpreter are, when neither a flag nor the environment says.
+const (
+	// ImageDir is where the engine image keeps run.py (Dockerfile.polars, hack/image-rootfs-polars.sh).
+	ImageDir = "/usr/local/lib/pqcache/polars"
+	// ImageVenv is the image's virtual environment, relative to the program's directory.
+	ImageVenv = "venv"
+	// CheckoutVenv is the environment `make polars-env` makes, relative to the module root.
+	CheckoutVenv = "bin/polars-venv"
+	// Package is the Python distribution the interpreter must have.
+	Package = "polars"
+)
 
-// Engine runs each query as `node run.js --query N --data DATA` in a fresh process.
+// Engines are Polars' engines run.py accepts.
+var Engines = []string{"in-memory", "streaming", "auto"}
+
+// Engine runs each query as `PYTHON run.py --workload FILE --query NAME` in a fresh process.
 type Engine struct {
-	// Node is the node binary; Dir the directory of run.js and its node_modules (see Find).
-	Node, Dir string
+	// Python is the interpreter that has Polars; Dir the directory of run.py (see Find).
+	Python, Dir string
 	// Threads sets POLARS_MAX_THREADS (0: Polars' default, one per CPU it may use).
 	Threads int
-	// Streaming runs queries on Polars' streaming engine instead of the in-memory one.
-	Streaming bool
+	// PolarsEngine is Polars' engine: in-memory, streaming or auto ("": run.py's default, which is
+	// $PQCACHE_POLARS_ENGINE, else in-memory).
+	PolarsEngine string
 	// ForceAsync sets POLARS_FORCE_ASYNC=1: the async (object store) reader for local files too.
 	ForceAsync bool
-	// FreshData (a directory or s3:// URL) replaces the files under FreshPrefixes of the data.
-	FreshData     string
-	FreshPrefixes []string
-	// S3 is how s3:// data is reached; credentials come from the environment (AWS_ACCESS_KEY_ID, ...).
-	// Empty fields keep the environment's.
-	S3 wire.S3Access
 }
 
 // Name is "polars".
 func (Engine) Name() string { return "polars" }
 
-// Command returns the node process that runs query over data.
+// Command returns the Python process that runs one query. S3 is reached as the resolved workload's
+// s3 block says, with the credentials of the inherited environment (AWS_ACCESS_KEY_ID, ...).
 func (e Engine) Command(ctx context.Context, inv bench.Invocation) (*exec.Cmd, error) {
-	query, data := strings.TrimPrefix(inv.Query, "q"), inv.Data
-	args := []string{filepath.Join(e.Dir, "run.js"), "--query", query, "--data", data}
-	if e.Streaming {
-		args = append(args, "--engine", "streaming")
+	if e.PolarsEngine != "" && !validEngine(e.PolarsEngine) {
+		return nil, fmt.Errorf("polars engine %q: want %s", e.PolarsEngine, strings.Join(Engines, ", "))
 	}
-	if e.FreshData != "" {
-		args = append(args, "--fresh-data", e.FreshData)
-		for _, p := range e.FreshPrefixes {
-			args = append(args, "--fresh-prefix", p)
-		}
+	// -B: no bytecode written beside run.py (a checkout stays clean, an image is read-only); -s and
+	// -E: no user site-packages or PYTHONPATH, so the pinned Polars is the one imported.
+	args := []string{"-B", "-s", "-E", filepath.Join(e.Dir, "run.py"), "--workload", inv.Workload, "--query", inv.Query}
+	if e.PolarsEngine != "" {
+		args = append(args, "--engine", e.PolarsEngine)
 	}
-	cmd := exec.CommandContext(ctx, e.Node, args...)
+	cmd := exec.CommandContext(ctx, e.Python, args...)
 	cmd.Dir = e.Dir
 	cmd.Env = append(os.Environ(), e.env()...)
 	return cmd, nil
 }
 
-// env is what the engine adds to the inherited environment.
+func validEngine(s string) bool {
+	for _, e := range Engines {
+		if s == e {
+			return true
+		}
+	}
+	return false
+}
+
+// env is what the engine adds to the inherited environment: Polars reads both when it loads.
 func (e Engine) env() []string {
 	var env []string
 	if e.Threads > 0 {
@@ -103,96 +115,98 @@ func (e Engine) env() []string {
 	if e.ForceAsync {
 		env = append(env, "POLARS_FORCE_ASYNC=1")
 	}
-	if e.S3.Endpoint != "" {
-		env = append(env, "AWS_ENDPOINT_URL="+e.S3.Endpoint)
-	}
-	if e.S3.Region != "" {
-		env = append(env, "AWS_REGION="+e.S3.Region)
-	}
-	if e.S3.PathStyle {
-		env = append(env, EnvPathStyle+"=true")
-	}
 	return env
 }
 
-// Find locates the Polars program and node: dir (a flag) or $PQCACHE_POLARS_DIR, else the places an
-// image or a checkout keeps it relative to this binary (../lib/pqcache/polars, as the tpch
-// extension; the repository's bench/polars for bin/pqcache), else /usr/local/lib/pqcache/polars; node
-// is $PQCACHE_NODE, else node on PATH, else /usr/bin/node. It fails, saying what to do, when node does
-// not run or the modules are not installed.
-func Find(dir string) (Engine, error) {
-	candidates := []string{dir, os.Getenv(EnvDir)}
-	if dir == "" && os.Getenv(EnvDir) == "" {
-		if self, err := os.Executable(); err == nil {
-			bin := filepath.Dir(self)
-			candidates = append(candidates, filepath.Join(bin, "..", "lib", "pqcache", "polars"), filepath.Join(bin, "..", "bench", "polars"))
-		}
-		candidates = append(candidates, "/usr/local/lib/pqcache/polars")
+// Find locates the program and the interpreter, and checks that Polars is installed.
+//
+// The program's directory is dir (a flag) or $PQCACHE_POLARS_DIR, else where an install or a checkout
+// keeps it relative to this binary (../lib/pqcache/polars; the repository's bench/polars for
+// bin/pqcache), else the image's /usr/local/lib/pqcache/polars. The interpreter is python (a flag) or
+// $PQCACHE_POLARS_PYTHON, else the virtual environment beside the program (the image's venv), else the
+// checkout's bin/polars-venv, else python3 on PATH.
+func Find(dir, python string) (Engine, error) {
+	found, err := findDir(dir)
+	if err != nil {
+		return Engine{}, err
 	}
-	var found string
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(c, "run.js")); err == nil {
-			found, _ = filepath.Abs(c)
-			break
-		}
-		if c == dir || c == os.Getenv(EnvDir) {
-			return Engine{}, fmt.Errorf("the Polars engine %s has no run.js", c)
-		}
-	}
-	if found == "" {
-		return Engine{}, fmt.Errorf("the Polars engine (run.js) is not in %s: pass --polars-dir or set %s", strings.Join(nonEmpty(candidates), ", "), EnvDir)
-	}
-	e := Engine{Dir: found, Node: node()}
+	e := Engine{Dir: found, Python: findPython(found, python)}
 	return e, e.Check()
 }
 
-func node() string {
-	if n := os.Getenv(EnvNode); n != "" {
-		return n
+// findDir is the first candidate directory with run.py; one given explicitly must have it.
+func findDir(dir string) (string, error) {
+	explicit := firstNonEmpty(dir, os.Getenv(EnvDir))
+	if explicit != "" {
+		if _, err := os.Stat(filepath.Join(explicit, "run.py")); err != nil {
+			return "", fmt.Errorf("the Polars engine %s has no run.py: %w", explicit, err)
+		}
+		return filepath.Abs(explicit)
 	}
-	if n, err := exec.LookPath("node"); err == nil {
-		return n
+	var candidates []string
+	if self, err := os.Executable(); err == nil {
+		bin := filepath.Dir(self)
+		candidates = append(candidates, filepath.Join(bin, "..", "lib", "pqcache", "polars"), filepath.Join(bin, "..", "bench", "polars"))
 	}
-	return "/usr/bin/node"
-}
-
-// Check says whether node runs and the modules are installed in e.Dir.
-func (e Engine) Check() error {
-	out, err := exec.Command(e.Node, "--version").Output()
-	if err != nil {
-		return fmt.Errorf("node (%s) does not run: %w; install Node.js 20 or set %s", e.Node, err, EnvNode)
-	}
-	if _, err := os.Stat(filepath.Join(e.Dir, "node_modules", Module, "package.json")); err != nil {
-		return fmt.Errorf("%s is not installed in %s (node %s): run `make polars-modules` (npm ci --prefix %s)", Module, e.Dir, strings.TrimSpace(string(out)), e.Dir)
-	}
-	return nil
-}
-
-// Version is the installed nodejs-polars version, from its package.json.
-func (e Engine) Version() (string, error) {
-	b, err := os.ReadFile(filepath.Join(e.Dir, "node_modules", Module, "package.json"))
-	if err != nil {
-		return "", err
-	}
-	var pkg struct{ Version string }
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", fmt.Errorf("reading the version of %s: %w", Module, err)
-	}
-	if pkg.Version == "" {
-		return "", errors.New("no version in the package.json of " + Module)
-	}
-	return pkg.Version, nil
-}
-
-func nonEmpty(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
+	candidates = append(candidates, ImageDir)
+	for _, c := range candidates {
+		if _, err := os.Stat(filepath.Join(c, "run.py")); err == nil {
+			return filepath.Abs(c)
 		}
 	}
-	return out
+	return "", fmt.Errorf("the Polars engine (run.py) is not in %s: pass --polars-dir or set %s", strings.Join(candidates, ", "), EnvDir)
+}
+
+// findPython is the interpreter for the program in dir: explicit, else the first environment that
+// exists, else python3 on PATH (Check then says whether it has Polars).
+func findPython(dir, python string) string {
+	if p := firstNonEmpty(python, os.Getenv(EnvPython)); p != "" {
+		return p
+	}
+	for _, venv := range []string{filepath.Join(dir, ImageVenv), filepath.Join(dir, "..", "..", CheckoutVenv)} {
+		p := filepath.Join(venv, "bin", "python")
+		if _, err := os.Stat(p); err == nil {
+			return filepath.Clean(p)
+		}
+	}
+	if p, err := exec.LookPath("python3"); err == nil {
+		return p
+	}
+	return "python3"
+}
+
+// Check says whether the interpreter runs and has Polars, and what to do when it does not.
+func (e Engine) Check() error {
+	_, err := e.Version()
+	return err
+}
+
+// Version is the installed Polars version, from the interpreter's package metadata (importing
+// Polars itself would take longer than reading it).
+func (e Engine) Version() (string, error) {
+	cmd := exec.Command(e.Python, "-s", "-E", "-c", "import importlib.metadata as m; print(m.version("+strconv.Quote(Package)+"))")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) && strings.Contains(stderr.String(), "PackageNotFoundError") {
+			return "", fmt.Errorf("%s is not installed for %s: run `make polars-env` (hack/python-env.sh) and use bin/polars-venv/bin/python, or set %s", Package, e.Python, EnvPython)
+		}
+		return "", fmt.Errorf("python (%s) does not run: %w: %s; run `make polars-env` or set %s", e.Python, err, strings.TrimSpace(stderr.String()), EnvPython)
+	}
+	v := strings.TrimSpace(string(out))
+	if v == "" {
+		return "", fmt.Errorf("%s reported no version of %s", e.Python, Package)
+	}
+	return v, nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

@@ -34,7 +34,7 @@ for q in "${queries[@]}"; do
 		# shellcheck disable=SC2086 # the run's arguments are split on spaces on purpose
 		"$PQ" bench ${run#*=} --queries "$q" --iterations "$ITERATIONS" --warmups "$WARMUPS" --threads "$THREADS" \
 			--label "$label" --json "$OUT/$label-$q.json" >/dev/null 2>"$OUT/$label-$q.log"
-		jq -r --arg l "$label" '.queries[0] | "q\(.query) \($l): \(.status) \(.medianMillis // 0) ms"' "$OUT/$label-$q.json" >&2
+		jq -r --arg l "$label" '.queries[0] | "\(.name) \($l): \(.status) \(.medianMillis // 0) ms"' "$OUT/$label-$q.json" >&2
 	done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -141,8 +141,8 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	}
 	done()
 
-	// The Polars engine image: Node.js and bench/polars with its modules (Dockerfile.polars's file
-	// system, assembled by hack/image-rootfs-polars.sh). BenchRun Jobs inject the runner into it.
+	// The Polars engine image: Python Polars (a venv beside bench/polars's run.py; Dockerfile.polars's
+	// file system, assembled by hack/image-rootfs-polars.sh). BenchRun Jobs inject the runner into it.
 	done = step("building the Polars engine image from the working tree")
 	plRoot := filepath.Join(dir, "polars-rootfs")
 	cmd = exec.CommandContext(ctx, filepath.Join(c.root, "hack", "image-rootfs-polars.sh"), plRoot)
@@ -151,7 +151,7 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("hack/image-rootfs-polars.sh: %w", err)
 	}
-	if err := writeImage(filepath.Join(dir, "polars.tar"), imageSpec{ref: polarsImage, rootfs: plRoot, entrypoint: []string{"/usr/bin/node", "/usr/local/lib/pqcache/polars/run.js"}, user: "65532:65532"}); err != nil {
+	if err := writeImage(filepath.Join(dir, "polars.tar"), imageSpec{ref: polarsImage, rootfs: plRoot, entrypoint: []string{"/usr/local/lib/pqcache/polars/venv/bin/python", "/usr/local/lib/pqcache/polars/run.py"}, user: "65532:65532"}); err != nil {
 		return err
 	}
 	done()

@@ -43,8 +43,7 @@ type benchLocal struct {
 	command                                       string
 	jsonOut, csvOut, scale, engineVersion, netIfs string
 	probeBytes                                    int64
-	polarsDir                                     string
-	polarsForceAsync                              bool
+	polarsDir, polarsPython                       string
 }
 
 func (l *benchLocal) register(cmd *cobra.Command) {
@@ -56,7 +55,8 @@ func (l *benchLocal) register(cmd *cobra.Command) {
 	f.StringVar(&l.csvOut, "csv", "", "Write a polars-benchmark style timings CSV, with memory columns, to this file.")
 	f.StringVar(&l.scale, "scale-factor", "", "The scale_factor column of the CSV.")
 	f.StringVar(&l.engineVersion, "engine-version", "", "The version column of the CSV.")
-	f.StringVar(&l.polarsDir, "polars-dir", "", "With --engine polars: the directory of run.js and its node_modules (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, or the checkout's bench/polars).")
+	f.StringVar(&l.polarsDir, "polars-dir", "", "With --engine polars: the directory of run.py (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, the checkout's bench/polars, or "+polars.ImageDir+").")
+	f.StringVar(&l.polarsPython, "polars-python", "", "With --engine polars: the Python interpreter that has Polars (default: $"+polars.EnvPython+", the venv beside run.py, the checkout's "+polars.CheckoutVenv+" (make polars-env), or python3 on PATH).")
 }
 
 // benchCommand is `pqcache bench`; run receives the parsed arguments (tests capture them).

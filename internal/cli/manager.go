@@ -80,7 +80,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectionID, "leader-election-id", "pqcache.data.pqcache.dev", "Name of the Lease used for leader election.")
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
-	f.StringVar(&opts.polarsImage, "polars-image", "pqcache-polars:"+version.Version, "Image of BenchRuns' polars engine: Node.js and pqcache's Polars program (the runner is injected from --worker-image).")
+	f.StringVar(&opts.polarsImage, "polars-image", "pqcache-polars:"+version.Version, "Image of BenchRuns' polars engine: Python Polars and pqcache's Polars program (the runner is injected from --worker-image).")
 	f.StringVar(&opts.eventsAddr, "events-bind-address", ":8082", "Address of the endpoint stores post S3 event notifications to (POST /events/NAMESPACE/NAME); \"0\" disables it (SQS sources still run).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")

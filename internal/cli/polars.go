@@ -21,14 +21,15 @@ import (
 	"github.com/pqcache/pqcache/bench/polars"
 )
 
-// polarsEngine finds the Polars program and returns the engine and the nodejs-polars version.
+// polarsEngine finds the Polars program and interpreter and returns the engine and Polars' version.
+// S3 needs nothing here: the resolved workload carries the endpoint, region and addressing, and the
+// query process inherits the credentials.
 func polarsEngine(a wire.BenchArgs, local benchLocal) (polars.Engine, string, error) {
-	e, err := polars.Find(local.polarsDir)
+	e, err := polars.Find(local.polarsDir, local.polarsPython)
 	if err != nil {
 		return e, "", err
 	}
-	e.Threads, e.Streaming, e.ForceAsync, e.S3 = a.Threads, a.PolarsEngine == "streaming", a.PolarsForceAsync, a.S3Access
-	e.FreshData, e.FreshPrefixes = a.FreshData, a.FreshPrefixes
+	e.Threads, e.PolarsEngine, e.ForceAsync = a.Threads, a.PolarsEngine, a.PolarsForceAsync
 	version, err := e.Version()
 	return e, version, err
 }

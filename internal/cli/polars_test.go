@@ -28,7 +28,9 @@ import (
 )
 
 // TestBenchPolarsFromS3 is `pqcache bench --engine polars --data s3://... --endpoint --region
-// --path-style` against a real versitygw: the answers are DuckDB's over the same files on disk.
+// --path-style` against a real versitygw: the answers are DuckDB's over the same files on disk, on
+// Polars' in-memory and streaming engines, with the program and interpreter found by flag or by
+// environment; a directory without run.py is refused before any query runs.
 func TestBenchPolarsFromS3(t *testing.T) {
 	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
 	if err := duckdb.BuildTPCHExtension(context.Background(), ext); err != nil {
@@ -53,26 +55,33 @@ func TestBenchPolarsFromS3(t *testing.T) {
 		return benchDigests(t, append([]string{"--queries", "1,6,13,18", "--threads", "2"}, args...)...)
 	}
 	want := digests("--engine", "duckdb", "--data", dir)
+	if len(want) != 4 {
+		t.Fatalf("DuckDB answered %d queries, want 4", len(want))
+	}
 	polarsDir, err := filepath.Abs(filepath.Join("..", "..", "bench", "polars"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := digests(append([]string{"--engine", "polars", "--polars-dir", polarsDir, "--data", "s3://lake/tpch"}, s3flags...)...)
-	for q, d := range want {
-		if d == "" || got[q] != d {
-			t.Errorf("%s: polars over s3 %s, duckdb over the directory %s", q, got[q], d)
+	same := func(what string, got map[string]string) {
+		t.Helper()
+		for q, d := range want {
+			if d == "" || got[q] != d {
+				t.Errorf("%s: %s %s, duckdb over the directory %s", what, q, got[q], d)
+			}
 		}
 	}
-	// The engine's environment still holds: the same through $PQCACHE_POLARS_DIR and AWS_ENDPOINT_URL.
+	same("polars over s3", digests(append([]string{"--engine", "polars", "--polars-dir", polarsDir, "--data", "s3://lake/tpch"}, s3flags...)...))
+	// Found through the environment instead, on the streaming engine.
 	t.Setenv("PQCACHE_POLARS_DIR", polarsDir)
+	same("polars streaming over s3", digests(append([]string{"--engine", "polars", "--polars-engine", "streaming", "--data", "s3://lake/tpch/"}, s3flags...)...))
 	t.Setenv("AWS_ENDPOINT_URL", srv.Endpoint)
 	t.Setenv("PQCACHE_S3_PATH_STYLE", "true")
 	if again := digests("--engine", "polars", "--data", "s3://lake/tpch/", "--region", s3test.Region); again["q1"] != want["q1"] {
 		t.Errorf("q1 with the environment's endpoint: %s, want %s", again["q1"], want["q1"])
 	}
 
-	if out, err := run(t, "bench", "--engine", "polars", "--polars-dir", t.TempDir(), "--data", dir); err == nil || !strings.Contains(err.Error(), "run.js") {
-		t.Errorf("a Polars directory without run.js was accepted: %v\n%s", err, out)
+	if out, err := run(t, "bench", "--engine", "polars", "--polars-dir", t.TempDir(), "--data", dir); err == nil || !strings.Contains(err.Error(), "run.py") {
+		t.Errorf("a Polars directory without run.py was accepted: %v\n%s", err, out)
 	}
 }
 

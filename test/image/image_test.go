@@ -122,7 +122,9 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	}
 
 	// The Polars engine image (Dockerfile.polars), as a BenchRun Job runs it: the runner injected at
-	// /pqcache, node and the program found where the image keeps them, the same answers as DuckDB's.
+	// /pqcache, run.py and its Python found where the image keeps them, the same answers as DuckDB's
+	// on both of Polars' engines (the streaming one spilling under $TMPDIR, as the read-only root file
+	// system of a Job leaves it nowhere else).
 	polarsRoot := filepath.Join(t.TempDir(), "polars-rootfs")
 	if out, err := exec.Command("../../hack/image-rootfs-polars.sh", polarsRoot).CombinedOutput(); err != nil {
 		t.Fatalf("image-rootfs-polars: %v\n%s", err, out)
@@ -141,16 +143,18 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	if out, err := exec.Command("cp", "-a", filepath.Join(data, "tpch"), filepath.Join(polarsRoot, "data")).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--mount-proc="+filepath.Join(polarsRoot, "proc"),
-		chroot, "--userspec=65532:65532", polarsRoot, "/pqcache/pqcache-runner",
-		"bench", "--engine", "polars", "--data", "/data/tpch", "--queries", "1,6", "--iterations", "1", "--warmups", "0", "--json", "-")
-	cmd.Env = []string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/usr/bin"}
-	polarsOut, err := cmd.CombinedOutput()
-	if err != nil || strings.Count(string(polarsOut), `"status": "Succeeded"`) != 2 {
-		t.Fatalf("pqcache-runner bench --engine polars in the Polars image: %v\n%s", err, polarsOut)
-	}
-	if got := digests(t, string(polarsOut)); !reflect.DeepEqual(got, duckdbDigests) {
-		t.Fatalf("Polars in its image answered %v, DuckDB %v", got, duckdbDigests)
+	for _, engine := range []string{"in-memory", "streaming"} {
+		cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--mount-proc="+filepath.Join(polarsRoot, "proc"),
+			chroot, "--userspec=65532:65532", polarsRoot, "/pqcache/pqcache-runner",
+			"bench", "--engine", "polars", "--polars-engine", engine, "--data", "/data/tpch", "--queries", "1,6", "--iterations", "1", "--warmups", "0", "--json", "-")
+		cmd.Env = []string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/usr/bin", "POLARS_OOC_MEMORY_BUDGET_MB=1"}
+		polarsOut, err := cmd.CombinedOutput()
+		if err != nil || strings.Count(string(polarsOut), `"status": "Succeeded"`) != 2 {
+			t.Fatalf("pqcache-runner bench --engine polars --polars-engine %s in the Polars image: %v\n%s", engine, err, polarsOut)
+		}
+		if got := digests(t, string(polarsOut)); !reflect.DeepEqual(got, duckdbDigests) {
+			t.Fatalf("Polars %s in its image answered %v, DuckDB %v", engine, got, duckdbDigests)
+		}
 	}
 }
 
@@ -169,6 +173,9 @@ func digests(t *testing.T, out string) map[string]string {
 	}
 	m := map[string]string{}
 	for _, q := range res.Queries {
+		if q.Name == "" || q.Digest == "" {
+			t.Fatalf("a query without a name or digest in:\n%s", out)
+		}
 		m[q.Name] = q.Digest
 	}
 	return m

@@ -1,0 +1,243 @@
+# Copyright 2026 The pqcache Authors. Licensed under the Apache License, Version 2.0.
+"""pqcache's Polars engine: run ONE query of a resolved workload and print its rows.
+
+    python run.py --workload FILE --query NAME [--engine in-memory|streaming|auto]
+
+`pqcache bench` starts this once per query per iteration, so that each run's time and memory are its
+own, and digests the rows it prints on stdout, one per line in the canonical row format (canon.py),
+exactly as it does DuckDB's. FILE is the resolved workload `pqcache bench` writes (Go:
+bench/workload.Resolved):
+
+    {"workload": NAME,
+     "tables": {NAME: {"files": [absolute paths or s3:// URLs], "hive": bool, "fileRowNumber": bool}},
+     "queries": [{"name": ..., "sql": ..., "polars": ...}],
+     "s3": {"Endpoint": ..., "Region": ..., "PathStyle": bool}}
+
+Each table is a LazyFrame over exactly its files (t[name]). A query's Polars form, when it has one, is
+Python defining query(t) that returns a LazyFrame, run with pl, date, datetime and timedelta imported;
+otherwise its SQL runs through Polars' SQL interface over the same tables.
+
+Environment:
+    PQCACHE_POLARS_ENGINE   the engine when --engine is not given (default in-memory)
+    POLARS_MAX_THREADS      threads of Polars' pool (read by Polars; bench sets it from --threads)
+    POLARS_FORCE_ASYNC      1: the async (object store) reader for local files too (read by Polars)
+    AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL
+                            S3 credentials, and the region and endpoint when the workload has none
+    AWS_CA_BUNDLE           a CA bundle for the S3 endpoint (a private CA); Polars' HTTP client reads
+                            SSL_CERT_FILE, so it is passed on as that
+    TMPDIR                  where the streaming engine spills (a directory of this process's own,
+                            removed at the end), unless POLARS_OOC_SPILL_DIR names one
+
+Exit status: 0 with the rows on stdout, 2 for a usage error (arguments, the workload file, an unknown
+query), 1 when the query fails (the reason on stderr).
+"""
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import sys
+import tempfile
+from datetime import date, datetime, timedelta
+
+ENGINES = ("in-memory", "streaming", "auto")
+ROW_NUMBER = "file_row_number"
+# Lines written to stdout at a time: few system calls, little memory beyond the result's own.
+CHUNK_ROWS = 8192
+
+
+class UsageError(Exception):
+    """A problem with how the engine was called: exit status 2."""
+
+
+def parse_args(argv, env):
+    """Read the command line; the engine defaults to $PQCACHE_POLARS_ENGINE, else in-memory."""
+    p = argparse.ArgumentParser(prog="run.py", description="Run one query of a resolved workload on Polars.")
+    p.add_argument("--workload", required=True, help="the resolved workload (JSON) pqcache bench writes")
+    p.add_argument("--query", required=True, help="the query's name in the workload")
+    p.add_argument("--engine", default=env.get("PQCACHE_POLARS_ENGINE") or "in-memory",
+                   help="Polars' engine: " + ", ".join(ENGINES))
+    args = p.parse_args(argv)  # exits with status 2 on a bad command line
+    if args.engine not in ENGINES:
+        p.error(f"--engine {args.engine}: want one of {', '.join(ENGINES)}")
+    return args
+
+
+def load_workload(path, name):
+    """Read the resolved workload and return it with the query named name."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            workload = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"reading the workload {path}: {e}") from e
+    for q in workload.get("queries") or []:
+        if q.get("name") == name:
+            return workload, q
+    names = ", ".join(q.get("name", "?") for q in workload.get("queries") or [])
+    raise UsageError(f"the workload {workload.get('workload', path)} has no query {name!r} (it has {names})")
+
+
+def storage_options(s3, env):
+    """Polars' object-store options for s3:// files: the workload's endpoint, region and addressing,
+    the standard AWS environment for credentials (and for endpoint and region when the workload has
+    none). Only what is set is passed, so Polars' own defaults and credential chain (a web identity
+    token, say) still apply to the rest."""
+    s3 = s3 or {}
+    opts = {}
+
+    def put(key, value):
+        if value:
+            opts[key] = value
+
+    endpoint = s3.get("Endpoint") or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    put("aws_endpoint_url", endpoint)
+    put("aws_region", s3.get("Region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"))
+    put("aws_access_key_id", env.get("AWS_ACCESS_KEY_ID"))
+    put("aws_secret_access_key", env.get("AWS_SECRET_ACCESS_KEY"))
+    put("aws_session_token", env.get("AWS_SESSION_TOKEN"))
+    if endpoint and endpoint.startswith("http://"):
+        opts["aws_allow_http"] = "true"
+    if "PathStyle" in s3:
+        # PathStyle: endpoint/bucket/key (most S3-compatible stores); else bucket.endpoint/key, AWS's form.
+        opts["aws_virtual_hosted_style_request"] = "false" if s3["PathStyle"] else "true"
+    return opts
+
+
+def private_spill_dir(env):
+    """Give the streaming engine a spill directory of this process's own under $TMPDIR, unless
+    POLARS_OOC_SPILL_DIR names one. Polars' default, /var/tmp/polars-USER, is missing (and cannot be
+    made) on an image's read-only root file system, and its spill tasks panic there; a private
+    directory is also removed when the query ends, so spilled files never outlive it. Returns the
+    directory to remove, or None."""
+    if env.get("POLARS_OOC_SPILL_DIR"):
+        return None
+    path = tempfile.mkdtemp(prefix="pqcache-polars-spill-")
+    os.environ["POLARS_OOC_SPILL_DIR"] = path
+    return path
+
+
+def trust_ca_bundle(env):
+    """Let Polars' HTTP client trust $AWS_CA_BUNDLE (a private CA), which it reads as SSL_CERT_FILE.
+    It must happen before the first s3:// read starts the client."""
+    if env.get("AWS_CA_BUNDLE"):
+        os.environ["SSL_CERT_FILE"] = env["AWS_CA_BUNDLE"]
+
+
+def scan_table(pl, table, options):
+    """A table as one LazyFrame over exactly its files (no globbing: the runner listed them).
+
+    One scan reads files of one kind only, local or s3:// (Polars takes the first file's), so a
+    mixed-direct table, local files with its fresh partitions in the bucket, is a concatenation of one
+    scan per run of either kind. file_row_number is each row's position in its own file, as DuckDB
+    numbers it; Polars' row index numbers a scan's rows, so then each file is a scan of its own."""
+    files = table.get("files") or []
+    if not files:
+        raise ValueError("a table without files")
+    hive, numbered = bool(table.get("hive")), bool(table.get("fileRowNumber"))
+
+    def scan(paths):
+        kwargs = {"hive_partitioning": hive, "glob": False}
+        if paths[0].startswith("s3://"):
+            kwargs["storage_options"] = options
+        if numbered:
+            kwargs["row_index_name"] = ROW_NUMBER
+        return pl.scan_parquet(paths, **kwargs)
+
+    if numbered:
+        groups = [[f] for f in files]
+    else:
+        groups = [list(g) for _, g in itertools.groupby(files, key=lambda f: f.startswith("s3://"))]
+    scans = [scan(g) for g in groups]
+    lf = scans[0] if len(scans) == 1 else pl.concat(scans, how="vertical")
+    if not numbered:
+        return lf
+    # DuckDB's order, for SELECT *: the file's columns, file_row_number, then the Hive columns.
+    after = hive_keys(files[0]) if hive else []
+    return lf.select(pl.exclude(ROW_NUMBER, *after), pl.col(ROW_NUMBER), *after)
+
+
+def hive_keys(path):
+    """The Hive partition columns a file's path names: the keys of its key=value directories."""
+    return [part.split("=", 1)[0] for part in path.split("/")[:-1] if "=" in part]
+
+
+def tables(pl, workload, env):
+    """Every table of the workload as a LazyFrame, by name (scans are lazy: nothing is read yet)."""
+    options = storage_options(workload.get("s3"), env)
+    out = {}
+    for name, table in sorted((workload.get("tables") or {}).items()):
+        try:
+            out[name] = scan_table(pl, table, options)
+        except Exception as e:
+            raise RuntimeError(f"table {name}: {e}") from e
+    return out
+
+
+def build_query(pl, query, t):
+    """The query's LazyFrame: query(t) from its Polars form, else its SQL over the tables."""
+    source = query.get("polars") or ""
+    if source.strip():
+        namespace = {"pl": pl, "date": date, "datetime": datetime, "timedelta": timedelta, "__name__": "pqcache_query"}
+        exec(compile(source, f"<query {query['name']}>", "exec"), namespace)
+        fn = namespace.get("query")
+        if not callable(fn):
+            raise ValueError("its polars form defines no function query(t)")
+        lf = fn(t)
+        if not isinstance(lf, pl.LazyFrame):
+            raise TypeError(f"query(t) returned a {type(lf).__name__}, want a polars.LazyFrame")
+        return lf
+    sql = query.get("sql") or ""
+    if not sql.strip():
+        raise ValueError("it has neither sql nor a polars form")
+    return pl.SQLContext(frames=t).execute(sql, eager=False)
+
+
+def write_rows(canon, df, out):
+    """Print the result in the canonical row format, one line per row."""
+    lines = []
+    for line in canon.format_rows(df):
+        lines.append(line)
+        if len(lines) == CHUNK_ROWS:
+            out.write("\n".join(lines) + "\n")
+            lines.clear()
+    if lines:
+        out.write("\n".join(lines) + "\n")
+
+
+def run(args, env):
+    """Load the workload, run the query on the chosen engine and print its rows."""
+    workload, query = load_workload(args.workload, args.query)
+    trust_ca_bundle(env)
+    spill = private_spill_dir(env)
+    try:
+        # Imported here, after the environment is final: Polars reads its settings when it loads.
+        import polars as pl
+
+        import canon
+
+        t = tables(pl, workload, env)
+        df = build_query(pl, query, t).collect(engine=args.engine)
+        write_rows(canon, df, sys.stdout)
+    finally:
+        if spill:
+            shutil.rmtree(spill, ignore_errors=True)
+
+
+def main(argv=None):
+    """Run, mapping failures to the exit status pqcache bench records."""
+    args = parse_args(sys.argv[1:] if argv is None else argv, os.environ)
+    try:
+        run(args, os.environ)
+    except UsageError as e:
+        print(f"run.py: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - any failure of the query is the query's result
+        print(f"query {args.query} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
