@@ -75,8 +75,7 @@ func TestBenchPolarsFromS3(t *testing.T) {
 	t.Setenv("PQCACHE_POLARS_DIR", polarsDir)
 	same("polars streaming over s3", digests(append([]string{"--engine", "polars", "--polars-engine", "streaming", "--data", "s3://lake/tpch/"}, s3flags...)...))
 	t.Setenv("AWS_ENDPOINT_URL", srv.Endpoint)
-	t.Setenv("PQCACHE_S3_PATH_STYLE", "true")
-	if again := digests("--engine", "polars", "--data", "s3://lake/tpch/", "--region", s3test.Region); again["q1"] != want["q1"] {
+	if again := digests("--engine", "polars", "--data", "s3://lake/tpch/", "--region", s3test.Region, "--path-style"); again["q1"] != want["q1"] {
 		t.Errorf("q1 with the environment's endpoint: %s, want %s", again["q1"], want["q1"])
 	}
 
