@@ -9,6 +9,8 @@ GOAWS_VERSION ?= v0.4.5
 HELM_VERSION ?= v3.22.0
 # rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
 RCLONE_VERSION ?= v1.76.0
+# CoreDNS for the local cluster's DNS add-on (built static for its image).
+COREDNS_VERSION ?= v1.15.0
 ENVTEST_K8S_VERSION ?= 1.37.2
 ENVTEST_ETCD_VERSION ?= 3.7.3
 
@@ -18,6 +20,7 @@ VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 GOAWS := $(LOCALBIN)/goaws-$(GOAWS_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
+COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
 # The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
 CLUSTER_DIR := $(or $(PQCACHE_CLUSTER_DIR),$(LOCALBIN)/cluster)
@@ -179,6 +182,11 @@ $(GOAWS):
 helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.
 $(HELM):
 	hack/install-tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)
+
+.PHONY: coredns
+coredns: $(COREDNS) ## Build CoreDNS $(COREDNS_VERSION), statically linked, for the local cluster's DNS add-on into bin/.
+$(COREDNS):
+	CGO_ENABLED=0 hack/install-tool.sh coredns github.com/coredns/coredns $(COREDNS_VERSION)
 
 .PHONY: rclone
 rclone: $(RCLONE) ## Build rclone $(RCLONE_VERSION) for the sync benchmark into bin/ (cold: tens of minutes).
