@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -53,8 +54,8 @@ func restricted() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
 		}
 }
 
-// startS3 runs versitygw as a pod in ns, with the credentials Secret, and returns its endpoint by pod
-// IP (no Service: the local cluster routes no Service addresses).
+// startS3 runs versitygw as a pod in ns, with the credentials Secret, and returns its endpoint: the
+// Service in front of it, by DNS name.
 func startS3(ns string) string {
 	Expect(c.Create(ctx, &corev1.Secret{
 		ObjectMeta: objectMeta(ns, s3Secret),
@@ -64,13 +65,20 @@ func startS3(ns string) string {
 }
 
 // startS3Pod runs one more versitygw pod (the credentials Secret must exist), with extra global
-// flags before its posix backend (e.g. --event-webhook-url), and returns its endpoint.
+// flags before its posix backend (e.g. --event-webhook-url), behind a Service of the same name, and
+// returns its endpoint by the Service's DNS name.
 func startS3Pod(ns, name string, flags ...string) string {
+	return startS3PodOn(ns, name, nil, flags...)
+}
+
+// startS3PodOn is startS3Pod with the pod bound to nodes that match nodeSelector (nil: any node).
+func startS3PodOn(ns, name string, nodeSelector map[string]string, flags ...string) string {
 	podSec, sec := restricted()
 	args := append([]string{"--port", fmt.Sprintf(":%d", s3Port), "--health", "/health"}, flags...)
 	pod := &corev1.Pod{
-		ObjectMeta: objectMeta(ns, name),
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
+			NodeSelector:    nodeSelector,
 			SecurityContext: podSec,
 			Containers: []corev1.Container{{
 				Name: "versitygw", Image: s3Image, ImagePullPolicy: corev1.PullIfNotPresent,
@@ -78,17 +86,41 @@ func startS3Pod(ns, name string, flags ...string) string {
 				Env:             []corev1.EnvVar{{Name: "ROOT_ACCESS_KEY", Value: s3AccessKey}, {Name: "ROOT_SECRET_KEY", Value: s3SecretKey}},
 				SecurityContext: sec,
 				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				// The Service sends traffic only once the server answers.
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(s3Port)}},
+					PeriodSeconds: 1,
+				},
 			}},
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
 	Expect(c.Create(ctx, pod)).To(Succeed())
+	return exposeReady(pod, s3Port)
+}
+
+// exposeReady puts a Service named like pod in front of it (selecting its app label) on port, waits
+// until the pod is Ready, and returns the Service's URL by its DNS name.
+func exposeReady(pod *corev1.Pod, port int32) string {
+	GinkgoHelper()
+	svc := &corev1.Service{
+		ObjectMeta: objectMeta(pod.Namespace, pod.Name),
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": pod.Labels["app"]},
+			Ports:    []corev1.ServicePort{{Port: port, TargetPort: intstr.FromInt32(port)}},
+		},
+	}
+	Expect(c.Create(ctx, svc)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
-		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
+		ready := false
+		for _, cond := range pod.Status.Conditions {
+			ready = ready || (cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue)
+		}
+		g.Expect(ready).To(BeTrue(), "pod %s is not Ready", pod.Name)
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-	return fmt.Sprintf("http://%s:%d", pod.Status.PodIP, s3Port)
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", svc.Name, svc.Namespace, port)
 }
 
 func objectMeta(ns, name string) metav1.ObjectMeta {
@@ -118,6 +150,11 @@ func pqcacheContainer(name string, args ...string) corev1.Container {
 // runJob runs a Job of the given containers in order (all but the last as init containers) on a
 // scratch volume, waits for it to succeed, and returns the last container's termination message.
 func runJob(ns, name string, steps ...corev1.Container) string {
+	return runJobOn(ns, name, nil, steps...)
+}
+
+// runJobOn is runJob with the pod bound to nodes that match nodeSelector (nil: any node).
+func runJobOn(ns, name string, nodeSelector map[string]string, steps ...corev1.Container) string {
 	podSec, _ := restricted()
 	last := steps[len(steps)-1]
 	job := &batchv1.Job{
@@ -125,6 +162,7 @@ func runJob(ns, name string, steps ...corev1.Container) string {
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(2)),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				NodeSelector:    nodeSelector,
 				RestartPolicy:   corev1.RestartPolicyNever,
 				SecurityContext: podSec,
 				InitContainers:  steps[:len(steps)-1],
@@ -161,8 +199,8 @@ func terminationMessage(ns, job, container string) string {
 	return ""
 }
 
-// describePods summarises a Job's pods' container states for failure messages (pod logs are not
-// available on every cluster; termination messages are).
+// describePods summarises a Job's pods' container states and the end of each container's log, for
+// failure messages.
 func describePods(ns, job string) string {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job}); err != nil {
@@ -171,11 +209,26 @@ func describePods(ns, job string) string {
 	var out []map[string]any
 	for _, p := range pods.Items {
 		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-			out = append(out, map[string]any{"pod": p.Name, "container": s.Name, "state": s.State})
+			entry := map[string]any{"pod": p.Name, "container": s.Name, "state": s.State}
+			if log, err := podLog(ns, p.Name, s.Name, 20); err == nil {
+				entry["log"] = log
+			}
+			out = append(out, entry)
 		}
 	}
 	data, _ := json.Marshal(out)
 	return string(data)
+}
+
+// podLog returns the last lines of a container's log, as kubectl logs reads it: through the API
+// server, from the kubelet of the pod's node. tail 0 returns all of it.
+func podLog(ns, pod, container string, tail int64) (string, error) {
+	opts := &corev1.PodLogOptions{Container: container}
+	if tail > 0 {
+		opts.TailLines = &tail
+	}
+	data, err := cs.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
+	return string(data), err
 }
 
 // putReport is what `pqcache s3 put --report-file` writes.
