@@ -83,7 +83,11 @@ func (c *cluster) runNetwork(ctx context.Context) error {
 	if err := makeClusterLink(ctx, t); err != nil {
 		return err
 	}
-	ln, err := net.FileListener(os.NewFile(3, "host-api-listener"))
+	// FileListener duplicates the descriptor close-on-exec; the inherited one is closed, so that the
+	// control plane's processes do not hold the host's port too.
+	inherited := os.NewFile(3, "host-api-listener")
+	ln, err := net.FileListener(inherited)
+	inherited.Close()
 	if err != nil {
 		return fmt.Errorf("taking over the host's API listener: %w", err)
 	}

@@ -142,6 +142,7 @@ func (c *cluster) cniConfig(n node) string {
       "type": "bridge",
       "bridge": %q,
       "isGateway": true,
+      "isDefaultGateway": true,
       "ipMasq": false,
       "hairpinMode": true,
       "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "rangeStart": %q, "gateway": %q}]], "dataDir": %q}
@@ -261,8 +262,9 @@ func (c *cluster) runNode(ctx context.Context, name string) error {
 		return err
 	}
 	// Pulls have nowhere to go: the images the cluster needs are imported, and an image that is missing
-	// should fail fast instead of reaching for a registry.
-	noNetwork := []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="}
+	// should fail fast instead of reaching for a registry. The cluster's own addresses are not proxied.
+	noProxy := strings.Join([]string{linkCIDR, serviceCIDR, clusterCIDR, "127.0.0.1", "localhost"}, ",")
+	noNetwork := []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=" + noProxy, "http_proxy=", "https_proxy=", "no_proxy="}
 	if err := c.startProcess(nodeProc(n, "containerd"), "/usr/bin/containerd", []string{"--config", c.nodeDir(n, "config", "containerd.toml")}, procOpts{env: noNetwork}); err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ const (
 	// gone until their ARP entry expires.
 	linkBridgeMAC = "02:70:71:63:00:01"
 	linkPrefix    = 24
+	linkCIDR      = "10.250.0.0/24"
 	// controlPlaneIP is the cluster namespace's address on the bridge: the API server advertises it, and
 	// it is the kubernetes Service's endpoint.
 	controlPlaneIP = "10.250.0.1"
