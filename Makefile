@@ -22,7 +22,9 @@ HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
-# The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
+# The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it) and its nodes:
+# the e2e suite's specs of several nodes need at least 2.
+CLUSTER_NODES ?= 3
 CLUSTER_DIR := $(or $(PQCACHE_CLUSTER_DIR),$(LOCALBIN)/cluster)
 
 VERSION ?= dev
@@ -83,18 +85,18 @@ image-rootfs: ## Assemble bin/rootfs: the file system of the Dockerfile's image 
 	VERSION=$(VERSION) hack/image-rootfs.sh
 
 .PHONY: demo
-demo: ## The demo: a local one-node Kubernetes, pqcache by Helm, a Dataset synced from in-cluster S3, a BenchRun, report.html.
+demo: ## The demo: a local three-node Kubernetes, pqcache by Helm, a Dataset synced from in-cluster S3, a BenchRun, report.html.
 	hack/demo.sh
 
 .PHONY: demo-down
 demo-down: cluster-down ## Remove the demo's cluster (everything under bin/cluster).
 
 .PHONY: cluster-up
-cluster-up: ## Start the local one-node cluster, or rebuild and reload the images of a running one.
-	hack/local-cluster up
+cluster-up: ## Start the local cluster (CLUSTER_NODES, default 3), or rebuild and reload the images of a running one.
+	hack/local-cluster up --nodes $(CLUSTER_NODES)
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local cluster and remove its state, cgroups and bridge.
+cluster-down: ## Stop the local cluster and remove its state and cgroups (its namespaces go with its processes).
 	hack/local-cluster down
 
 .PHONY: cluster-status
@@ -127,13 +129,13 @@ test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it install
 
 .PHONY: bench-events-cluster
 bench-events-cluster: helm ## Freshness by S3 event notifications on the local cluster: lag from PUT to the volume at 1 and 20 objects/s.
-	hack/local-cluster up
+	hack/local-cluster up --nodes $(CLUSTER_NODES)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml PQCACHE_HELM=$(HELM) \
 		go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter=benchmark
 
 .PHONY: test-e2e-local
-test-e2e-local: helm ## Start (or reuse) the local cluster, load the working tree's image, run the e2e suite on it.
-	hack/local-cluster up
+test-e2e-local: helm ## Start (or reuse) the local cluster of 3 nodes, load the working tree's images, run the e2e suite on it.
+	hack/local-cluster up --nodes $(CLUSTER_NODES)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
 
 .PHONY: verify
@@ -151,7 +153,7 @@ envtest: ## Build kube-apiserver and etcd for envtest into bin/k8s (cold: severa
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh
 
 .PHONY: node-binaries
-node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet and kubectl (for the local cluster; cold: ~10 min).
+node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl (for the local cluster; cold: ~10 min).
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh --with-node
 
 # The Polars engine's Node.js modules (nodejs-polars, pinned in bench/polars/package-lock.json). npm ci
