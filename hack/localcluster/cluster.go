@@ -87,7 +87,7 @@ func (c *cluster) up(ctx context.Context, count int) error {
 			return err
 		}
 	}
-	if err := c.waitNodesReady(ctx, t.Nodes); err != nil {
+	if err := c.waitNodesReady(ctx, t.Nodes, time.Time{}); err != nil {
 		return err
 	}
 	done()
@@ -254,6 +254,11 @@ func (c *cluster) clientFrom(kubeconfig string) (*kubernetes.Clientset, error) {
 
 // nodeReady checks that the node is registered and Ready.
 func (c *cluster) nodeReady(ctx context.Context, name string) error {
+	return c.nodeReadySince(ctx, name, time.Time{})
+}
+
+// nodeReadySince checks that the node is Ready by a heartbeat of its kubelet at or after since.
+func (c *cluster) nodeReadySince(ctx context.Context, name string, since time.Time) error {
 	cs, err := c.client()
 	if err != nil {
 		return err
@@ -264,8 +269,11 @@ func (c *cluster) nodeReady(ctx context.Context, name string) error {
 	}
 	for _, cond := range node.Status.Conditions {
 		if cond.Type == corev1.NodeReady {
-			if cond.Status == corev1.ConditionTrue {
+			if cond.Status == corev1.ConditionTrue && !cond.LastHeartbeatTime.Time.Before(since.Truncate(time.Second)) {
 				return nil
+			}
+			if cond.Status == corev1.ConditionTrue {
+				return fmt.Errorf("node %s has not reported since it started", name)
 			}
 			return fmt.Errorf("node %s is not Ready: %s: %s", name, cond.Reason, cond.Message)
 		}

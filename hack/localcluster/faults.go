@@ -84,10 +84,11 @@ func (c *cluster) restartNode(ctx context.Context, n node) error {
 		return fmt.Errorf("the cluster network is not running: run hack/local-cluster down, then up")
 	}
 	done := step("starting node %s", n.Name)
+	start := time.Now()
 	if err := c.startNode(n); err != nil {
 		return err
 	}
-	if err := c.waitNodesReady(ctx, []node{n}); err != nil {
+	if err := c.waitNodesReady(ctx, []node{n}, start); err != nil {
 		return err
 	}
 	done()

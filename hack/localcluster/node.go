@@ -227,11 +227,12 @@ func (c *cluster) startNode(n node) error {
 		procOpts{unshare: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET})
 }
 
-// waitNodesReady waits until every named node is registered and Ready.
-func (c *cluster) waitNodesReady(ctx context.Context, nodes []node) error {
+// waitNodesReady waits until every named node is registered and its kubelet has reported it Ready
+// since the given time (a restarted node's old Ready status does not count).
+func (c *cluster) waitNodesReady(ctx context.Context, nodes []node, since time.Time) error {
 	for _, n := range nodes {
 		if err := c.waitFor(ctx, "node "+n.Name+" Ready", nodeProc(n, "supervisor"), 3*time.Minute,
-			func(ctx context.Context) error { return c.nodeReady(ctx, n.Name) }); err != nil {
+			func(ctx context.Context) error { return c.nodeReadySince(ctx, n.Name, since) }); err != nil {
 			return err
 		}
 	}
@@ -338,6 +339,13 @@ func (c *cluster) coverHostPaths(n node) error {
 		if err := syscall.Mount(src, d.path, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("covering %s: %w", d.path, err)
 		}
+	}
+	// Bidirectional mount propagation (a CSI node plugin's mounts reaching kubelet and other pods) needs
+	// kubelet's root to be a shared mount. Shared here makes a peer group of this namespace and its
+	// containers only: the host's mounts were made private when the namespace was made, so nothing
+	// propagates to the host.
+	if err := syscall.Mount("", "/var/lib/kubelet", "", syscall.MS_SHARED|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("making /var/lib/kubelet a shared mount: %w", err)
 	}
 	return nil
 }
