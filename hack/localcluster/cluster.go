@@ -346,7 +346,7 @@ func (c *cluster) down() error {
 		}
 	}
 	created, _ := filepath.Glob(c.path("created-*"))
-	created2, _ := filepath.Glob(c.path("node", "created-*"))
+	created2, _ := filepath.Glob(c.path("node", "created-*")) // where an earlier version recorded them
 	for _, f := range append(created, created2...) {
 		if target, err := os.ReadFile(f); err == nil {
 			// Only if empty: something else may have started using it since.
@@ -370,7 +370,7 @@ func (c *cluster) down() error {
 // in their node's cgroup and die with it; this catches any that escaped it.
 func (c *cluster) killShims(prefix string) {
 	if prefix == "" {
-		prefix = c.path("nodes") + "/"
+		prefix = c.dir + "/"
 	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {

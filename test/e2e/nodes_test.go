@@ -256,13 +256,21 @@ func readyPods(g Gomega, ns string, labels map[string]string) []corev1.Pod {
 	g.Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(labels))).To(Succeed())
 	var out []corev1.Pod
 	for _, p := range pods.Items {
-		for _, cond := range p.Status.Conditions {
-			if p.DeletionTimestamp == nil && cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				out = append(out, p)
-			}
+		if p.DeletionTimestamp == nil && podReady(&p) {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// podReady reports whether the pod's Ready condition is True.
+func podReady(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // nodeWithout returns the last of nodes that runs no pod of namespace ns (the operator's), so that
@@ -370,11 +378,7 @@ func waitSystemPodsReady() {
 			var pods corev1.PodList
 			g.Expect(c.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
 			for _, p := range pods.Items {
-				ready := false
-				for _, cond := range p.Status.Conditions {
-					ready = ready || (cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue)
-				}
-				g.Expect(ready).To(BeTrue(), "pod %s/%s on %s is not Ready", ns, p.Name, p.Spec.NodeName)
+				g.Expect(podReady(&p)).To(BeTrue(), "pod %s/%s on %s is not Ready", ns, p.Name, p.Spec.NodeName)
 			}
 		}
 	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())

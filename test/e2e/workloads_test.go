@@ -114,11 +114,7 @@ func exposeReady(pod *corev1.Pod, port int32) string {
 	Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
-		ready := false
-		for _, cond := range pod.Status.Conditions {
-			ready = ready || (cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue)
-		}
-		g.Expect(ready).To(BeTrue(), "pod %s is not Ready", pod.Name)
+		g.Expect(podReady(pod)).To(BeTrue(), "pod %s is not Ready", pod.Name)
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", svc.Name, svc.Namespace, port)
 }
