@@ -9,7 +9,8 @@ GOAWS_VERSION ?= v0.4.5
 HELM_VERSION ?= v3.22.0
 # rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
 RCLONE_VERSION ?= v1.76.0
-# CoreDNS for the local cluster's DNS add-on (built static for its image).
+# CoreDNS for the local cluster's DNS add-on, built static for its image from the wrapper module
+# hack/coredns (the plugins a cluster DNS uses); its go.mod must pin the same.
 COREDNS_VERSION ?= v1.15.0
 ENVTEST_K8S_VERSION ?= 1.37.2
 ENVTEST_ETCD_VERSION ?= 3.7.3
@@ -121,7 +122,7 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 .PHONY: test
 test: manifests generate vet envtest versitygw goaws helm polars-modules ## Unit, integration, chart and envtest suites (no e2e).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
-		go test ./... -count=1 -coverprofile=cover.out
+		go test ./... -count=1 -timeout 30m -coverprofile=cover.out
 
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
@@ -188,7 +189,7 @@ $(HELM):
 .PHONY: coredns
 coredns: $(COREDNS) ## Build CoreDNS $(COREDNS_VERSION), statically linked, for the local cluster's DNS add-on into bin/.
 $(COREDNS):
-	CGO_ENABLED=0 hack/install-tool.sh coredns github.com/coredns/coredns $(COREDNS_VERSION)
+	CGO_ENABLED=0 hack/install-tool.sh coredns ./hack/coredns $(COREDNS_VERSION)
 
 .PHONY: rclone
 rclone: $(RCLONE) ## Build rclone $(RCLONE_VERSION) for the sync benchmark into bin/ (cold: tens of minutes).
