@@ -11,6 +11,9 @@ HELM_VERSION ?= v3.22.0
 PROMTOOL_VERSION ?= v0.316.0
 # rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
 RCLONE_VERSION ?= v1.76.0
+# CoreDNS for the local cluster's DNS add-on, built static for its image from the wrapper module
+# hack/coredns (the plugins a cluster DNS uses); its go.mod must pin the same.
+COREDNS_VERSION ?= v1.15.0
 ENVTEST_K8S_VERSION ?= 1.37.2
 ENVTEST_ETCD_VERSION ?= 3.7.3
 
@@ -21,8 +24,11 @@ GOAWS := $(LOCALBIN)/goaws-$(GOAWS_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
 PROMTOOL := $(LOCALBIN)/promtool-$(PROMTOOL_VERSION)
+COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
-# The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it).
+# The local cluster's state directory (hack/local-cluster; PQCACHE_CLUSTER_DIR moves it) and its nodes:
+# the e2e suite's specs of several nodes need at least 2.
+CLUSTER_NODES ?= 3
 CLUSTER_DIR := $(or $(PQCACHE_CLUSTER_DIR),$(LOCALBIN)/cluster)
 
 VERSION ?= dev
@@ -87,18 +93,18 @@ image-rootfs: ## Assemble bin/rootfs: the file system of the Dockerfile's image 
 	VERSION=$(VERSION) hack/image-rootfs.sh
 
 .PHONY: demo
-demo: ## The demo: a local one-node Kubernetes, pqcache by Helm, a Dataset synced from in-cluster S3, a BenchRun, report.html.
+demo: ## The demo: a local three-node Kubernetes, pqcache by Helm, a Dataset synced from in-cluster S3, a BenchRun, report.html.
 	hack/demo.sh
 
 .PHONY: demo-down
 demo-down: cluster-down ## Remove the demo's cluster (everything under bin/cluster).
 
 .PHONY: cluster-up
-cluster-up: ## Start the local one-node cluster, or rebuild and reload the images of a running one.
-	hack/local-cluster up
+cluster-up: ## Start the local cluster (CLUSTER_NODES, default 3), or rebuild and reload the images of a running one.
+	hack/local-cluster up --nodes $(CLUSTER_NODES)
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local cluster and remove its state, cgroups and bridge.
+cluster-down: ## Stop the local cluster and remove its state and cgroups (its namespaces go with its processes).
 	hack/local-cluster down
 
 .PHONY: cluster-status
@@ -124,7 +130,7 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 test: manifests generate vet envtest versitygw goaws helm promtool polars-env httpfs-extension ## Unit, integration, chart, monitoring and envtest suites (no e2e).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
 		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) PQCACHE_POLARS_PYTHON=$(POLARS_VENV)/bin/python \
-		go test ./... -count=1 -coverprofile=cover.out
+		go test ./... -count=1 -timeout 30m -coverprofile=cover.out
 
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
@@ -132,13 +138,13 @@ test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it install
 
 .PHONY: bench-events-cluster
 bench-events-cluster: helm ## Freshness by S3 event notifications on the local cluster: lag from PUT to the volume at 1 and 20 objects/s.
-	hack/local-cluster up
+	hack/local-cluster up --nodes $(CLUSTER_NODES)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml PQCACHE_HELM=$(HELM) \
 		go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter=benchmark
 
 .PHONY: test-e2e-local
-test-e2e-local: helm ## Start (or reuse) the local cluster, load the working tree's image, run the e2e suite on it.
-	hack/local-cluster up
+test-e2e-local: helm ## Start (or reuse) the local cluster of 3 nodes, load the working tree's images, run the e2e suite on it.
+	hack/local-cluster up --nodes $(CLUSTER_NODES)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
 
 .PHONY: verify
@@ -156,7 +162,7 @@ envtest: ## Build kube-apiserver and etcd for envtest into bin/k8s (cold: severa
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh
 
 .PHONY: node-binaries
-node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet and kubectl (for the local cluster; cold: ~10 min).
+node-binaries: ## Also build kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl (for the local cluster; cold: ~10 min).
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS_DIR=$(ENVTEST_ASSETS) hack/build-envtest.sh --with-node
 
 # The Polars engine's Python environment: a venv of python3 with Polars exactly as
@@ -191,6 +197,11 @@ $(HELM):
 promtool: $(PROMTOOL) ## Build Prometheus' promtool into bin/ (checks and unit-tests the chart's alerting rules).
 $(PROMTOOL):
 	hack/install-tool.sh promtool github.com/prometheus/prometheus/cmd/promtool $(PROMTOOL_VERSION)
+
+.PHONY: coredns
+coredns: $(COREDNS) ## Build CoreDNS $(COREDNS_VERSION), statically linked, for the local cluster's DNS add-on into bin/.
+$(COREDNS):
+	CGO_ENABLED=0 hack/install-tool.sh coredns ./hack/coredns $(COREDNS_VERSION)
 
 .PHONY: rclone
 rclone: $(RCLONE) ## Build rclone $(RCLONE_VERSION) for the sync benchmark into bin/ (cold: tens of minutes).

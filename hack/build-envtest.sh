@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build-envtest.sh builds the control-plane binaries that envtest needs (kube-apiserver, etcd and,
-# with --with-kubectl, kubectl; with --with-node also kube-controller-manager, kube-scheduler and
-# kubelet for a local one-node cluster) from the Go module proxy into bin/k8s/<version>-linux-amd64.
+# with --with-kubectl, kubectl; with --with-node also kube-controller-manager, kube-scheduler, kubelet
+# and kube-proxy for the local cluster) from the Go module proxy into bin/k8s/<version>-linux-amd64.
 #
 # Why: setup-envtest downloads its tarballs from a host that is unreachable here, while the Go module
 # proxy is. k8s.io/kubernetes is not meant to be imported, so the build happens in a throwaway module
@@ -41,7 +41,7 @@ if $WITH_KUBECTL; then
   { [ -x "$OUT/kubectl" ] && "$OUT/kubectl" version --client 2>/dev/null | grep -q "v${K8S_VERSION}"; } || need_k8s+=(kubectl)
 fi
 if $WITH_NODE; then
-  for bin in kube-controller-manager kube-scheduler kubelet; do
+  for bin in kube-controller-manager kube-scheduler kubelet kube-proxy; do
     has_version "$OUT/$bin" "v${K8S_VERSION}" || need_k8s+=("$bin")
   done
 fi

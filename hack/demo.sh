@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# demo.sh: pqcache on a real one-node Kubernetes cluster, end to end, on this machine.
-#  1. starts the local cluster (hack/local-cluster up: builds what is missing, loads the images);
+# demo.sh: pqcache on a real three-node Kubernetes cluster, end to end, on this machine.
+#  1. starts the local cluster (hack/local-cluster up --nodes 3: builds what is missing, loads the images);
 #  2. installs pqcache with Helm;
 #  3. runs versitygw in the cluster behind a shaping proxy (hack/shapeproxy: DEMO_LATENCY per request,
-#     DEMO_RATE per connection, so that the in-cluster server behaves like a bucket in a region), and
-#     loads TPC-H SF 0.1 (partitioned) into it with a Job;
+#     DEMO_RATE per connection, so that the in-cluster server behaves like a bucket in a region), each
+#     behind a Service that everything addresses by DNS name, and loads TPC-H SF 0.1 (partitioned) into
+#     it with a Job;
 #  4. applies a Dataset and waits until its volume holds the data;
 #  5. applies a BenchRun comparing the engines DuckDB and Polars on every input path (the volume, s3,
 #     mixed-staged and mixed-direct; DuckDB cannot read S3 and skips those two), 22 queries;
@@ -15,6 +16,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 SCALE=${DEMO_SCALE:-0.1}
+NODES=${DEMO_NODES:-3}
 NS=pqcache-demo
 LATENCY=${DEMO_LATENCY:-20ms}
 RATE=${DEMO_RATE:-50MiB}
@@ -23,8 +25,8 @@ OUT=$ROOT/bin/demo
 step() { printf '\n== %s\n' "$*"; }
 started=$(date +%s)
 
-step "starting the local cluster"
-hack/local-cluster up
+step "starting the local cluster ($NODES nodes)"
+hack/local-cluster up --nodes "$NODES"
 export KUBECONFIG=$ROOT/bin/cluster/kubeconfig
 KUBECTL=$ROOT/bin/k8s/1.37.2-linux-amd64/kubectl
 make -s build helm
@@ -33,7 +35,7 @@ mkdir -p "$OUT"
 step "installing pqcache with Helm"
 bin/helm upgrade --install pqcache charts/pqcache --namespace pqcache-system --create-namespace \
   --values bin/cluster/helm-values.yaml --set worker.maxConcurrentBenchJobs=1 --wait --timeout 3m
-$KUBECTL -n pqcache-system get deploy,pods
+$KUBECTL -n pqcache-system get deploy,pods -o wide
 
 step "starting versitygw in namespace $NS"
 $KUBECTL apply -f - <<YAML
@@ -42,6 +44,17 @@ kind: Namespace
 metadata:
   name: $NS
   labels: {pod-security.kubernetes.io/enforce: restricted}
+---
+# Sync workers publish live progress on their own pod with this account (docs/datasets.md).
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: pqcache-worker, namespace: $NS}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: pqcache-worker-progress, namespace: $NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: pqcache-worker-progress}
+subjects: [{kind: ServiceAccount, name: pqcache-worker, namespace: $NS}]
 ---
 apiVersion: v1
 kind: Secret
@@ -56,15 +69,22 @@ spec:
   containers:
     - name: versitygw
       image: pqcache.local/versitygw:v1.8.0
-      args: [--port, ":7070", posix, /data]
+      args: [--port, ":7070", --health, /health, posix, /data]
       env: [{name: ROOT_ACCESS_KEY, value: demo}, {name: ROOT_SECRET_KEY, value: demo-secret}]
       securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+      readinessProbe: {httpGet: {path: /health, port: 7070}, periodSeconds: 1}
       volumeMounts: [{name: data, mountPath: /data}]
   volumes: [{name: data, emptyDir: {}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: versitygw, namespace: $NS}
+spec:
+  selector: {app: versitygw}
+  ports: [{port: 7070}]
 YAML
 $KUBECTL -n $NS wait --for=condition=Ready pod/versitygw --timeout=2m
-# No Service: the local cluster's pods reach each other by pod IP only (docs/local-cluster.md).
-DIRECT=$($KUBECTL -n $NS get pod versitygw -o jsonpath='{.status.podIP}'):7070
+DIRECT=versitygw.$NS.svc.cluster.local:7070
 $KUBECTL -n $NS delete pod s3-region --ignore-not-found >/dev/null
 $KUBECTL apply -f - <<YAML
 apiVersion: v1
@@ -77,10 +97,19 @@ spec:
       image: pqcache.local/shapeproxy:dev
       args: [-listen, ":7071", -upstream, "$DIRECT", -latency, "$LATENCY", -rate, "$RATE"]
       securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+      readinessProbe: {tcpSocket: {port: 7071}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s3-region, namespace: $NS}
+spec:
+  selector: {app: s3-region}
+  ports: [{port: 7071}]
 YAML
 $KUBECTL -n $NS wait --for=condition=Ready pod/s3-region --timeout=2m
-# Everything reads the bucket through the proxy: syncs, staging and the s3 inputs alike.
-ENDPOINT=http://$($KUBECTL -n $NS get pod s3-region -o jsonpath='{.status.podIP}'):7071
+# Everything reads the bucket through the proxy, by its Service's name: syncs, staging and the s3
+# inputs alike.
+ENDPOINT=http://s3-region.$NS.svc.cluster.local:7071
 echo "S3 endpoint: $ENDPOINT ($LATENCY per request, $RATE/s per connection in front of versitygw at $DIRECT)"
 
 step "generating TPC-H SF $SCALE in the cluster and uploading it to s3://demo/tpch/"
@@ -133,6 +162,8 @@ spec:
 YAML
 $KUBECTL -n $NS wait --for=condition=Ready dataset/tpch --timeout=5m
 $KUBECTL -n $NS get dataset tpch -o wide
+echo "The sync worker's last lines (kubectl logs):"
+$KUBECTL -n $NS logs -l data.pqcache.dev/dataset=tpch,app.kubernetes.io/component=sync --tail=3
 
 step "running the BenchRun compare: 22 queries x DuckDB and Polars x 4 input paths"
 $KUBECTL -n $NS delete benchrun compare --ignore-not-found >/dev/null
@@ -145,7 +176,7 @@ spec:
   engines: [{name: duckdb}, {name: polars}]
   inputs: [{type: volume}, {type: s3}, {type: mixed-staged}, {type: mixed-direct}]
   configs:
-    # It fits the local node (2 CPUs; a pod asking for all of them would wait forever).
+    # It fits a local node (each reports the machine's 2 CPUs; a pod asking for all of them would wait forever).
     - {name: 1cpu-2gi, cpu: "1", memory: 2Gi}
   iterations: 2
   warmups: 1

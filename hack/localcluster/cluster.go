@@ -20,10 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,31 +30,37 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// processes in the order up starts them; down stops them in reverse.
-var processes = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "node", "containerd", "kubelet"}
+// controlPlaneProcs are the cluster-level processes in the order up starts them.
+var controlPlaneProcs = []string{networkProc, "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 
-// up starts the cluster, or on a running one rebuilds and reloads the images.
-func (c *cluster) up(ctx context.Context) error {
+// processes lists every process of the cluster t: the control plane, then each node's.
+func processes(t topology) []string {
+	out := append([]string(nil), controlPlaneProcs...)
+	for _, n := range t.Nodes {
+		for _, p := range nodeProcs {
+			out = append(out, nodeProc(n, p))
+		}
+	}
+	return out
+}
+
+// up starts a cluster of count nodes, or on a running one of that size rebuilds and reloads the images.
+func (c *cluster) up(ctx context.Context, count int) error {
 	start := time.Now()
-	if c.healthy(ctx) {
-		logf("the cluster in %s is already running: rebuilding and reloading the images", c.dir)
-		if err := makeBridge(ctx); err != nil { // a cluster started before the bridge had its address
-			return err
+	t, err := newTopology(count)
+	if err != nil {
+		return err
+	}
+	if running, _ := c.readTopology(); len(running.Nodes) > 0 && c.healthy(ctx, running) {
+		if len(running.Nodes) != count {
+			return fmt.Errorf("the cluster in %s runs %d nodes, not %d: run hack/local-cluster down first", c.dir, len(running.Nodes), count)
 		}
-		if err := c.buildImages(ctx); err != nil {
-			return err
-		}
-		done := step("importing the images into containerd")
-		if err := c.importImages(ctx); err != nil {
-			return err
-		}
-		done()
-		c.printReady(start)
-		return nil
+		return c.reloadImages(ctx, running, start)
 	}
 	if c.anyRunning() {
 		logf("a partial cluster is running in %s: stopping it first", c.dir)
@@ -64,9 +68,55 @@ func (c *cluster) up(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := portsFree(); err != nil {
+	if err := c.prepare(t); err != nil {
 		return err
 	}
+	// The images build (CPU-bound Go builds) while the control plane starts (mostly waiting).
+	images := make(chan error, 1)
+	go func() { images <- c.buildImages(ctx) }()
+	if err := c.startNetwork(ctx); err != nil {
+		<-images
+		return err
+	}
+	if err := <-images; err != nil {
+		return err
+	}
+	done := step("starting %d node(s), each in its own network and mount namespace", count)
+	for _, n := range t.Nodes {
+		if err := c.startNode(n); err != nil {
+			return err
+		}
+	}
+	if err := c.waitNodesReady(ctx, t.Nodes, time.Time{}); err != nil {
+		return err
+	}
+	done()
+	if err := c.bootstrap(ctx, t); err != nil {
+		return err
+	}
+	c.printReady(start)
+	return nil
+}
+
+// reloadImages rebuilds the images from the working tree and imports them into every running node.
+func (c *cluster) reloadImages(ctx context.Context, t topology, start time.Time) error {
+	logf("the cluster in %s is already running: rebuilding and reloading the images", c.dir)
+	if err := c.buildImages(ctx); err != nil {
+		return err
+	}
+	done := step("importing the images into each node's containerd")
+	for _, n := range t.Nodes {
+		if err := c.importImages(ctx, n); err != nil {
+			return err
+		}
+	}
+	done()
+	c.printReady(start)
+	return nil
+}
+
+// prepare makes a fresh cluster directory with the topology, certificates and every configuration file.
+func (c *cluster) prepare(t topology) error {
 	if err := os.RemoveAll(c.dir); err != nil {
 		return err
 	}
@@ -74,50 +124,54 @@ func (c *cluster) up(ctx context.Context) error {
 		return err
 	}
 	done := step("writing certificates and configuration to %s", c.dir)
-	if err := writePKI(c); err != nil {
+	defer done()
+	if err := c.writeTopology(t); err != nil {
+		return err
+	}
+	if err := writePKI(c, t); err != nil {
 		return err
 	}
 	if err := copyFile(c.path("pki", "admin.kubeconfig"), c.kubeconfig()); err != nil {
 		return err
 	}
-	if err := c.writeNodeConfig(); err != nil {
-		return err
+	for _, n := range t.Nodes {
+		if err := c.writeNodeConfig(n); err != nil {
+			return err
+		}
 	}
-	done()
-
-	// The images build (CPU-bound Go builds) while the control plane starts (mostly waiting).
-	images := make(chan error, 1)
-	go func() { images <- c.buildImages(ctx) }()
-	if err := c.startControlPlane(ctx); err != nil {
-		<-images
-		return err
-	}
-	if err := <-images; err != nil {
-		return err
-	}
-	if err := c.startNode(ctx); err != nil {
-		return err
-	}
-	if err := c.bootstrap(ctx); err != nil {
-		return err
-	}
-	c.printReady(start)
 	return nil
 }
 
-// bootstrap creates what every cluster has: the default StorageClass.
-func (c *cluster) bootstrap(ctx context.Context) error {
+// bootstrap creates what every cluster has: each node's pod CIDR in its spec, the default StorageClass
+// and the DNS add-on, and waits for the default ServiceAccount and for DNS to answer.
+func (c *cluster) bootstrap(ctx context.Context, t topology) error {
+	done := step("creating the StorageClass and the CoreDNS add-on")
+	defer done()
 	cs, err := c.client()
 	if err != nil {
 		return err
 	}
+	for _, n := range t.Nodes {
+		patch := fmt.Appendf(nil, `{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, n.PodCIDR, n.PodCIDR)
+		if _, err := cs.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("setting the pod CIDR of %s: %w", n.Name, err)
+		}
+	}
 	if _, err := cs.StorageV1().StorageClasses().Create(ctx, storageClass(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating StorageClass %s: %w", storageClassName, err)
 	}
+	if err := applyCoreDNS(ctx, cs, len(t.Nodes)); err != nil {
+		return err
+	}
 	// The default ServiceAccount appears a moment after its namespace; pods cannot be created before.
-	return c.waitFor(ctx, "the default ServiceAccount", "kube-controller-manager", time.Minute, func(ctx context.Context) error {
+	if err := c.waitFor(ctx, "the default ServiceAccount", "kube-controller-manager", time.Minute, func(ctx context.Context) error {
 		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err
+	}); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, "CoreDNS ready", "kube-apiserver", 3*time.Minute, func(ctx context.Context) error {
+		return coreDNSReady(ctx, cs)
 	})
 }
 
@@ -127,60 +181,70 @@ func (c *cluster) printReady(start time.Time) {
 	fmt.Printf("# Helm values for this cluster: %s\n", c.helmValues())
 }
 
-// helmValues returns the path of the chart values that fit this cluster, written on first use.
+// helmValues returns the path of the chart values that fit this cluster, written on first use: only
+// the locally built images. Everything else is the chart's defaults, with worker progress on.
 func (c *cluster) helmValues() string {
 	path := c.path("helm-values.yaml")
-	values := fmt.Sprintf(`# Values for charts/pqcache on the pqcache local cluster (hack/local-cluster).
+	repo, tag, _ := strings.Cut(pqcacheImage, ":")
+	polarsRepo, polarsTag, _ := strings.Cut(polarsImage, ":")
+	values := fmt.Sprintf(`# Values for charts/pqcache on the pqcache local cluster (hack/local-cluster): the images built and
+# imported by up. The manager runs as an ordinary pod; every other value is the chart's default.
 image:
   repository: %s
   tag: %s
   pullPolicy: Never
-# Pods on the bridge cannot reach the API server on the host's loopback, so the manager runs in the
-# host's network namespace and is told where the API server listens.
-hostNetwork: true
-extraEnv:
-  - name: KUBERNETES_SERVICE_HOST
-    value: 127.0.0.1
-  - name: KUBERNETES_SERVICE_PORT
-    value: "%d"
-metrics:
-  port: 18080
-healthPort: 18081
 polars:
   image:
     repository: %s
     tag: %s
-# The event endpoint listens on the pods' bridge, where in-cluster stores can post to it.
-events:
-  bindHost: %s
-  port: %d
-`, strings.Split(pqcacheImage, ":")[0], strings.Split(pqcacheImage, ":")[1], apiserverPort,
-		strings.Split(polarsImage, ":")[0], strings.Split(polarsImage, ":")[1], bridgeIP, eventsPort)
+worker:
+  # Workers publish live progress; each Dataset namespace needs the ServiceAccount and RoleBinding
+  # that docs/datasets.md describes (the e2e suite and the demo create them).
+  progress:
+    enabled: true
+`, repo, tag, polarsRepo, polarsTag)
 	_ = os.WriteFile(path, []byte(values), 0o644)
 	return path
 }
 
-// healthy reports whether every process runs and the node is Ready.
-func (c *cluster) healthy(ctx context.Context) bool {
-	for _, p := range processes {
+// healthy reports whether every process of t runs and every node is Ready.
+func (c *cluster) healthy(ctx context.Context, t topology) bool {
+	for _, p := range processes(t) {
 		if _, ok := c.runningPID(p); !ok {
 			return false
 		}
 	}
-	return c.nodeReady(ctx) == nil
+	for _, n := range t.Nodes {
+		if c.nodeReady(ctx, n.Name) != nil {
+			return false
+		}
+	}
+	return true
 }
 
+// anyRunning reports whether any process recorded in the cluster directory still runs.
 func (c *cluster) anyRunning() bool {
-	for _, p := range processes {
-		if _, ok := c.runningPID(p); ok {
+	pids, _ := filepath.Glob(c.path("pids", "*"))
+	for _, p := range pids {
+		if _, ok := c.runningPID(filepath.Base(p)); ok {
 			return true
 		}
 	}
 	return false
 }
 
+// client is the admin's client, from the host through the forwarder.
 func (c *cluster) client() (*kubernetes.Clientset, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.path("pki", "admin.kubeconfig"))
+	return c.clientFrom(c.path("pki", "admin.kubeconfig"))
+}
+
+// nodeClient is a client for code that runs in a node's namespace (the provisioner).
+func (c *cluster) nodeClient(node) (*kubernetes.Clientset, error) {
+	return c.clientFrom(c.path("pki", "provisioner.kubeconfig"))
+}
+
+func (c *cluster) clientFrom(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -189,30 +253,43 @@ func (c *cluster) client() (*kubernetes.Clientset, error) {
 }
 
 // nodeReady checks that the node is registered and Ready.
-func (c *cluster) nodeReady(ctx context.Context) error {
+func (c *cluster) nodeReady(ctx context.Context, name string) error {
+	return c.nodeReadySince(ctx, name, time.Time{})
+}
+
+// nodeReadySince checks that the node is Ready by a heartbeat of its kubelet at or after since.
+func (c *cluster) nodeReadySince(ctx context.Context, name string, since time.Time) error {
 	cs, err := c.client()
 	if err != nil {
 		return err
 	}
-	node, err := cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	for _, cond := range node.Status.Conditions {
 		if cond.Type == corev1.NodeReady {
-			if cond.Status == corev1.ConditionTrue {
+			if cond.Status == corev1.ConditionTrue && !cond.LastHeartbeatTime.Time.Before(since.Truncate(time.Second)) {
 				return nil
 			}
-			return fmt.Errorf("node %s is not Ready: %s: %s", nodeName, cond.Reason, cond.Message)
+			if cond.Status == corev1.ConditionTrue {
+				return fmt.Errorf("node %s has not reported since it started", name)
+			}
+			return fmt.Errorf("node %s is not Ready: %s: %s", name, cond.Reason, cond.Message)
 		}
 	}
-	return fmt.Errorf("node %s has no Ready condition yet", nodeName)
+	return fmt.Errorf("node %s has no Ready condition yet", name)
 }
 
-// status prints each process with its PID and the node's state.
+// status prints each process with its PID, and each node's link, condition, memory and CPU time.
 func (c *cluster) status(ctx context.Context) error {
+	t, err := c.readTopology()
+	if err != nil {
+		return err
+	}
 	running := 0
-	for _, p := range processes {
+	all := processes(t)
+	for _, p := range all {
 		if pid, ok := c.runningPID(p); ok {
 			fmt.Printf("%-24s running (pid %d)\n", p, pid)
 			running++
@@ -224,44 +301,53 @@ func (c *cluster) status(ctx context.Context) error {
 		fmt.Printf("no cluster runs from %s\n", c.dir)
 		return nil
 	}
-	if err := c.nodeReady(ctx); err != nil {
-		fmt.Printf("node: %v\n", err)
-	} else {
-		fmt.Printf("node %s Ready\n", nodeName)
+	mem, cpu := cgroupUsage(cgroupRoot + "/control-plane")
+	fmt.Printf("control plane: %s, memory %d MiB, CPU time %.1fs\n", controlPlaneIP, mem>>20, float64(cpu)/1e9)
+	for _, n := range t.Nodes {
+		state := "Ready"
+		if err := c.nodeReady(ctx, n.Name); err != nil {
+			state = err.Error()
+		}
+		mem, cpu := cgroupUsage(nodeCgroup(n))
+		fmt.Printf("node %s: %s, %s, link %s, memory %d MiB, CPU time %.1fs: %s\n", n.Name, n.IP, n.Zone, c.linkState(ctx, n), mem>>20, float64(cpu)/1e9, state)
 	}
 	fmt.Printf("export KUBECONFIG=%s\n", c.kubeconfig())
-	if running != len(processes) {
-		return errors.New("the cluster is only partly running: run hack/local-cluster down, then up")
+	if running != len(all) {
+		return errors.New("the cluster is only partly running (a stopped node is started again with hack/local-cluster node start NAME)")
 	}
 	return nil
 }
 
-// down stops every process the cluster started, the pods' processes (found through the cluster's
-// cgroup subtree) and containerd's shims (found by the socket they were given), then removes the
-// cgroups, the bridge and the cluster directory.
+// down stops every process of the cluster: each node's cgroup subtree is frozen and killed, which takes
+// its daemons, shims and pods at once, then the control plane's; then anything recorded that still runs
+// (found by PID and binary) and containerd shims started for the cluster's sockets. Then it removes the
+// cgroups and the cluster directory. The network namespaces, with every link, route, rule and mount in
+// them, go with their last process.
 func (c *cluster) down() error {
 	start := time.Now()
-	c.stopProcess("kubelet", 15*time.Second)
-	c.killPods()
-	c.killShims()
-	for i := len(processes) - 1; i >= 0; i-- {
-		if p := processes[i]; p != "kubelet" {
-			c.stopProcess(p, 15*time.Second)
-		}
+	t, _ := c.readTopology()
+	for _, n := range t.Nodes {
+		killCgroup(nodeCgroup(n))
 	}
+	killCgroup(cgroupRoot)
+	pids, _ := filepath.Glob(c.path("pids", "*"))
+	for _, p := range pids {
+		c.stopProcess(filepath.Base(p), 5*time.Second)
+	}
+	c.killShims("")
 	var left []string
-	if err := removeCgroupRoot(); err != nil {
+	if err := removeCgroup(cgroupRoot); err != nil {
 		left = append(left, err.Error())
 	}
-	if _, err := os.Stat("/sys/class/net/" + bridgeName); err == nil {
-		if err := run(context.Background(), "ip", "link", "delete", bridgeName); err != nil {
+	// The bridge an earlier version of this tool made in the host's namespace.
+	if exists("/sys/class/net/pqcache0") {
+		if err := run(context.Background(), "ip", "link", "delete", "pqcache0"); err != nil {
 			left = append(left, err.Error())
-		} else {
-			logf("deleted the bridge %s", bridgeName)
 		}
 	}
-	created, _ := filepath.Glob(c.path("node", "created-*"))
-	for _, f := range created {
+	created, _ := filepath.Glob(c.path("created-*"))
+	created2, _ := filepath.Glob(c.path("node", "created-*")) // where an earlier version recorded them
+	for _, f := range append(created, created2...) {
 		if target, err := os.ReadFile(f); err == nil {
 			// Only if empty: something else may have started using it since.
 			if err := syscall.Rmdir(string(target)); err == nil {
@@ -275,53 +361,17 @@ func (c *cluster) down() error {
 	if len(left) > 0 {
 		return fmt.Errorf("the cluster is stopped but some things are left:\n  %s", strings.Join(left, "\n  "))
 	}
-	logf("down in %.1fs: processes stopped, cgroups, bridge and %s removed", time.Since(start).Seconds(), c.dir)
+	logf("down in %.1fs: processes stopped, namespaces gone, cgroups and %s removed", time.Since(start).Seconds(), c.dir)
 	return nil
 }
 
-// cgroupDirs lists the cluster's cgroup directories in every hierarchy, deepest first.
-func cgroupDirs() []string {
-	var dirs []string
-	for _, ctl := range cgroupControllers() {
-		root := filepath.Join("/sys/fs/cgroup", ctl, cgroupRoot)
-		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, path)
-			}
-			return nil
-		})
+// killShims stops the containerd shims the cluster's containerds started whose socket address (in
+// their command line) lies under prefix (a node's directory, or "" for any of the cluster's). They run
+// in their node's cgroup and die with it; this catches any that escaped it.
+func (c *cluster) killShims(prefix string) {
+	if prefix == "" {
+		prefix = c.dir + "/"
 	}
-	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
-	return dirs
-}
-
-// killPods SIGKILLs every process in the cluster's cgroups: the pods' containers and sandboxes.
-func (c *cluster) killPods() {
-	for range 50 {
-		killed := 0
-		for _, dir := range cgroupDirs() {
-			data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(data)) {
-				if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					killed++
-				}
-			}
-		}
-		if killed == 0 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// killShims stops the containerd shims this cluster's containerd started: they run outside the
-// cluster's cgroups and survive containerd, and are recognised by the socket address in their
-// command line.
-func (c *cluster) killShims() {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -337,30 +387,12 @@ func (c *cluster) killShims() {
 			continue
 		}
 		for i, a := range args {
-			if a == "-address" && i+1 < len(args) && args[i+1] == c.containerdSock() {
+			if a == "-address" && i+1 < len(args) && strings.HasPrefix(args[i+1], prefix) {
 				terminate(pid, 5*time.Second)
 				logf("stopped containerd shim %d", pid)
 			}
 		}
 	}
-}
-
-// removeCgroupRoot removes the cluster's cgroup directories, retrying while their last processes exit.
-func removeCgroupRoot() error {
-	var last error
-	for range 50 {
-		last = nil
-		for _, dir := range cgroupDirs() {
-			if err := syscall.Rmdir(dir); err != nil && !os.IsNotExist(err) {
-				last = fmt.Errorf("removing cgroup %s: %w", dir, err)
-			}
-		}
-		if last == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return last
 }
 
 func copyFile(src, dst string) error {
@@ -369,17 +401,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o600)
-}
-
-// portsFree checks that nothing listens on the cluster's ports, so that a second cluster (another
-// checkout's) or another program fails up at once with a clear message rather than halfway through.
-func portsFree() error {
-	for _, port := range []int{etcdClientPort, etcdPeerPort, apiserverPort, kubeletPort, kubeletHealthz, controllerHealth, schedulerHealth} {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			return fmt.Errorf("127.0.0.1:%d is in use (%v): is another local cluster running? Stop it with hack/local-cluster down in its checkout", port, err)
-		}
-		l.Close()
-	}
-	return nil
 }

@@ -26,8 +26,10 @@ import (
 	"time"
 )
 
-// startControlPlane starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler as host
-// processes listening on 127.0.0.1 only, each waited for before the next.
+// startControlPlane starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler, each
+// waited for before the next. It runs in the network supervisor, in the cluster network namespace:
+// etcd and the controllers listen on that namespace's loopback, the API server on its address on the
+// bridge too, where the nodes and pods reach it.
 func (c *cluster) startControlPlane(ctx context.Context) error {
 	pki := func(f string) string { return c.path("pki", f) }
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort)
@@ -35,15 +37,15 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 
 	done := step("starting etcd on %s", etcdURL)
 	if err := c.startProcess("etcd", c.bin("etcd"), []string{
-		"--name=" + nodeName,
+		"--name=" + clusterName,
 		"--data-dir=" + c.path("etcd"),
 		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
 		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=" + nodeName + "=" + peerURL,
+		"--initial-cluster=" + clusterName + "=" + peerURL,
 		// The cluster is disposable: fsync buys nothing here and costs seconds per test.
 		"--unsafe-no-fsync",
 		"--log-level=warn",
-	}, nil, 0); err != nil {
+	}, procOpts{}); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "etcd health", "etcd", 30*time.Second, httpOK(etcdURL+"/health", false)); err != nil {
@@ -51,31 +53,35 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 	}
 	done()
 
-	done = step("starting kube-apiserver on %s", c.apiserverURL())
+	done = step("starting kube-apiserver on %s:%d", controlPlaneIP, apiserverPort)
 	if err := c.startProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
 		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiserverPort),
-		// The default reconciler publishes the advertise address as the kubernetes Service's endpoint
-		// and refuses a loopback one; nothing here routes Service addresses anyway.
-		"--endpoint-reconciler-type=none",
+		// Every address of the cluster namespace: its loopback (the forwarder, the controllers) and its
+		// address on the bridge (nodes, pods through the kubernetes Service). The namespace has no other.
+		"--bind-address=0.0.0.0", "--advertise-address=" + controlPlaneIP, fmt.Sprintf("--secure-port=%d", apiserverPort),
 		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
 		"--client-ca-file=" + pki("ca.crt"),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
 		"--kubelet-client-certificate=" + pki("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + pki("apiserver-kubelet-client.key"),
-		// The node has no InternalIP (kubelet refuses a loopback one), so the API server never dials
-		// the kubelet; naming only InternalIP keeps it from resolving the node's hostname instead.
+		"--kubelet-certificate-authority=" + pki("ca.crt"),
 		"--kubelet-preferred-address-types=InternalIP",
+		// Webhooks and aggregated APIs are called at their Service's endpoints (pod IPs, routed to the
+		// nodes from this namespace) rather than at the ClusterIP: the control plane is no node, and
+		// kube-proxy's rules live in the nodes' namespaces.
+		"--enable-aggregator-routing=true",
 		"--allow-privileged=true",
 		"--profiling=false",
 		"--cert-dir=" + c.path("apiserver"),
-	}, nil, 0); err != nil {
+	}, procOpts{}); err != nil {
 		return err
 	}
-	if err := c.waitFor(ctx, "kube-apiserver /readyz", "kube-apiserver", 90*time.Second, c.apiserverReady); err != nil {
+	if err := c.waitFor(ctx, "kube-apiserver /readyz", "kube-apiserver", 90*time.Second,
+		httpOK(fmt.Sprintf("https://127.0.0.1:%d/readyz", apiserverPort), true)); err != nil {
 		return err
 	}
 	done()
@@ -90,10 +96,13 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-private-key-file=" + pki("sa.key"),
 		"--root-ca-file=" + pki("ca.crt"),
 		"--use-service-account-credentials=true",
+		// Each node's pod CIDR is fixed by the address plan (topology.go) and set by up.
 		"--allocate-node-cidrs=false",
+		"--cluster-cidr=" + clusterCIDR,
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--cluster-signing-cert-file=" + pki("ca.crt"), "--cluster-signing-key-file=" + pki("ca.key"),
 		"--profiling=false",
-	}, nil, 0); err != nil {
+	}, procOpts{}); err != nil {
 		return err
 	}
 	sched := pki("scheduler.kubeconfig")
@@ -102,7 +111,7 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", schedulerHealth),
 		"--leader-elect=false",
 		"--profiling=false",
-	}, nil, 0); err != nil {
+	}, procOpts{}); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "kube-controller-manager /healthz", "kube-controller-manager", 60*time.Second,

@@ -44,8 +44,11 @@ const (
 	pqcacheImage   = "pqcache.local/pqcache:dev"
 	polarsImage    = "pqcache.local/pqcache-polars:dev"
 	shapeImage     = "pqcache.local/shapeproxy:dev"
+	coreDNSImage   = "pqcache.local/coredns:" + coreDNSVersion
 	// versitygwVersion matches VERSITYGW_VERSION in the Makefile.
 	versitygwVersion = "v1.8.0"
+	// coreDNSVersion matches COREDNS_VERSION in the Makefile, which builds bin/coredns-<version>.
+	coreDNSVersion = "v1.15.0"
 )
 
 func (c *cluster) imagesDir() string { return filepath.Join(c.root, "bin", "images") }
@@ -59,7 +62,7 @@ type imageSpec struct {
 	user       string
 }
 
-// buildImages builds the five images from the working tree and the module proxy into imagesDir as
+// buildImages builds the six images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
 	dir := c.imagesDir()
@@ -101,6 +104,20 @@ func (c *cluster) buildImages(ctx context.Context) error {
 		return err
 	}
 	if err := writeImage(filepath.Join(dir, "shapeproxy.tar"), imageSpec{ref: shapeImage, rootfs: shapeRoot, entrypoint: []string{"/shapeproxy"}, user: "65532:65532"}); err != nil {
+		return err
+	}
+	done()
+
+	// CoreDNS, built statically by `make coredns` (hack/local-cluster runs it).
+	done = step("building the CoreDNS %s image", coreDNSVersion)
+	dnsRoot := filepath.Join(dir, "coredns-rootfs")
+	if err := os.MkdirAll(dnsRoot, 0o755); err != nil {
+		return err
+	}
+	if err := copyExecutable(filepath.Join(c.root, "bin", "coredns-"+coreDNSVersion), filepath.Join(dnsRoot, "coredns")); err != nil {
+		return fmt.Errorf("the CoreDNS binary (make coredns builds it): %w", err)
+	}
+	if err := writeImage(filepath.Join(dir, "coredns.tar"), imageSpec{ref: coreDNSImage, rootfs: dnsRoot, entrypoint: []string{"/coredns"}, user: "65532:65532"}); err != nil {
 		return err
 	}
 	done()
@@ -156,6 +173,15 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	}
 	done()
 	return nil
+}
+
+// copyExecutable copies the executable src to dst.
+func copyExecutable(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o755)
 }
 
 // writeImage writes a one-layer linux/amd64 image of spec.rootfs to path. The layer is reproducible

@@ -14,18 +14,23 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command localcluster runs a real one-node Kubernetes cluster on this machine, built offline: etcd,
-// kube-apiserver, kube-controller-manager and kube-scheduler as host processes on 127.0.0.1, and
-// containerd plus kubelet inside a private mount namespace. Pods get addresses on a bridge with no
-// gateway, so they reach each other and nothing else; the host's sysctls, iptables rules and cgroup
-// mounts are never changed. Everything lives in one directory (bin/cluster by default) and one cgroup
-// subtree (/pqcache-local), and `down` removes both, stopping only the processes `up` started.
+// Command localcluster runs a real Kubernetes cluster of one or more nodes on this machine, built
+// offline. Each node is a host of its own: a network namespace with an address on a private link (a veth
+// pair into a bridge that lives in a namespace of this tool's own), its own containerd, kubelet and
+// kube-proxy, cgroup subtree, volume directory and pod CIDR. The control plane (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler) runs in the bridge's namespace; a forwarder in that same
+// process gives the host 127.0.0.1:16443. CoreDNS runs as a cluster add-on. The host's sysctls, iptables
+// rules, cgroup mounts, interfaces and routes are never changed: every rule and sysctl this tool sets
+// belongs to a namespace it created. Everything lives in one directory (bin/cluster by default) and one
+// cgroup subtree (/pqcache-local), and `down` removes both, stopping only the processes `up` started.
 //
 // hack/local-cluster builds and runs it:
 //
-//	hack/local-cluster up       # build what is missing, start the cluster, load the images
-//	hack/local-cluster status   # what runs, with PIDs, and the node's condition
-//	hack/local-cluster down     # stop everything and remove the cluster directory
+//	hack/local-cluster up --nodes 3          # build what is missing, start the cluster, load the images
+//	hack/local-cluster status                # what runs, with PIDs, and each node's condition
+//	hack/local-cluster node stop|start NAME  # a node dies (its processes are killed) and comes back
+//	hack/local-cluster node cut|join NAME    # a node's link goes down and comes back
+//	hack/local-cluster down                  # stop everything and remove the cluster directory
 //
 // The facts behind each setting are in docs/local-cluster.md.
 package main
@@ -33,6 +38,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -43,38 +49,27 @@ import (
 
 const (
 	clusterName = "pqcache-local"
-	nodeName    = "pqcache-local"
-	// cgroupRoot is the one cgroup subtree, in every hierarchy, that holds the node's pods.
+	// cgroupRoot is the one cgroup subtree, in every hierarchy, that holds the cluster: control-plane/
+	// for the control plane, and one subtree per node (system/ for its daemons, kubepods/ for its pods).
 	cgroupRoot = "pqcache-local"
-	// bridgeName is the CNI bridge. It has one address, bridgeIP, which pods never get: the host
-	// reaches pods and pods reach the host's bridge address (the manager's event endpoint binds there,
-	// and only there), and nothing is routed beyond: no gateway for pods, no forwarding, no masquerade.
-	bridgeName = "pqcache0"
-	podSubnet  = "10.244.77.0/24"
-	bridgeIP   = "10.244.77.1"
-	// bridgeMAC is the bridge's own, fixed MAC address (locally administered): see makeBridge.
-	bridgeMAC = "02:70:71:63:00:01"
-	// podRangeStart leaves the bottom of the subnet to the bridge.
-	podRangeStart = "10.244.77.10"
-	// eventsPort is where the manager's event endpoint listens, on bridgeIP.
-	eventsPort  = 18082
-	serviceCIDR = "10.97.0.0/24"
-	serviceIP   = "10.97.0.1"
-	// provisionerName provisions local PersistentVolumes in the cluster directory (provisioner.go).
+	// provisionerName provisions local PersistentVolumes in each node's directory (provisioner.go).
 	provisionerName  = "local.pqcache.dev/dir"
 	storageClassName = "pqcache-local"
 )
 
-// ports on 127.0.0.1. They are far from the defaults so that a cluster here does not collide with a
-// kind cluster or a kubelet on the same host.
+// Ports. The host sees only hostAPIPort on 127.0.0.1; every other port is inside the cluster's or a
+// node's own network namespace, so the usual ports are used there.
 const (
-	etcdClientPort   = 12379
-	etcdPeerPort     = 12380
-	apiserverPort    = 16443
-	kubeletPort      = 10350
-	kubeletHealthz   = 10348
-	controllerHealth = 10357
-	schedulerHealth  = 10359
+	hostAPIPort      = 16443
+	apiserverPort    = 6443
+	etcdClientPort   = 2379
+	etcdPeerPort     = 2380
+	kubeletPort      = 10250
+	kubeletHealthz   = 10248
+	kubeProxyHealthz = 10256
+	kubeProxyMetrics = 10249
+	controllerHealth = 10257
+	schedulerHealth  = 10259
 )
 
 // cluster names the paths of one local cluster.
@@ -82,16 +77,17 @@ type cluster struct {
 	root string // repository root
 	dir  string // state directory: everything the cluster writes
 	bins string // kube-apiserver, etcd, kubelet, ... (bin/k8s/<version>-linux-amd64)
-	self string // this program, for the node supervisor
+	self string // this program, for the supervisors
 }
 
 func (c *cluster) path(elem ...string) string {
 	return filepath.Join(append([]string{c.dir}, elem...)...)
 }
 func (c *cluster) bin(name string) string { return filepath.Join(c.bins, name) }
-func (c *cluster) apiserverURL() string   { return fmt.Sprintf("https://127.0.0.1:%d", apiserverPort) }
-func (c *cluster) kubeconfig() string     { return c.path("kubeconfig") }
-func (c *cluster) containerdSock() string { return c.path("containerd", "containerd.sock") }
+
+// hostAPIServerURL is where the host's kubectl, helm and tests reach the API server (the forwarder).
+func (c *cluster) hostAPIServerURL() string { return fmt.Sprintf("https://127.0.0.1:%d", hostAPIPort) }
+func (c *cluster) kubeconfig() string       { return c.path("kubeconfig") }
 
 func main() {
 	if len(os.Args) < 2 {
@@ -103,22 +99,40 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	switch os.Args[1] {
-	case "up":
-		err = c.up(ctx)
-	case "down":
-		err = c.down()
-	case "status":
-		err = c.status(ctx)
-	case "node":
-		// Internal: the node supervisor, started by up inside `unshare -m`.
-		err = c.runNode(ctx)
-	default:
-		usage()
-	}
-	if err != nil {
+	if err := c.dispatch(ctx, os.Args[1], os.Args[2:]); err != nil {
 		fatal(err)
 	}
+}
+
+// dispatch runs one subcommand.
+func (c *cluster) dispatch(ctx context.Context, cmd string, args []string) error {
+	switch cmd {
+	case "up":
+		fs := flag.NewFlagSet("up", flag.ExitOnError)
+		nodes := fs.Int("nodes", 3, "number of nodes (1 to 8)")
+		_ = fs.Parse(args)
+		return c.up(ctx, *nodes)
+	case "down":
+		return c.down()
+	case "status":
+		return c.status(ctx)
+	case "node":
+		if len(args) != 2 {
+			usage()
+		}
+		return c.nodeFault(ctx, args[0], args[1])
+	case "run-network":
+		// Internal: the cluster network supervisor, started by up in a new network namespace.
+		return c.runNetwork(ctx)
+	case "run-node":
+		// Internal: a node supervisor, started by up or node start in new mount and network namespaces.
+		if len(args) != 1 {
+			usage()
+		}
+		return c.runNode(ctx, args[0])
+	}
+	usage()
+	return nil
 }
 
 func newCluster() (*cluster, error) {
@@ -143,14 +157,14 @@ func newCluster() (*cluster, error) {
 		return nil, errors.New("PQCACHE_K8S_BINS is not set: run this through hack/local-cluster")
 	}
 	// A unix socket path must fit in 108 bytes; containerd's ttrpc socket is the longest we make.
-	if n := len(c.containerdSock() + ".ttrpc"); n > 100 {
+	if n := len(c.containerdSock(newNode(maxNodes)) + ".ttrpc"); n > 100 {
 		return nil, fmt.Errorf("cluster directory %s is too deep for unix sockets (%d bytes): set PQCACHE_CLUSTER_DIR to a shorter path", dir, n)
 	}
 	return c, nil
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: hack/local-cluster up|down|status")
+	fmt.Fprintln(os.Stderr, "usage: hack/local-cluster up [--nodes N] | down | status | node stop|start|cut|join NAME")
 	os.Exit(2)
 }
 

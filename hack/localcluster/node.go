@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -41,24 +40,56 @@ var kernelDefaults = map[string]string{
 }
 
 // shadowedDirs are host paths that containerd, its shims, the CNI plugins or kubelet write to no matter
-// how they are configured. Inside the node's mount namespace each is covered by a directory under the
-// cluster directory, so their files land there and vanish with it.
-var shadowedDirs = []string{
-	"/run/containerd",     // shim sockets
-	"/run/netns",          // pod network namespaces
-	"/var/lib/cni",        // CNI result cache
-	"/var/log/containers", // kubelet's log symlinks
-	"/var/lib/kubelet",    // device-plugin and pod-resources sockets
+// how they are configured. Inside each node's mount namespace each is covered by a directory of that
+// node, so the nodes do not share them and their files vanish with the cluster. volatile ones are
+// emptied when the node starts, as /run is by a reboot.
+var shadowedDirs = []struct {
+	path     string
+	volatile bool
+}{
+	{"/run/containerd", true},      // shim sockets
+	{"/run/netns", true},           // pod network namespaces
+	{"/var/lib/cni", false},        // CNI result cache
+	{"/var/log/containers", false}, // kubelet's log symlinks
+	{"/var/lib/kubelet", false},    // kubelet's root: pods, plugins, plugins_registry, device plugins
 }
 
-// writeNodeConfig writes containerd's, the CNI network's and kubelet's configuration.
-func (c *cluster) writeNodeConfig() error {
-	for _, d := range []string{"containerd", "cni/net.d", "cni/ipam", "kubelet", "pod-logs", "volumes", "node/sysctl"} {
-		if err := os.MkdirAll(c.path(d), 0o755); err != nil {
+// nodeProc is the recorded name of one of a node's processes.
+func nodeProc(n node, name string) string { return n.Name + "." + name }
+
+// nodeProcs are a node's processes, in the order its supervisor starts them.
+var nodeProcs = []string{"supervisor", "containerd", "kubelet", "kube-proxy"}
+
+// nodeCgroup is the node's cgroup subtree, relative to each hierarchy's root.
+func nodeCgroup(n node) string { return cgroupRoot + "/" + n.Name }
+
+// writeNodeConfig writes the node's containerd, CNI, kubelet and kube-proxy configuration.
+func (c *cluster) writeNodeConfig(n node) error {
+	for _, d := range []string{"config/cni", "config/sysctl", "containerd", "pod-logs", "volumes", "shadow"} {
+		if err := os.MkdirAll(c.nodeDir(n, d), 0o755); err != nil {
 			return err
 		}
 	}
-	containerd := fmt.Sprintf(`# containerd for the pqcache local cluster: everything under %[1]s.
+	files := map[string]string{
+		"config/containerd.toml":         c.containerdConfig(n),
+		"config/cni/10-pqcache.conflist": c.cniConfig(n),
+		"config/kubelet.yaml":            c.kubeletConfig(n),
+		"config/kube-proxy.yaml":         c.kubeProxyConfig(n),
+		"config/resolv.conf":             "# no name servers outside the cluster: nothing outside it is reachable\n",
+	}
+	for name, value := range kernelDefaults {
+		files["config/sysctl/"+strings.ReplaceAll(name, "/", ".")] = value + "\n"
+	}
+	for name, content := range files {
+		if err := os.WriteFile(c.nodeDir(n, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cluster) containerdConfig(n node) string {
+	return fmt.Sprintf(`# containerd for node %[1]s of the pqcache local cluster.
 version = 2
 root = %[2]q
 state = %[3]q
@@ -79,6 +110,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   restrict_oom_score_adj = true
   disable_apparmor = true
   enable_selinux = false
+  # In the node's own namespace: kubelet proxies exec, attach and port-forward to it.
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 
@@ -95,55 +127,61 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = %[7]q
-`, c.dir, c.path("containerd", "root"), c.path("containerd", "state"), c.containerdSock(),
-		c.path("containerd", "opt"), pauseImage, c.path("cni", "net.d"))
-	if err := os.WriteFile(c.path("containerd", "config.toml"), []byte(containerd), 0o644); err != nil {
-		return err
-	}
+`, n.Name, c.nodeDir(n, "containerd", "root"), c.nodeDir(n, "run", "containerd"), c.containerdSock(n),
+		c.nodeDir(n, "containerd", "opt"), pauseImage, c.nodeDir(n, "config", "cni"))
+}
 
-	cni := fmt.Sprintf(`{
+// cniConfig is the node's pod network: a bridge that is the pods' gateway, addresses from the node's
+// pod CIDR, no masquerade (pod addresses are routed between the nodes as they are).
+func (c *cluster) cniConfig(n node) string {
+	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
   "name": %q,
   "plugins": [
     {
       "type": "bridge",
       "bridge": %q,
-      "isGateway": false,
+      "isGateway": true,
+      "isDefaultGateway": true,
       "ipMasq": false,
       "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "rangeStart": %q}]], "dataDir": %q}
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "rangeStart": %q, "gateway": %q}]], "dataDir": %q}
     }
   ]
 }
-`, clusterName, bridgeName, podSubnet, podRangeStart, c.path("cni", "ipam"))
-	if err := os.WriteFile(c.path("cni", "net.d", "10-pqcache-local.conflist"), []byte(cni), 0o644); err != nil {
-		return err
-	}
+`, clusterName, podBridge, n.PodCIDR, n.podRangeStart(), n.Gateway, c.nodeDir(n, "run", "ipam"))
+}
 
-	kubelet := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+func (c *cluster) kubeletConfig(n node) string {
+	pki := func(f string) string { return c.path("pki", f) }
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
-port: %[1]d
+# Logs, exec and port-forward are served on the node's address; the API server is the client.
+address: %[1]s
+port: %[2]d
 readOnlyPort: 0
+tlsCertFile: %[3]q
+tlsPrivateKeyFile: %[4]q
 healthzBindAddress: 127.0.0.1
-healthzPort: %[2]d
+healthzPort: %[5]d
 authentication:
   anonymous: {enabled: false}
-  webhook: {enabled: false}
-  x509: {clientCAFile: %[3]q}
-authorization: {mode: AlwaysAllow}
-containerRuntimeEndpoint: unix://%[4]s
+  webhook: {enabled: true}
+  x509: {clientCAFile: %[6]q}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://%[7]s
 cgroupDriver: cgroupfs
-cgroupRoot: /%[5]s
+cgroupRoot: /%[8]s
 cgroupsPerQOS: true
 failCgroupV1: false
 failSwapOn: false
 protectKernelDefaults: true
 makeIPTablesUtilChains: false
 oomScoreAdj: 0
-podLogsDir: %[6]q
-resolvConf: %[7]q
+podLogsDir: %[9]q
+resolvConf: %[10]q
 clusterDomain: cluster.local
+clusterDNS: [%[11]s]
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard:
@@ -153,120 +191,86 @@ evictionHard:
   imagefs.available: "1%%"
 serializeImagePulls: false
 maxPods: 110
-`, kubeletPort, kubeletHealthz, c.path("pki", "ca.crt"), c.containerdSock(), cgroupRoot,
-		c.path("pod-logs"), c.path("node", "resolv.conf"))
-	if err := os.WriteFile(c.path("kubelet", "config.yaml"), []byte(kubelet), 0o644); err != nil {
+`, n.IP, kubeletPort, pki("kubelet-"+n.Name+"-serving.crt"), pki("kubelet-"+n.Name+"-serving.key"), kubeletHealthz,
+		pki("ca.crt"), c.containerdSock(n), nodeCgroup(n), c.nodeDir(n, "pod-logs"), c.nodeDir(n, "config", "resolv.conf"), dnsIP)
+}
+
+// kubeProxyConfig: nftables mode, its rules in the node's namespace. conntrack settings of 0 leave the
+// kernel's conntrack table size alone (nf_conntrack_max is the host's, not the namespace's).
+func (c *cluster) kubeProxyConfig(n node) string {
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: nftables
+clientConnection:
+  kubeconfig: %[1]q
+hostnameOverride: %[2]s
+bindAddress: %[3]s
+healthzBindAddress: 127.0.0.1:%[4]d
+metricsBindAddress: 127.0.0.1:%[5]d
+clusterCIDR: %[6]s
+detectLocalMode: ClusterCIDR
+nodePortAddresses: [primary]
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`, c.path("pki", "kube-proxy.kubeconfig"), n.Name, n.IP, kubeProxyHealthz, kubeProxyMetrics, clusterCIDR)
+}
+
+// startNode starts a node's supervisor (runNode) in new mount and network namespaces.
+func (c *cluster) startNode(n node) error {
+	if err := makeCgroup(nodeCgroup(n)); err != nil {
 		return err
 	}
-	// Pods get no name servers: nothing outside the bridge is reachable from them anyway.
-	if err := os.WriteFile(c.path("node", "resolv.conf"), []byte("# no name servers on the pqcache local cluster\n"), 0o644); err != nil {
-		return err
-	}
-	for name, value := range kernelDefaults {
-		if err := os.WriteFile(c.path("node", "sysctl", strings.ReplaceAll(name, "/", ".")), []byte(value+"\n"), 0o644); err != nil {
+	return c.startProcess(nodeProc(n, "supervisor"), c.self, []string{"run-node", n.Name},
+		procOpts{unshare: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET})
+}
+
+// waitNodesReady waits until every named node is registered and its kubelet has reported it Ready
+// since the given time (a restarted node's old Ready status does not count).
+func (c *cluster) waitNodesReady(ctx context.Context, nodes []node, since time.Time) error {
+	for _, n := range nodes {
+		if err := c.waitFor(ctx, "node "+n.Name+" Ready", nodeProc(n, "supervisor"), 3*time.Minute,
+			func(ctx context.Context) error { return c.nodeReadySince(ctx, n.Name, since) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// cgroupControllers lists the cgroup v1 hierarchies mounted under /sys/fs/cgroup (and the v2 one, where
-// kubelet also keeps a tree on a hybrid host).
-func cgroupControllers() []string {
-	entries, _ := os.ReadDir("/sys/fs/cgroup")
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", e.Name(), "cgroup.procs")); err == nil {
-				out = append(out, e.Name())
-			}
-		}
-	}
-	return out
-}
-
-// makeCgroupRoot creates /pqcache-local in every hierarchy: kubelet refuses a cgroupRoot that does not
-// exist. A new cpuset cgroup starts with no CPUs and no memory nodes, so it gets its parent's.
-func makeCgroupRoot() error {
-	for _, ctl := range cgroupControllers() {
-		dir := filepath.Join("/sys/fs/cgroup", ctl, cgroupRoot)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("creating cgroup %s: %w", dir, err)
-		}
-		if ctl == "cpuset" {
-			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-				v, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", ctl, f))
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(filepath.Join(dir, f), v, 0o644); err != nil {
-					return fmt.Errorf("setting %s/%s: %w", dir, f, err)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// startNode starts the node supervisor (runNode) in a private mount namespace and waits until kubelet
-// has registered the node and reports it Ready.
-func (c *cluster) startNode(ctx context.Context) error {
-	done := step("starting containerd and kubelet in a private mount namespace")
-	if err := makeCgroupRoot(); err != nil {
+// runNode is a node's supervisor, in the node's own mount and network namespaces (made by startNode;
+// Go made the mounts private, so nothing mounted here reaches the host). It moves into the node's
+// cgroup, sets up the node's link, covers the paths in kernelDefaults and shadowedDirs, starts
+// containerd, imports the images, starts kubelet, kube-proxy and the volume provisioner, and waits.
+func (c *cluster) runNode(ctx context.Context, name string) error {
+	t, err := c.readTopology()
+	if err != nil {
 		return err
 	}
-	if err := makeBridge(ctx); err != nil {
+	n, err := c.node(name)
+	if err != nil {
 		return err
 	}
-	if err := c.startProcess("node", c.self, []string{"node"}, nil, syscall.CLONE_NEWNS); err != nil {
+	logf("node %s supervisor %d: preparing the node's namespaces", n.Name, os.Getpid())
+	if err := joinCgroup(nodeCgroup(n) + "/system"); err != nil {
 		return err
 	}
-	if err := c.waitFor(ctx, "node "+nodeName+" Ready", "node", 3*time.Minute, c.nodeReady); err != nil {
+	if err := c.makeNodeLink(ctx, t, n); err != nil {
 		return err
 	}
-	done()
-	return nil
-}
-
-// runNode is the node supervisor. It runs in its own mount namespace (made private by startProcess, so
-// nothing it mounts reaches the host), covers the paths in kernelDefaults and shadowedDirs, starts containerd,
-// imports the images, starts kubelet and the volume provisioner, and waits for SIGTERM.
-func (c *cluster) runNode(ctx context.Context) error {
-	logf("node supervisor %d: preparing the mount namespace", os.Getpid())
-	for name := range kernelDefaults {
-		target := filepath.Join("/proc/sys", name)
-		if _, err := os.Stat(target); err != nil {
-			continue
-		}
-		if err := syscall.Mount(c.path("node", "sysctl", strings.ReplaceAll(name, "/", ".")), target, "", syscall.MS_BIND, ""); err != nil {
-			return fmt.Errorf("covering %s: %w", target, err)
-		}
+	if err := c.coverHostPaths(n); err != nil {
+		return err
 	}
-	for _, target := range shadowedDirs {
-		src := c.path("node", "shadow", strings.ReplaceAll(strings.TrimPrefix(target, "/"), "/", "_"))
-		if err := os.MkdirAll(src, 0o755); err != nil {
-			return err
-		}
-		if _, err := os.Stat(target); os.IsNotExist(err) {
-			// The mount needs a directory to cover; an empty one is all the host keeps (down removes it).
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-			_ = os.WriteFile(c.path("node", "created-"+strings.ReplaceAll(strings.TrimPrefix(target, "/"), "/", "_")), []byte(target), 0o644)
-		}
-		if err := syscall.Mount(src, target, "", syscall.MS_BIND, ""); err != nil {
-			return fmt.Errorf("covering %s: %w", target, err)
-		}
-	}
-
 	// Pulls have nowhere to go: the images the cluster needs are imported, and an image that is missing
-	// should fail fast instead of reaching for a registry.
-	noNetwork := []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="}
-	if err := c.startProcess("containerd", "/usr/bin/containerd", []string{"--config", c.path("containerd", "config.toml")}, noNetwork, 0); err != nil {
+	// should fail fast instead of reaching for a registry. The cluster's own addresses are not proxied.
+	noProxy := strings.Join([]string{linkCIDR, serviceCIDR, clusterCIDR, "127.0.0.1", "localhost"}, ",")
+	noNetwork := []string{"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=" + noProxy, "http_proxy=", "https_proxy=", "no_proxy="}
+	if err := c.startProcess(nodeProc(n, "containerd"), "/usr/bin/containerd", []string{"--config", c.nodeDir(n, "config", "containerd.toml")}, procOpts{env: noNetwork}); err != nil {
 		return err
 	}
-	if err := c.waitFor(ctx, "containerd socket", "containerd", 30*time.Second, func(context.Context) error {
-		conn, err := net.Dial("unix", c.containerdSock())
+	if err := c.waitFor(ctx, "containerd socket", nodeProc(n, "containerd"), 30*time.Second, func(context.Context) error {
+		conn, err := net.Dial("unix", c.containerdSock(n))
 		if err == nil {
 			conn.Close()
 		}
@@ -274,60 +278,87 @@ func (c *cluster) runNode(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := c.importImages(ctx); err != nil {
+	if err := c.importImages(ctx, n); err != nil {
 		return err
 	}
-	if err := c.startProcess("kubelet", c.bin("kubelet"), []string{
-		"--config=" + c.path("kubelet", "config.yaml"),
-		"--kubeconfig=" + c.path("pki", "kubelet.kubeconfig"),
-		"--hostname-override=" + nodeName,
-		"--node-ip=127.0.0.1",
-		"--root-dir=" + c.path("kubelet"),
-		"--cert-dir=" + c.path("kubelet", "pki"),
-	}, noNetwork, 0); err != nil {
+	if err := c.startProcess(nodeProc(n, "kubelet"), c.bin("kubelet"), []string{
+		"--config=" + c.nodeDir(n, "config", "kubelet.yaml"),
+		"--kubeconfig=" + c.path("pki", "kubelet-"+n.Name+".kubeconfig"),
+		"--hostname-override=" + n.Name,
+		"--node-ip=" + n.IP,
+		"--node-labels=" + strings.Join([]string{
+			"topology.kubernetes.io/zone=" + n.Zone,
+			"topology.kubernetes.io/region=" + clusterName,
+		}, ","),
+		"--root-dir=/var/lib/kubelet",
+	}, procOpts{env: noNetwork}); err != nil {
 		return err
 	}
-	go c.runProvisioner(ctx)
-	logf("node supervisor: containerd and kubelet started")
+	if err := c.startProcess(nodeProc(n, "kube-proxy"), c.bin("kube-proxy"), []string{
+		"--config=" + c.nodeDir(n, "config", "kube-proxy.yaml"),
+	}, procOpts{env: noNetwork}); err != nil {
+		return err
+	}
+	go c.runProvisioner(ctx, n)
+	logf("node %s supervisor: containerd, kubelet and kube-proxy started", n.Name)
 	<-ctx.Done()
 	return nil
 }
 
-// importImages imports every image tarball in images/ into containerd's k8s.io namespace.
-func (c *cluster) importImages(ctx context.Context) error {
-	tars, _ := filepath.Glob(c.imagesDir() + "/*.tar")
-	for _, tar := range tars {
-		start := time.Now()
-		if err := run(ctx, "ctr", "--address", c.containerdSock(), "-n", "k8s.io", "images", "import", tar); err != nil {
+// coverHostPaths bind-mounts the node's files over the sysctls kubelet checks and its directories over
+// the host paths in shadowedDirs. The volatile ones start empty, as after a reboot.
+func (c *cluster) coverHostPaths(n node) error {
+	for name := range kernelDefaults {
+		target := filepath.Join("/proc/sys", name)
+		if _, err := os.Stat(target); err != nil {
+			continue
+		}
+		if err := syscall.Mount(c.nodeDir(n, "config", "sysctl", strings.ReplaceAll(name, "/", ".")), target, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("covering %s: %w", target, err)
+		}
+	}
+	if err := os.RemoveAll(c.nodeDir(n, "run")); err != nil {
+		return err
+	}
+	for _, d := range shadowedDirs {
+		flat := strings.ReplaceAll(strings.TrimPrefix(d.path, "/"), "/", "_")
+		src := c.nodeDir(n, "shadow", flat)
+		if d.volatile {
+			src = c.nodeDir(n, "run", flat)
+		}
+		if err := os.MkdirAll(src, 0o755); err != nil {
 			return err
 		}
-		logf("imported %s in %.1fs", filepath.Base(tar), time.Since(start).Seconds())
+		if _, err := os.Stat(d.path); os.IsNotExist(err) {
+			// The mount needs a directory to cover; an empty one is all the host keeps (down removes it).
+			if err := os.MkdirAll(d.path, 0o755); err != nil {
+				return err
+			}
+			_ = os.WriteFile(c.path("created-"+flat), []byte(d.path), 0o644)
+		}
+		if err := syscall.Mount(src, d.path, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("covering %s: %w", d.path, err)
+		}
+	}
+	// Bidirectional mount propagation (a CSI node plugin's mounts reaching kubelet and other pods) needs
+	// kubelet's root to be a shared mount. Shared here makes a peer group of this namespace and its
+	// containers only: the host's mounts were made private when the namespace was made, so nothing
+	// propagates to the host.
+	if err := syscall.Mount("", "/var/lib/kubelet", "", syscall.MS_SHARED|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("making /var/lib/kubelet a shared mount: %w", err)
 	}
 	return nil
 }
 
-// makeBridge creates the pods' bridge with its one address before CNI would create it bare, so that
-// the manager (in the host's network namespace) and pods can reach each other on it. It routes
-// nothing: pods get no gateway, and no sysctl or iptables rule changes.
-func makeBridge(ctx context.Context) error {
-	if _, err := os.Stat("/sys/class/net/" + bridgeName); err != nil {
-		if err := run(ctx, "ip", "link", "add", bridgeName, "type", "bridge"); err != nil {
-			return fmt.Errorf("creating the bridge %s: %w", bridgeName, err)
+// importImages imports every image tarball in images/ into the node's containerd (k8s.io namespace).
+func (c *cluster) importImages(ctx context.Context, n node) error {
+	tars, _ := filepath.Glob(c.imagesDir() + "/*.tar")
+	for _, tar := range tars {
+		start := time.Now()
+		if err := run(ctx, "ctr", "--address", c.containerdSock(n), "-n", "k8s.io", "images", "import", tar); err != nil {
+			return err
 		}
+		logf("node %s: imported %s in %.1fs", n.Name, filepath.Base(tar), time.Since(start).Seconds())
 	}
-	// A bridge without an address of its own takes the lowest MAC of its ports, and so changes MAC as
-	// pods come and go: pods then send to the host's bridge address at a MAC that is gone until their
-	// ARP entry expires (about 10 s of lost webhook posts each time a sync pod starts or ends). A
-	// fixed, locally administered MAC keeps it still.
-	if mac, _ := os.ReadFile("/sys/class/net/" + bridgeName + "/address"); strings.TrimSpace(string(mac)) != bridgeMAC {
-		if err := run(ctx, "ip", "link", "set", bridgeName, "address", bridgeMAC); err != nil {
-			return fmt.Errorf("fixing the MAC address of the bridge %s: %w", bridgeName, err)
-		}
-	}
-	if out, _ := exec.CommandContext(ctx, "ip", "-4", "addr", "show", "dev", bridgeName).Output(); !strings.Contains(string(out), bridgeIP+"/") {
-		if err := run(ctx, "ip", "addr", "add", bridgeIP+"/24", "dev", bridgeName); err != nil {
-			return fmt.Errorf("giving the bridge %s its address: %w", bridgeName, err)
-		}
-	}
-	return run(ctx, "ip", "link", "set", bridgeName, "up")
+	return nil
 }

@@ -37,25 +37,41 @@ import (
 
 // identity is a client certificate the cluster's components present to the API server: the common
 // name is the user, the organizations are its groups (the API server's x509 authenticator maps them
-// so).
+// so). server is the API server address its kubeconfig names, as seen from where it runs.
 type identity struct {
 	file   string
 	user   string
 	groups []string
+	server string
 }
 
-var identities = []identity{
-	{file: "admin", user: "pqcache-local-admin", groups: []string{"system:masters"}},
-	{file: "controller-manager", user: "system:kube-controller-manager"},
-	{file: "scheduler", user: "system:kube-scheduler"},
-	{file: "kubelet", user: "system:node:" + nodeName, groups: []string{"system:nodes"}},
-	{file: "apiserver-kubelet-client", user: "kube-apiserver-kubelet-client", groups: []string{"system:masters"}},
+// identities are the cluster's client certificates: the admin's (used from the host, through the
+// forwarder), the control plane's (in the cluster namespace, on its loopback) and each node's kubelet
+// and kube-proxy (in the node's namespace, over the link).
+func (c *cluster) identities(t topology) []identity {
+	local := fmt.Sprintf("https://127.0.0.1:%d", apiserverPort)
+	link := fmt.Sprintf("https://%s:%d", controlPlaneIP, apiserverPort)
+	ids := []identity{
+		{file: "admin", user: "pqcache-local-admin", groups: []string{"system:masters"}, server: c.hostAPIServerURL()},
+		{file: "controller-manager", user: "system:kube-controller-manager", server: local},
+		{file: "scheduler", user: "system:kube-scheduler", server: local},
+		{file: "apiserver-kubelet-client", user: "kube-apiserver-kubelet-client", groups: []string{"system:masters"}},
+		// Bound to system:node-proxier by the API server's bootstrap policy.
+		{file: "kube-proxy", user: "system:kube-proxy", server: link},
+		// The nodes' volume provisioners create and delete PersistentVolumes, in the nodes' namespaces.
+		{file: "provisioner", user: "pqcache-local-provisioner", groups: []string{"system:masters"}, server: link},
+	}
+	for _, n := range t.Nodes {
+		ids = append(ids, identity{file: "kubelet-" + n.Name, user: "system:node:" + n.Name, groups: []string{"system:nodes"}, server: link})
+	}
+	return ids
 }
 
-// writePKI creates the cluster's certificate authority, the API server's serving certificate, one client
-// certificate and kubeconfig per component, and the service-account signing key. A cluster directory is
-// created fresh by up, so there is nothing to reuse: keys never outlive the cluster they belong to.
-func writePKI(c *cluster) error {
+// writePKI creates the cluster's certificate authority, the API server's and each kubelet's serving
+// certificate, one client certificate and kubeconfig per component, and the service-account signing
+// key. A cluster directory is created fresh by up, so there is nothing to reuse: keys never outlive the
+// cluster they belong to.
+func writePKI(c *cluster, t topology) error {
 	dir := c.path("pki")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -107,25 +123,40 @@ func writePKI(c *cluster) error {
 		return writeKey(filepath.Join(dir, base+".key"), key)
 	}
 
-	// The serving certificate names every address a client may use: the loopback address the
-	// components dial and the in-cluster names of the kubernetes Service.
+	// The serving certificate names every address a client may use: the host's forwarded loopback, the
+	// control plane's address on the link, and the kubernetes Service's address and names.
 	if err := issue("apiserver", &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(controlPlaneIP), net.ParseIP(serviceIP)},
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
 	}); err != nil {
 		return err
 	}
-	for _, id := range identities {
+	// Each kubelet serves logs, exec and port-forward on its node's address, with a certificate the API
+	// server verifies (--kubelet-certificate-authority).
+	for _, n := range t.Nodes {
+		if err := issue("kubelet-"+n.Name+"-serving", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: n.Name},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+			IPAddresses: []net.IP{net.ParseIP(n.IP)},
+			DNSNames:    []string{n.Name},
+		}); err != nil {
+			return err
+		}
+	}
+	for _, id := range c.identities(t) {
 		if err := issue(id.file, &x509.Certificate{
 			Subject:     pkix.Name{CommonName: id.user, Organization: id.groups},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}); err != nil {
 			return err
 		}
-		if err := writeKubeconfig(c, id.file); err != nil {
+		if id.server == "" {
+			continue
+		}
+		if err := writeKubeconfig(c, id.file, id.server); err != nil {
 			return err
 		}
 	}
@@ -148,7 +179,7 @@ func writePKI(c *cluster) error {
 
 // writeKubeconfig writes pki/<name>.kubeconfig with the certificate data embedded, so the file can be
 // copied elsewhere and still work.
-func writeKubeconfig(c *cluster, name string) error {
+func writeKubeconfig(c *cluster, name, server string) error {
 	read := func(f string) ([]byte, error) { return os.ReadFile(c.path("pki", f)) }
 	ca, err := read("ca.crt")
 	if err != nil {
@@ -163,7 +194,7 @@ func writeKubeconfig(c *cluster, name string) error {
 		return err
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[clusterName] = &clientcmdapi.Cluster{Server: c.apiserverURL(), CertificateAuthorityData: ca}
+	cfg.Clusters[clusterName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
 	cfg.Contexts[clusterName] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: name}
 	cfg.CurrentContext = clusterName

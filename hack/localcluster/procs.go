@@ -33,10 +33,19 @@ import (
 // A process the cluster started is recorded as pids/<name> holding "PID PATH". Stopping it checks that
 // the PID still runs PATH, so a recycled PID is never signalled.
 
+// procOpts are how startProcess starts a process beyond its arguments.
+type procOpts struct {
+	env []string
+	// unshare (CLONE_NEW*) gives the process new namespaces; with CLONE_NEWNS Go also makes its mounts
+	// private, so nothing it mounts reaches the host.
+	unshare uintptr
+	// files are passed on as file descriptors 3, 4, ... (a listening socket, for the forwarder).
+	files []*os.File
+}
+
 // startProcess starts bin in its own session (it outlives `up` and the terminal), with its output in
-// logs/<name>.log, and records its PID. unshareFlags (CLONE_NEW*) give it new namespaces; with
-// CLONE_NEWNS Go also makes its mounts private, so nothing it mounts reaches the host.
-func (c *cluster) startProcess(name, bin string, args []string, env []string, unshareFlags uintptr) error {
+// logs/<name>.log, and records its PID.
+func (c *cluster) startProcess(name, bin string, args []string, opts procOpts) error {
 	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
 		return err
 	}
@@ -50,8 +59,9 @@ func (c *cluster) startProcess(name, bin string, args []string, env []string, un
 	defer logFile.Close()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Unshareflags: unshareFlags}
+	cmd.Env = append(os.Environ(), opts.env...)
+	cmd.ExtraFiles = opts.files
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Unshareflags: opts.unshare}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -182,4 +192,13 @@ func run(ctx context.Context, name string, args ...string) error {
 		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// runOutput runs a short command and returns its standard output.
+func runOutput(ctx context.Context, name string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return string(out), nil
 }

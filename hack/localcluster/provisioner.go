@@ -30,8 +30,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// The local cluster's default StorageClass provisions local PersistentVolumes: one directory under
-// volumes/ per claim, on the node. Like any external provisioner it acts on claims the PV controller
+// The local cluster's default StorageClass provisions local PersistentVolumes: one directory under the
+// node's volumes/ per claim, with node affinity to that node. Each node's supervisor runs a provisioner
+// for its own node, as a node-local provisioner DaemonSet would. Like any external provisioner it acts on claims the PV controller
 // has handed to it (the storage-provisioner annotation) once the scheduler has picked the node
 // (WaitForFirstConsumer), and it removes a volume's directory when its claim is gone. Local volumes
 // (unlike hostPath) get fsGroup ownership, so non-root workers can write them as on a real cluster.
@@ -41,6 +42,8 @@ const (
 	annStorageProvisioner = "volume.kubernetes.io/storage-provisioner"
 	annSelectedNode       = "volume.kubernetes.io/selected-node"
 	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
+	// annNode names the node whose provisioner made (and deletes) a volume.
+	annNode = "local.pqcache.dev/node"
 )
 
 // storageClass is the cluster's default StorageClass.
@@ -58,19 +61,19 @@ func storageClass() *storagev1.StorageClass {
 	}
 }
 
-// runProvisioner polls claims and volumes once a second until ctx ends. A poll of a one-node cluster's
+// runProvisioner polls claims and volumes once a second until ctx ends. A poll of a small cluster's
 // claims costs nothing, and a loop is easier to reason about than informers for something this small.
-func (c *cluster) runProvisioner(ctx context.Context) {
+func (c *cluster) runProvisioner(ctx context.Context, n node) {
 	var cs *kubernetes.Clientset
 	for ctx.Err() == nil {
 		if cs == nil {
 			var err error
-			if cs, err = c.client(); err != nil {
+			if cs, err = c.nodeClient(n); err != nil {
 				logf("provisioner: %v", err)
 			}
 		}
 		if cs != nil {
-			if err := c.provisionOnce(ctx, cs); err != nil && ctx.Err() == nil {
+			if err := c.provisionOnce(ctx, cs, n); err != nil && ctx.Err() == nil {
 				logf("provisioner: %v", err)
 			}
 		}
@@ -81,7 +84,9 @@ func (c *cluster) runProvisioner(ctx context.Context) {
 	}
 }
 
-func (c *cluster) provisionOnce(ctx context.Context, cs *kubernetes.Clientset) error {
+// provisionOnce provisions the pending claims the scheduler placed on n, and deletes n's released
+// volumes.
+func (c *cluster) provisionOnce(ctx context.Context, cs *kubernetes.Clientset, n node) error {
 	claims, err := cs.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
@@ -89,10 +94,10 @@ func (c *cluster) provisionOnce(ctx context.Context, cs *kubernetes.Clientset) e
 	for i := range claims.Items {
 		pvc := &claims.Items[i]
 		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.VolumeName != "" ||
-			pvc.Annotations[annStorageProvisioner] != provisionerName || pvc.Annotations[annSelectedNode] == "" {
+			pvc.Annotations[annStorageProvisioner] != provisionerName || pvc.Annotations[annSelectedNode] != n.Name {
 			continue
 		}
-		if err := c.provision(ctx, cs, pvc); err != nil {
+		if err := c.provision(ctx, cs, pvc, n); err != nil {
 			logf("provisioner: claim %s/%s: %v", pvc.Namespace, pvc.Name, err)
 		}
 	}
@@ -103,11 +108,11 @@ func (c *cluster) provisionOnce(ctx context.Context, cs *kubernetes.Clientset) e
 	for i := range volumes.Items {
 		pv := &volumes.Items[i]
 		if pv.Annotations[annProvisionedBy] != provisionerName || pv.Status.Phase != corev1.VolumeReleased ||
-			pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
+			pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete || pv.Annotations[annNode] != n.Name {
 			continue
 		}
-		if err := os.RemoveAll(c.volumeDir(pv.Name)); err != nil {
-			logf("provisioner: removing %s: %v", c.volumeDir(pv.Name), err)
+		if err := os.RemoveAll(c.volumeDir(n, pv.Name)); err != nil {
+			logf("provisioner: removing %s: %v", c.volumeDir(n, pv.Name), err)
 			continue
 		}
 		if err := cs.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -119,12 +124,12 @@ func (c *cluster) provisionOnce(ctx context.Context, cs *kubernetes.Clientset) e
 	return nil
 }
 
-func (c *cluster) volumeDir(pvName string) string { return c.path("volumes", pvName) }
+func (c *cluster) volumeDir(n node, pvName string) string { return c.nodeDir(n, "volumes", pvName) }
 
 // provision creates the claim's directory and a local PersistentVolume bound to it in advance.
-func (c *cluster) provision(ctx context.Context, cs *kubernetes.Clientset, pvc *corev1.PersistentVolumeClaim) error {
+func (c *cluster) provision(ctx context.Context, cs *kubernetes.Clientset, pvc *corev1.PersistentVolumeClaim, n node) error {
 	pvName := "pvc-" + string(pvc.UID)
-	dir := c.volumeDir(pvName)
+	dir := c.volumeDir(n, pvName)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
@@ -141,7 +146,7 @@ func (c *cluster) provision(ctx context.Context, cs *kubernetes.Clientset, pvc *
 	}
 	fs := corev1.PersistentVolumeFilesystem
 	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: pvName, Annotations: map[string]string{annProvisionedBy: provisionerName}},
+		ObjectMeta: metav1.ObjectMeta{Name: pvName, Annotations: map[string]string{annProvisionedBy: provisionerName, annNode: n.Name}},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: request},
 			AccessModes:                   pvc.Spec.AccessModes,
@@ -155,7 +160,7 @@ func (c *cluster) provision(ctx context.Context, cs *kubernetes.Clientset, pvc *
 			PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{
-					Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{nodeName},
+					Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{n.Name},
 				}},
 			}}}},
 		},
@@ -166,6 +171,6 @@ func (c *cluster) provision(ctx context.Context, cs *kubernetes.Clientset, pvc *
 		}
 		return fmt.Errorf("creating %s: %w", pvName, err)
 	}
-	logf("provisioner: %s for claim %s/%s (%s) in %s", pvName, pvc.Namespace, pvc.Name, request.String(), filepath.Base(dir))
+	logf("provisioner on %s: %s for claim %s/%s (%s) in %s", n.Name, pvName, pvc.Namespace, pvc.Name, request.String(), filepath.Base(dir))
 	return nil
 }

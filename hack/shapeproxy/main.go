@@ -20,7 +20,7 @@ limitations under the License.
 // MB/s, however fast the client). Benchmarks of the s3 input paths use it so that the comparison with
 // the cache volume is not one between a disk and loopback. It shapes; it inspects nothing.
 //
-//	shapeproxy -listen :7071 -upstream 10.244.77.5:7070 -latency 20ms -rate 80MiB
+//	shapeproxy -listen :7071 -upstream versitygw.demo.svc.cluster.local:7070 -latency 20ms -rate 80MiB
 package main
 
 import (

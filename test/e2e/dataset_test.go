@@ -168,7 +168,6 @@ spec:
 		job.Namespace = ns
 		c0 := &job.Spec.Template.Spec.Containers[0]
 		c0.Image, c0.ImagePullPolicy = image, corev1.PullIfNotPresent
-		c0.Args = append(c0.Args, "--output", corev1.TerminationMessagePathDefault) // no pod logs here
 		Expect(job.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal(ds.Status.ClaimName))
 		Expect(c.Create(ctx, &job)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -176,8 +175,13 @@ spec:
 			g.Expect(job.Status.Failed).To(BeZero(), "reader Job failed: %s", describePods(ns, job.Name))
 			g.Expect(job.Status.Succeeded).To(Equal(int32(1)))
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		out := terminationMessage(ns, job.Name, c0.Name)
-		Expect(out).To(MatchRegexp(`^orders\tstatuses\n[1-9][0-9]*\t3\n$`), "the sample's query output")
+		By("reading the query's output from the pod's log, as kubectl logs does")
+		var pods corev1.PodList
+		Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job.Name})).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		out, err := podLog(ns, pods.Items[0].Name, c0.Name, 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^orders\tstatuses\n[1-9][0-9]*\t3$`), "the sample's query output")
 
 		// A pod that uses the claim keeps it from being deleted (pvc-protection): the reader goes, as
 		// a user's finished Job would, before the last spec deletes the Dataset and expects the claim

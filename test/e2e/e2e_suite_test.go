@@ -21,7 +21,7 @@ limitations under the License.
 // see: a Dataset synced into a real volume by real worker Jobs, an incremental refresh, BenchRuns whose
 // query Jobs report back, and cascading deletion. `make test` never runs it; `make test-e2e` does.
 //
-// The images must already be on the cluster's node (hack/local-cluster up builds and loads them;
+// The images must already be on the cluster's nodes (hack/local-cluster up builds and loads them;
 // with kind, `kind load docker-image`). Environment:
 //
 //	KUBECONFIG               the cluster (required)
@@ -29,9 +29,12 @@ limitations under the License.
 //	PQCACHE_E2E_S3_IMAGE     a versitygw image (default pqcache.local/versitygw:v1.8.0)
 //	PQCACHE_E2E_HELM_VALUES  extra values for the chart (hack/local-cluster writes one)
 //	PQCACHE_HELM             the helm binary (default bin/helm)
+//	PQCACHE_E2E_EVENTS_URL   where in-cluster stores reach the operator's event endpoint (default: its
+//	                         Service's DNS name)
 //
-// The cluster's pods must reach each other by pod IP; nothing else is needed (no Service routing, no
-// DNS, no pod logs: results come back through termination messages, as in the product).
+// The cluster needs what any cluster has: Services, DNS, pod logs. The specs of a cluster of several
+// nodes (placement across nodes, a node that dies) fail with a clear message on fewer than they need;
+// hack/local-cluster up starts 3.
 package e2e
 
 import (
@@ -49,9 +52,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,11 +68,15 @@ import (
 const (
 	releaseName      = "pqcache"
 	releaseNamespace = "pqcache-system"
+	// workerServiceAccount is the chart's worker.progress.serviceAccountName.
+	workerServiceAccount = "pqcache-worker"
 )
 
 var (
-	ctx         = context.Background()
-	c           client.Client
+	ctx = context.Background()
+	c   client.Client
+	// cs serves what controller-runtime's client does not: pod logs.
+	cs          *kubernetes.Clientset
 	image       = envOr("PQCACHE_E2E_IMAGE", "pqcache.local/pqcache:dev")
 	s3Image     = envOr("PQCACHE_E2E_S3_IMAGE", "pqcache.local/versitygw:v1.8.0")
 	repoRoot, _ = filepath.Abs(filepath.Join("..", ".."))
@@ -93,6 +103,8 @@ var _ = BeforeSuite(func() {
 	cfg, err := ctrl.GetConfig()
 	Expect(err).NotTo(HaveOccurred())
 	c, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 
 	By("installing the Helm chart " + releaseName + " into " + releaseNamespace)
@@ -149,13 +161,21 @@ func helm(args ...string) (string, error) {
 }
 
 // newNamespace creates a namespace for one test and deletes it afterwards (unless the test failed and
-// PQCACHE_E2E_KEEP is set, to look at it).
+// PQCACHE_E2E_KEEP is set, to look at it). It holds the sync workers' ServiceAccount, bound to the
+// chart's worker-progress ClusterRole, as docs/datasets.md tells a user to create it, so that workers
+// publish live progress where the chart enables it (hack/local-cluster's values do).
 func newNamespace(prefix string) string {
 	ns := &corev1.Namespace{}
 	ns.GenerateName = prefix
 	// The restricted Pod Security profile: everything pqcache creates must pass it.
 	ns.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
 	Expect(c.Create(ctx, ns)).To(Succeed())
+	Expect(c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: workerServiceAccount}})).To(Succeed())
+	Expect(c.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pqcache-worker-progress"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "pqcache-worker-progress"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: workerServiceAccount, Namespace: ns.Name}},
+	})).To(Succeed())
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() && os.Getenv("PQCACHE_E2E_KEEP") != "" {
 			fmt.Fprintf(GinkgoWriter, "keeping namespace %s\n", ns.Name)

@@ -32,10 +32,9 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// eventsURL is where in-cluster stores reach the operator's event endpoint: on the local cluster, the
-// manager's address on the pods' bridge (hack/local-cluster); elsewhere set PQCACHE_E2E_EVENTS_URL
-// (e.g. http://pqcache-events.pqcache-system.svc:8082).
-var eventsURL = envOr("PQCACHE_E2E_EVENTS_URL", "http://10.244.77.1:18082")
+// eventsURL is where in-cluster stores reach the operator's event endpoint: its Service (the chart's
+// RELEASE-events), by DNS name.
+var eventsURL = envOr("PQCACHE_E2E_EVENTS_URL", "http://"+releaseName+"-events."+releaseNamespace+".svc.cluster.local:8082")
 
 var _ = Describe("A Dataset refreshed by S3 event notifications", Ordered, func() {
 	const (

@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -55,8 +56,8 @@ func restricted() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
 		}
 }
 
-// startS3 runs versitygw as a pod in ns, with the credentials Secret, and returns its endpoint by pod
-// IP (no Service: the local cluster routes no Service addresses).
+// startS3 runs versitygw as a pod in ns, with the credentials Secret, and returns its endpoint: the
+// Service in front of it, by DNS name.
 func startS3(ns string) string {
 	Expect(c.Create(ctx, &corev1.Secret{
 		ObjectMeta: objectMeta(ns, s3Secret),
@@ -66,34 +67,59 @@ func startS3(ns string) string {
 }
 
 // startS3Pod runs one more versitygw pod (the credentials Secret must exist), with extra global
-// flags before its posix backend (e.g. --event-webhook-url), and returns its endpoint. A pod started
-// with flags also runs a quiet gateway (quietEndpoint): a second versitygw over the same directory
-// without them, for changes whose notifications never arrive.
+// flags before its posix backend (e.g. --event-webhook-url), behind a Service of the same name, and
+// returns its endpoint by the Service's DNS name. A pod started with flags also runs a quiet gateway
+// (quietEndpoint): a second versitygw over the same directory without them, for changes whose
+// notifications never arrive.
 func startS3Pod(ns, name string, flags ...string) string {
+	return startS3PodOn(ns, name, nil, flags...)
+}
+
+// startS3PodOn is startS3Pod with the pod bound to nodes that match nodeSelector (nil: any node).
+func startS3PodOn(ns, name string, nodeSelector map[string]string, flags ...string) string {
 	podSec, _ := restricted()
 	containers := []corev1.Container{s3Gateway("versitygw", s3Port, flags...)}
+	ports := []int32{s3Port}
 	if len(flags) > 0 {
 		containers = append(containers, s3Gateway("quiet", s3QuietPort))
+		ports = append(ports, s3QuietPort)
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: objectMeta(ns, name),
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
+			NodeSelector:    nodeSelector,
 			SecurityContext: podSec,
 			Containers:      containers,
 			Volumes:         []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
 	Expect(c.Create(ctx, pod)).To(Succeed())
+	return exposeReady(pod, ports...)
+}
+
+// exposeReady puts a Service named like pod in front of it (selecting its app label) on ports, waits
+// until the pod is Ready, and returns the Service's URL on the first port by its DNS name.
+func exposeReady(pod *corev1.Pod, ports ...int32) string {
+	GinkgoHelper()
+	svc := &corev1.Service{
+		ObjectMeta: objectMeta(pod.Namespace, pod.Name),
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": pod.Labels["app"]}},
+	}
+	for _, port := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("s3-%d", port), Port: port, TargetPort: intstr.FromInt32(port)})
+	}
+	Expect(c.Create(ctx, svc)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
-		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
+		g.Expect(podReady(pod)).To(BeTrue(), "pod %s is not Ready", pod.Name)
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-	return fmt.Sprintf("http://%s:%d", pod.Status.PodIP, s3Port)
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", svc.Name, svc.Namespace, ports[0])
 }
 
-// s3Gateway is a versitygw container serving the pod's data volume on port, with extra global flags.
-func s3Gateway(name string, port int, flags ...string) corev1.Container {
+// s3Gateway is a versitygw container serving the pod's data volume on port, with extra global flags;
+// it is Ready (and its Service sends it traffic) once the server answers.
+func s3Gateway(name string, port int32, flags ...string) corev1.Container {
 	_, sec := restricted()
 	args := append([]string{"--port", fmt.Sprintf(":%d", port), "--health", "/health"}, flags...)
 	return corev1.Container{
@@ -102,6 +128,10 @@ func s3Gateway(name string, port int, flags ...string) corev1.Container {
 		Env:             []corev1.EnvVar{{Name: "ROOT_ACCESS_KEY", Value: s3AccessKey}, {Name: "ROOT_SECRET_KEY", Value: s3SecretKey}},
 		SecurityContext: sec,
 		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(port)}},
+			PeriodSeconds: 1,
+		},
 	}
 }
 
@@ -138,6 +168,11 @@ func pqcacheContainer(name string, args ...string) corev1.Container {
 // runJob runs a Job of the given containers in order (all but the last as init containers) on a
 // scratch volume, waits for it to succeed, and returns the last container's termination message.
 func runJob(ns, name string, steps ...corev1.Container) string {
+	return runJobOn(ns, name, nil, steps...)
+}
+
+// runJobOn is runJob with the pod bound to nodes that match nodeSelector (nil: any node).
+func runJobOn(ns, name string, nodeSelector map[string]string, steps ...corev1.Container) string {
 	podSec, _ := restricted()
 	last := steps[len(steps)-1]
 	job := &batchv1.Job{
@@ -145,6 +180,7 @@ func runJob(ns, name string, steps ...corev1.Container) string {
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To(int32(2)),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				NodeSelector:    nodeSelector,
 				RestartPolicy:   corev1.RestartPolicyNever,
 				SecurityContext: podSec,
 				InitContainers:  steps[:len(steps)-1],
@@ -181,8 +217,8 @@ func terminationMessage(ns, job, container string) string {
 	return ""
 }
 
-// describePods summarises a Job's pods' container states for failure messages (pod logs are not
-// available on every cluster; termination messages are).
+// describePods summarises a Job's pods' container states and the end of each container's log, for
+// failure messages.
 func describePods(ns, job string) string {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job}); err != nil {
@@ -191,11 +227,26 @@ func describePods(ns, job string) string {
 	var out []map[string]any
 	for _, p := range pods.Items {
 		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-			out = append(out, map[string]any{"pod": p.Name, "container": s.Name, "state": s.State})
+			entry := map[string]any{"pod": p.Name, "container": s.Name, "state": s.State}
+			if log, err := podLog(ns, p.Name, s.Name, 20); err == nil {
+				entry["log"] = log
+			}
+			out = append(out, entry)
 		}
 	}
 	data, _ := json.Marshal(out)
 	return string(data)
+}
+
+// podLog returns the last lines of a container's log, as kubectl logs reads it: through the API
+// server, from the kubelet of the pod's node. tail 0 returns all of it.
+func podLog(ns, pod, container string, tail int64) (string, error) {
+	opts := &corev1.PodLogOptions{Container: container}
+	if tail > 0 {
+		opts.TailLines = &tail
+	}
+	data, err := cs.CoreV1().Pods(ns).GetLogs(pod, opts).DoRaw(ctx)
+	return string(data), err
 }
 
 // putReport is what `pqcache s3 put --report-file` writes.
