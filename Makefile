@@ -72,8 +72,9 @@ vet: ## Run go vet, including the e2e suite's build tag.
 	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
-build: tpch-extension httpfs-extension ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), and the DuckDB extensions.
+build: tpch-extension httpfs-extension ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), bin/kubectl-pqcache, and the DuckDB extensions.
 	go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache ./cmd/pqcache
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/kubectl-pqcache ./cmd/kubectl-pqcache
 	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache-runner ./cmd/pqcache
 
 .PHONY: httpfs-extension

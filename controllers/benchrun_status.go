@@ -113,6 +113,25 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 	return s
 }
 
+// setBreakEvens writes the break-even of each volume result and the run's first; with the Dataset
+// gone (dataBytes 0) it keeps those computed while it was there.
+func setBreakEvens(run *datav1alpha1.BenchRun, recorded []datav1alpha1.BenchResult, dataBytes int64, kept map[string]*int64) {
+	st := &run.Status
+	if dataBytes == 0 {
+		for i := range st.Results {
+			st.Results[i].BreakEvenRuns = kept[resultKey(st.Results[i])]
+		}
+		return
+	}
+	st.BreakEvenRuns = breakEvenRuns(run.Spec.Pricing, recorded, dataBytes)
+	_, runs := breakEvens(run.Spec.Pricing, recorded, dataBytes)
+	for i := range st.Results {
+		if r := &st.Results[i]; r.Input == string(datav1alpha1.InputVolume) && r.CompletionTime != nil {
+			r.BreakEvenRuns = runs[costKey(*r)]
+		}
+	}
+}
+
 // resultKey orders results: by engine, configuration, input.
 func resultKey(r datav1alpha1.BenchResult) string { return r.Engine + "/" + r.Config + "/" + r.Input }
 
@@ -127,6 +146,10 @@ func runnerDied(r *datav1alpha1.BenchResult) bool {
 // the way), or finished with the outcome of the recorded results.
 func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 	st := &run.Status
+	kept := map[string]*int64{} // break-evens computed while the Dataset was there
+	for _, r := range st.Results {
+		kept[resultKey(r)] = r.BreakEvenRuns
+	}
 	st.Results = s.results
 	counts := s.counts
 	st.Jobs = &counts
@@ -138,9 +161,7 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 			recorded = append(recorded, r)
 		}
 	}
-	if s.dataBytes > 0 { // else the Dataset is gone: keep what was computed while it was there
-		st.BreakEvenRuns = breakEvenRuns(run.Spec.Pricing, recorded, s.dataBytes)
-	}
+	setBreakEvens(run, recorded, s.dataBytes, kept)
 
 	switch {
 	case len(s.conflicts) > 0:

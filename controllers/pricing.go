@@ -71,49 +71,72 @@ func roundMicros(v *big.Rat) *int64 {
 
 // breakEvenRuns is how many runs it takes for the cache to pay for itself: filling it costs the data
 // set's transfer once (syncBytes × transferGB), after which each run on the volume saves the difference
-// between its cost on S3 and on the volume. It compares the volume and s3 results of the first
-// engine × configuration that has both; nil when none has, or when the volume run is not cheaper.
+// between its cost on S3 and on the volume. It is the figure of the first engine × configuration (by
+// name) that has both a volume and an s3 result; nil when none has, or when its volume run is not
+// cheaper.
 func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syncBytes int64) *int64 {
-	if p == nil {
+	keys, runs := breakEvens(p, results, syncBytes)
+	if len(keys) == 0 {
 		return nil
 	}
-	byConfig := map[string]map[string]*int64{}
-	var configs []string
+	return runs[keys[0]]
+}
+
+// breakEvens computes the break-even of every engine × configuration ("engine/config") that has both a
+// volume and an s3 result, and returns those keys sorted; a key's value is nil when its volume run is
+// not cheaper, or the figure does not fit.
+func breakEvens(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syncBytes int64) ([]string, map[string]*int64) {
+	if p == nil {
+		return nil, nil
+	}
+	costs := map[string]map[string]*int64{}
 	for _, r := range results {
 		if r.CostMicros == nil {
 			continue
 		}
-		key := r.Engine + "/" + r.Config
-		if byConfig[key] == nil {
-			byConfig[key] = map[string]*int64{}
-			configs = append(configs, key)
+		key := costKey(r)
+		if costs[key] == nil {
+			costs[key] = map[string]*int64{}
 		}
-		byConfig[key][r.Input] = r.CostMicros
+		costs[key][r.Input] = r.CostMicros
 	}
-	sort.Strings(configs)
-	for _, c := range configs {
-		vol, s3 := byConfig[c][string(datav1alpha1.InputVolume)], byConfig[c][string(datav1alpha1.InputS3)]
+	var keys []string
+	runs := map[string]*int64{}
+	for key, byInput := range costs {
+		vol, s3 := byInput[string(datav1alpha1.InputVolume)], byInput[string(datav1alpha1.InputS3)]
 		if vol == nil || s3 == nil {
 			continue
 		}
-		if *s3 <= *vol {
-			return nil
-		}
-		saving := new(big.Int).Sub(big.NewInt(*s3), big.NewInt(*vol))
-		price, ok := new(big.Rat).SetString(p.TransferGB)
-		if !ok {
-			price = new(big.Rat)
-		}
-		// runs = ceil(fill / saving), in exact arithmetic: fill (in micros) = bytes / 1e9 × price × 1e6.
-		fill := new(big.Rat).Mul(new(big.Rat).SetFrac64(syncBytes, 1_000), price)
-		n, rem := new(big.Int).QuoRem(fill.Num(), new(big.Int).Mul(fill.Denom(), saving), new(big.Int))
-		if rem.Sign() > 0 {
-			n.Add(n, big.NewInt(1))
-		}
-		if !n.IsInt64() {
-			return nil
-		}
-		return ptr.To(max(1, n.Int64()))
+		keys = append(keys, key)
+		runs[key] = runsToRecoup(fillMicros(p, syncBytes), *s3-*vol)
 	}
-	return nil
+	sort.Strings(keys)
+	return keys, runs
+}
+
+// costKey groups the results whose costs compare: one engine on one configuration.
+func costKey(r datav1alpha1.BenchResult) string { return r.Engine + "/" + r.Config }
+
+// fillMicros is what filling the cache costs, exactly: bytes / 1e9 × transferGB × 1e6 micros.
+func fillMicros(p *datav1alpha1.Pricing, syncBytes int64) *big.Rat {
+	price, ok := new(big.Rat).SetString(p.TransferGB)
+	if !ok {
+		price = new(big.Rat)
+	}
+	return new(big.Rat).Mul(new(big.Rat).SetFrac64(syncBytes, 1_000), price)
+}
+
+// runsToRecoup is ceil(fill / saving), at least 1; nil when nothing is saved or it does not fit.
+func runsToRecoup(fill *big.Rat, saving int64) *int64 {
+	if saving <= 0 {
+		return nil
+	}
+	n, rem := new(big.Int).QuoRem(fill.Num(), new(big.Int).Mul(fill.Denom(), big.NewInt(saving)), new(big.Int))
+	if rem.Sign() > 0 {
+		n.Add(n, big.NewInt(1))
+	}
+	if !n.IsInt64() {
+		return nil
+	}
+	return ptr.To(max(1, n.Int64()))
 }

@@ -76,3 +76,26 @@ func TestCostsThatDoNotFitAreNoEstimate(t *testing.T) {
 }
 
 func ptrInt(v int64) *int64 { return &v }
+
+func TestBreakEvenPerEngineAndConfiguration(t *testing.T) {
+	p := &datav1alpha1.Pricing{TransferGB: "0.02"}
+	c := func(v int64) *int64 { return &v }
+	results := []datav1alpha1.BenchResult{
+		{Engine: "polars", Config: "a", Input: "volume", CostMicros: c(2_000)},
+		{Engine: "polars", Config: "a", Input: "s3", CostMicros: c(12_000)},
+		{Engine: "duckdb", Config: "a", Input: "volume", CostMicros: c(1_000)},
+		{Engine: "duckdb", Config: "a", Input: "s3", CostMicros: c(3_000)},
+		{Engine: "duckdb", Config: "b", Input: "volume", CostMicros: c(1_000)},
+	}
+	// Filling costs 1,000,000 micros: polars saves 10,000 a run (100 runs), duckdb 2,000 (500 runs).
+	keys, runs := breakEvens(p, results, 50_000_000_000)
+	if len(keys) != 2 || keys[0] != "duckdb/a" || keys[1] != "polars/a" {
+		t.Fatalf("keys %v, want duckdb/a and polars/a (duckdb/b has no s3 result)", keys)
+	}
+	if *runs["polars/a"] != 100 || *runs["duckdb/a"] != 500 {
+		t.Fatalf("break-evens polars %d, duckdb %d; want 100 and 500", *runs["polars/a"], *runs["duckdb/a"])
+	}
+	if got := breakEvenRuns(p, results, 50_000_000_000); *got != 500 {
+		t.Fatalf("the run's break-even %d, want the first (duckdb/a) 500", *got)
+	}
+}

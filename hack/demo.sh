@@ -8,8 +8,9 @@
 #     it with a Job;
 #  4. applies a Dataset and waits until its volume holds the data;
 #  5. applies a BenchRun comparing the engines DuckDB and Polars on every input path (the volume, s3,
-#     mixed-staged and mixed-direct; DuckDB cannot read S3 and skips those two), 22 queries;
-#  6. prints the results tables (which input path won, by how much, per engine) and writes report.html.
+#     mixed-staged and mixed-direct), 22 queries, priced at the documented list prices;
+#  6. prints the verdict and results (which input path won, by how much, what a run costs, per engine)
+#     with `kubectl pqcache`, and writes report.html.
 # The cluster stays up for a look around (export KUBECONFIG=bin/cluster/kubeconfig); `make demo-down`
 # removes it. DEMO_SCALE changes the scale factor.
 set -euo pipefail
@@ -161,7 +162,7 @@ spec:
   fresh: ["lineitem/"]
 YAML
 $KUBECTL -n $NS wait --for=condition=Ready dataset/tpch --timeout=5m
-$KUBECTL -n $NS get dataset tpch -o wide
+bin/kubectl-pqcache -n $NS status
 echo "The sync worker's last lines (kubectl logs):"
 $KUBECTL -n $NS logs -l data.pqcache.dev/dataset=tpch,app.kubernetes.io/component=sync --tail=3
 
@@ -180,6 +181,8 @@ spec:
     - {name: 1cpu-2gi, cpu: "1", memory: 2Gi}
   iterations: 2
   warmups: 1
+  # The defaults, written out: AWS's on-demand list prices in us-east-1 (docs/benchruns.md#cost).
+  pricing: {coreSecond: "0.0000112444", gibSecond: "0.0000012347", transferGB: "0.09", currency: USD}
 YAML
 for _ in $(seq 900); do
   done_at=$($KUBECTL -n $NS get benchrun compare -o jsonpath='{.status.completionTime}')
@@ -191,7 +194,7 @@ echo
 $KUBECTL -n $NS get benchrun compare -o wide
 $KUBECTL -n $NS get benchrun compare -o yaml >"$OUT/benchrun.yaml"
 
-step "results (medians; bin/pqcache report reads the BenchRun's status)"
-bin/pqcache report "$OUT/benchrun.yaml" --format markdown
-bin/pqcache report "$OUT/benchrun.yaml" -o "$REPORT"
+step "results (kubectl pqcache reads the BenchRun's status)"
+bin/kubectl-pqcache -n $NS results compare
+bin/kubectl-pqcache -n $NS report compare -o "$REPORT"
 step "done in $(( $(date +%s) - started ))s: $REPORT (the cluster is still up: make demo-down removes it)"

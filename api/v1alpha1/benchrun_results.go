@@ -54,6 +54,10 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 			NetworkReadBytes:    r.NetworkReadBytes,
 			FailedQueries:       r.FailedQueries,
 			CostMicros:          r.CostMicros,
+			BreakEvenRuns:       r.BreakEvenRuns,
+		}
+		if r.CostMicros != nil && br.Spec.Pricing != nil {
+			res.Currency = br.Spec.Pricing.Currency
 		}
 		if r.ReadBytesPerSecond > 0 {
 			res.Probe = &wire.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}

@@ -124,8 +124,11 @@ type BenchRunSpec struct {
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
-	// pricing turns resource use into an estimated cost per configuration.
+	// pricing turns resource use into an estimated cost per configuration, and the cost of filling the
+	// cache into the number of runs after which it pays for itself. Every price it leaves out is a
+	// documented list price (see Pricing), so a run without it is priced too.
 	// +optional
+	// +kubebuilder:default={}
 	Pricing *Pricing `json:"pricing,omitempty"`
 }
 
@@ -417,31 +420,45 @@ type ResourceConfig struct {
 	Memory resource.Quantity `json:"memory"`
 }
 
-// Pricing gives unit prices, as decimal strings in one currency, to estimate what a run costs.
+// Pricing gives unit prices, as decimal strings in one currency, to estimate what a run costs. The
+// defaults are AWS's published on-demand list prices in us-east-1 (docs/benchruns.md gives the pages):
+// Fargate's Linux/x86 $0.04048 per vCPU-hour and $0.004445 per GB-hour, per second, and S3's data
+// transfer out to the internet, $0.09 per GB. A cluster in the bucket's own region pays no transfer:
+// set transferGB to "0".
 type Pricing struct {
 	// coreSecond is the price of one CPU core for one second.
 	// +optional
+	// +kubebuilder:default="0.0000112444"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0000117\""
 	CoreSecond string `json:"coreSecond,omitempty"`
 
 	// gibSecond is the price of one GiB of memory for one second.
 	// +optional
+	// +kubebuilder:default="0.0000012347"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0000013\""
 	GiBSecond string `json:"gibSecond,omitempty"`
 
 	// transferGB is the price of reading one GB (10^9 bytes) from the bucket.
 	// +optional
+	// +kubebuilder:default="0.09"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.02\""
 	TransferGB string `json:"transferGB,omitempty"`
 
 	// placementMultiplier scales the compute prices for the chosen placement (e.g. "0.35" for spot).
 	// +optional
+	// +kubebuilder:default="1"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="placementMultiplier is a non-negative decimal number such as \"1\" or \"0.35\""
 	PlacementMultiplier string `json:"placementMultiplier,omitempty"`
+
+	// currency is the ISO 4217 code of the prices, for the reports.
+	// +optional
+	// +kubebuilder:default="USD"
+	// +kubebuilder:validation:Pattern=`^[A-Z]{3}$`
+	Currency string `json:"currency,omitempty"`
 }
 
 // BenchRunStatus is what the run measured: one summary per configuration × input and per query
@@ -513,8 +530,9 @@ type BenchRunStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	Results []BenchResult `json:"results,omitempty"`
 
-	// breakEvenRuns is, with pricing set and both volume and s3 inputs measured, the number of runs
-	// after which caching costs less than reading from S3.
+	// breakEvenRuns is, for the first engine × configuration measured on both the volume and s3, the
+	// number of runs after which caching costs less than reading from S3 (each volume result carries
+	// its own).
 	// +optional
 	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
 }
@@ -594,6 +612,10 @@ type BenchResult struct {
 	// costMicros is the estimated cost in millionths of the pricing currency.
 	// +optional
 	CostMicros *int64 `json:"costMicros,omitempty"`
+	// breakEvenRuns is, on a volume result whose engine and configuration also ran on s3 at a higher
+	// cost, the number of runs after which filling the cache has paid for itself.
+	// +optional
+	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
 	// queries holds one summary per query.
 	// +optional
 	// +listType=atomic

@@ -99,6 +99,11 @@ func (in *BenchResult) DeepCopyInto(out *BenchResult) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.BreakEvenRuns != nil {
+		in, out := &in.BreakEvenRuns, &out.BreakEvenRuns
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Queries != nil {
 		in, out := &in.Queries, &out.Queries
 		*out = make([]QueryResult, len(*in))

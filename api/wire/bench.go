@@ -141,6 +141,11 @@ type BenchResult struct {
 	// CostMicros is what the run cost, in millionths of the pricing currency, when a BenchRun priced
 	// it (reports read it from the BenchRun's status; the runner does not price).
 	CostMicros *int64 `json:"costMicros,omitempty"`
+	// Currency is the ISO 4217 code of CostMicros.
+	Currency string `json:"currency,omitempty"`
+	// BreakEvenRuns is, on a volume run whose engine and configuration also ran on s3 at a higher
+	// cost, the number of runs after which filling the cache has paid for itself.
+	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
 }
 
 // benchSummaryPrefix marks an encoded summary, so a reader can tell it from plain text.

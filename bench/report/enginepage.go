@@ -26,12 +26,13 @@ import (
 )
 
 var enginePage = template.Must(template.Must(template.New("engines").Parse(style)).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>pqcache benchmark report: engines compared</title>
+<html lang="en"><head><meta charset="utf-8"><title>pqcache benchmark report</title>
 {{template "style"}}</head><body>
-<h1>pqcache benchmark report: engines compared</h1>
+<h1>pqcache benchmark report{{with .Workload}}: {{.}}{{end}}</h1>
+<section id="verdict"><h2>Verdict</h2>
+{{range .Headlines}}<p class="answer"><i style="background:{{.Color}}"></i><strong>{{.Engine}}</strong>: {{.Answer}}{{with .Cost}} {{.}}{{end}}</p>
+{{end}}{{.HeadlineChart}}</section>
 <p class="legend">{{range .Engines}}<span><i style="background:{{.Color}}"></i>{{.Name}}</span>{{end}}<span><i style="background:#ccc"></i>lighter bar: file-backed memory</span></p>
-{{if .InputVerdicts}}<h2>Input paths</h2>
-<ul>{{range .InputVerdicts}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Network}}<h2>Network bytes read</h2>
 <p>What each run received over the network while its queries ran (warm-ups and every iteration).</p>
 <table><tr><th>configuration / input</th>{{range .Engines}}<th>{{.Name}}</th>{{end}}</tr>
@@ -60,8 +61,8 @@ type groupView struct {
 	TimeChart, MemoryChart template.HTML
 }
 
-// writeEnginesHTML writes the engine report: per configuration × input a table and charts with the
-// engines side by side, which input path won per engine, and the network bytes per input.
+// writeEnginesHTML writes the engine report: first the verdict (headline.go), then the network bytes
+// per input, the runs, and per configuration × input a table and charts with the engines side by side.
 func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 	c := compare(results)
 	qs := queryNames(results)
@@ -92,9 +93,12 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 	if c.measuredNetwork() {
 		network = c.networkRows()
 	}
+	hs := c.headlines()
 	return enginePage.Execute(w, map[string]any{
+		"Workload":      workloadOf(results),
+		"Headlines":     hs,
+		"HeadlineChart": c.headlineChart(hs),
 		"Engines":       keys,
-		"InputVerdicts": sentences(c.inputVerdicts()),
 		"Network":       network,
 		"Runs":          runViews(results),
 		"Groups":        groups,
@@ -119,28 +123,33 @@ func runViews(results []*wire.BenchResult) []runView {
 	return out
 }
 
-func sentences(vs []verdict) []string {
-	var out []string
-	for _, v := range vs {
-		out = append(out, v.Sentence())
+// workloadOf names the results' workload when they share one.
+func workloadOf(results []*wire.BenchResult) string {
+	name := ""
+	for i, r := range results {
+		if i > 0 && r.Workload != name {
+			return ""
+		}
+		name = r.Workload
 	}
-	return out
+	return name
 }
 
-// writeEnginesMarkdown writes the engine report as Markdown: the input-path verdicts, the network
-// bytes, and per configuration × input the table of the HTML page.
+// writeEnginesMarkdown writes the engine report as Markdown: the verdict, the network bytes, and per
+// configuration × input the table of the HTML page.
 func writeEnginesMarkdown(w io.Writer, results []*wire.BenchResult) error {
 	c := compare(results)
 	qs := queryNames(results)
 	var b strings.Builder
-	b.WriteString("## Engines side by side\n\n")
-	if vs := c.inputVerdicts(); len(vs) > 0 {
-		b.WriteString("### Input paths\n\n")
-		for _, s := range sentences(vs) {
-			fmt.Fprintf(&b, "- %s\n", mdText(s))
+	b.WriteString("## Verdict\n\n")
+	for _, h := range c.headlines() {
+		fmt.Fprintf(&b, "- **%s**: %s", mdText(h.Engine), mdText(h.Answer()))
+		if cost := h.Cost(); cost != "" {
+			fmt.Fprintf(&b, " %s", mdText(cost))
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\n## Engines side by side\n\n")
 	if c.measuredNetwork() {
 		b.WriteString("### Network bytes read\n\n")
 		mdTable(&b, append([]string{"configuration / input"}, c.Engines...), c.networkRows())

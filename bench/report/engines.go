@@ -230,36 +230,6 @@ func (c comparison) engineVerdict(g group) (verdict, bool) {
 	return judge("On "+g.Title(), names, g.Runs), true
 }
 
-// inputVerdicts compare, per engine and configuration, the input paths it ran on: which won and by
-// how much. Empty when every run read one input.
-func (c comparison) inputVerdicts() []verdict {
-	if len(c.Inputs) < 2 {
-		return nil
-	}
-	var out []verdict
-	for _, e := range c.Engines {
-		for _, cfg := range c.Configs {
-			runs := map[string]*wire.BenchResult{}
-			var inputs []string
-			for _, g := range c.Groups {
-				if g.Config == cfg && g.Runs[e] != nil {
-					runs[g.Input] = g.Runs[e]
-					inputs = append(inputs, g.Input)
-				}
-			}
-			if len(inputs) < 2 {
-				continue
-			}
-			subject := "For " + e
-			if cfg != "" && len(c.Configs) > 1 {
-				subject += " on " + cfg
-			}
-			out = append(out, judge(subject, inputs, runs))
-		}
-	}
-	return out
-}
-
 // queryCell is one engine's figures for one query, as the tables print them.
 type queryCell struct {
 	Time, Peak, Network string

@@ -50,12 +50,14 @@ func engineResults() []*wire.BenchResult {
 		}
 		return r
 	}
-	return []*wire.BenchResult{
-		mk("duckdb", "volume", 10, 0, 0),
-		mk("polars", "volume", 20, 0, 0),
-		mk("polars", "s3", 62, 9, 3<<30),
-	}
+	polarsVolume, polarsS3 := mk("polars", "volume", 20, 0, 0), mk("polars", "s3", 62, 9, 3<<30)
+	// Priced as a BenchRun prices them: the volume run is cheaper and pays for itself after 14 runs.
+	polarsVolume.CostMicros, polarsVolume.Currency, polarsVolume.BreakEvenRuns = ptr(1_234), "USD", ptr(14)
+	polarsS3.CostMicros, polarsS3.Currency = ptr(45_600), "USD"
+	return []*wire.BenchResult{mk("duckdb", "volume", 10, 0, 0), polarsVolume, polarsS3}
 }
+
+func ptr(v int64) *int64 { return &v }
 
 func TestCompareGroupsByConfigAndInput(t *testing.T) {
 	c := compare(engineResults())
@@ -69,11 +71,15 @@ func TestCompareGroupsByConfigAndInput(t *testing.T) {
 	if d := cmp.Diff([]string{"2cpu-4gi / volume", "2cpu-4gi / s3"}, titles); d != "" {
 		t.Errorf("groups (-want +got):\n%s", d)
 	}
-	v := c.inputVerdicts()
-	if len(v) != 1 || v[0].Subject != "For polars" || v[0].Queries != 21 || v[0].Means[0].Name != "volume" {
-		t.Fatalf("input verdicts: %+v", v)
+	hs := c.headlines()
+	if len(hs) != 2 || hs[0].Engine != "duckdb" || len(hs[0].Verdict.Means) != 1 || hs[1].Engine != "polars" {
+		t.Fatalf("headlines: %+v", hs)
 	}
-	if ratio := v[0].Means[1].Millis / v[0].Means[0].Millis; ratio < 3.0999 || ratio > 3.1001 {
+	v := hs[1].Verdict
+	if v.Queries != 21 || v.Means[0].Name != "volume" {
+		t.Fatalf("polars's verdict: %+v", v)
+	}
+	if ratio := v.Means[1].Millis / v.Means[0].Millis; ratio < 3.0999 || ratio > 3.1001 {
 		t.Errorf("s3/volume ratio %.4f, want 3.1 (per query 62 vs 20 ms)", ratio)
 	}
 	// A standalone run names no input: its data is the input; two runs of one engine over the same
@@ -133,7 +139,8 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 		"| q | polars median | polars peak (anon/file) | polars network read |\n",
 		"| q9 | OOMKilled | OOMKilled | – |\n",
 		"| q10 | 620 ms | 10 / 40 MiB | 34.9 MiB |\n",
-		"- For polars, volume is 3.1x faster than s3; geometric means over 21 queries",
+		"## Verdict\n\n- **duckdb**: read volume only (geometric mean over 22 queries: volume ",
+		"- **polars**: volume is 3.1x faster than s3 (geometric means over 21 queries: volume 181 ms, s3 562 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs.\n",
 		"### Network bytes read\n\n| configuration / input | duckdb | polars |\n|---|---|---|\n| 2cpu-4gi / volume | – | – |\n| 2cpu-4gi / s3 | – | 3.00 GiB |\n",
 		"## Runs\n\n### run: duckdb / 2cpu-4gi / volume\n",
 	} {
@@ -150,7 +157,9 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 	for _, want := range []string{
 		"<th>q</th><th>duckdb median</th><th>polars median</th><th>duckdb peak (anon/file)</th><th>polars peak (anon/file)</th></tr>",
 		"<td>q1</td><td>10 ms</td><td>20 ms</td><td>1 / 1 MiB</td><td>1 / 4 MiB</td>",
-		"For polars, volume is 3.1x faster than s3",
+		`<section id="verdict"><h2>Verdict</h2>`,
+		"<strong>polars</strong>: volume is 3.1x faster than s3 (geometric means over 21 queries: volume 181 ms, s3 562 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs.",
+		"polars s3: 562 ms", // the verdict's chart
 		"<h2>Network bytes read</h2>",
 		"<td>3.00 GiB</td>",
 		"polars file-backed q3: 12 MiB",
@@ -159,8 +168,11 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 			t.Errorf("the HTML lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, "<svg"); n != 4 {
-		t.Errorf("%d charts, want 4 (time and memory per configuration × input)", n)
+	if n := strings.Count(page, "<svg"); n != 5 {
+		t.Errorf("%d charts, want 5 (the verdict's, time and memory per configuration × input)", n)
+	}
+	if strings.Index(page, "<h2>Verdict</h2>") > strings.Index(page, "<svg") {
+		t.Error("the page does not open with the verdict")
 	}
 	for _, banned := range []string{"<script", "http://", "https://", "<link"} {
 		if strings.Contains(page, banned) {
@@ -168,9 +180,9 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 		}
 	}
 
-	// One engine: the report stays the per-run one.
+	// One engine on one input: the report stays the per-run one.
 	var single bytes.Buffer
-	if err := WriteMarkdown(&single, engineResults()[1:]); err != nil {
+	if err := WriteMarkdown(&single, engineResults()[1:2]); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(single.String(), "Engines side by side") || !strings.HasPrefix(single.String(), "### run: polars / 2cpu-4gi / volume") {

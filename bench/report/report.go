@@ -99,18 +99,47 @@ func find(r *wire.BenchResult, q string) *wire.QueryResult {
 
 // chart draws a grouped bar chart: one group per query, one bar per series, as SVG.
 func chart(title, unit string, series []bars, qs []string) template.HTML {
+	var grid []barSeries
+	for _, s := range series {
+		row := barSeries{Label: s.Label, Color: s.Color}
+		for _, q := range qs {
+			var cell barCell
+			if s.Result != nil {
+				if qr := find(s.Result, q); qr != nil {
+					cell = barCell{Value: s.Value(qr), OK: qr.Status == wire.StatusSucceeded, Status: qr.Status}
+				}
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		grid = append(grid, row)
+	}
+	return drawBars(title, unit, qs, grid)
+}
+
+// barSeries is one series of bars: a label, a colour, and a cell per category.
+type barSeries struct {
+	Label, Color string
+	Cells        []barCell
+}
+
+// barCell is one bar: a value when OK; else, with a Status, a failure marker; else nothing.
+type barCell struct {
+	Value  float64
+	OK     bool
+	Status string
+}
+
+// drawBars draws a grouped bar chart as SVG: one group per category, one bar per series.
+func drawBars(title, unit string, categories []string, series []barSeries) template.HTML {
 	const (
 		width, height         = 960, 320
 		left, right, top, bot = 64, 16, 28, 40
 	)
 	maxV := 0.0
 	for _, s := range series {
-		for _, q := range qs {
-			if s.Result == nil {
-				continue
-			}
-			if qr := find(s.Result, q); qr != nil {
-				maxV = math.Max(maxV, s.Value(qr))
+		for _, c := range s.Cells {
+			if c.OK {
+				maxV = math.Max(maxV, c.Value)
 			}
 		}
 	}
@@ -118,7 +147,7 @@ func chart(title, unit string, series []bars, qs []string) template.HTML {
 		maxV = 1
 	}
 	plotW, plotH := float64(width-left-right), float64(height-top-bot)
-	groupW := plotW / float64(max(len(qs), 1))
+	groupW := plotW / float64(max(len(categories), 1))
 	barW := groupW * 0.8 / float64(max(len(series), 1))
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`, width, height, width, height, template.HTMLEscapeString(title))
@@ -129,28 +158,22 @@ func chart(title, unit string, series []bars, qs []string) template.HTML {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="grid"/><text x="%d" y="%.1f" class="axis" text-anchor="end">%s</text>`,
 			left, width-right, y, y, left-6, y+4, short(v))
 	}
-	for gi, q := range qs {
+	for gi, category := range categories {
 		x0 := float64(left) + groupW*float64(gi) + groupW*0.1
 		for si, s := range series {
-			if s.Result == nil {
-				continue
-			}
-			qr := find(s.Result, q)
-			if qr == nil {
-				continue
-			}
-			v := s.Value(qr)
-			h := plotH * v / maxV
 			x := x0 + barW*float64(si)
-			if qr.Status != wire.StatusSucceeded {
-				// A failed query: a hatched marker at the base, labelled with the status.
-				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s %s: %s</title></rect>`, x, float64(top)+plotH-6, barW, template.HTMLEscapeString(s.Label), template.HTMLEscapeString(q), template.HTMLEscapeString(qr.Status))
-				continue
+			what := template.HTMLEscapeString(s.Label + " " + category)
+			switch c := s.Cells[gi]; {
+			case c.OK:
+				h := plotH * c.Value / maxV
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s: %s %s</title></rect>`,
+					x, float64(top)+plotH-h, barW, math.Max(h, 0.5), template.HTMLEscapeString(s.Color), what, short(c.Value), template.HTMLEscapeString(unit))
+			case c.Status != "":
+				// A failure: a hatched marker at the base, labelled with the status.
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s: %s</title></rect>`, x, float64(top)+plotH-6, barW, what, template.HTMLEscapeString(c.Status))
 			}
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s %s: %s %s</title></rect>`,
-				x, float64(top)+plotH-h, barW, math.Max(h, 0.5), template.HTMLEscapeString(s.Color), template.HTMLEscapeString(s.Label), template.HTMLEscapeString(q), short(v), template.HTMLEscapeString(unit))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis" text-anchor="middle">%s</text>`, x0+groupW*0.4, height-bot+16, template.HTMLEscapeString(q))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis" text-anchor="middle">%s</text>`, x0+groupW*0.4, height-bot+16, template.HTMLEscapeString(category))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -173,7 +196,8 @@ h1{font-size:20px} h2{font-size:16px;margin-top:28px} .chart{display:block;margi
 .title{font-weight:600;font-size:14px} .axis{font-size:11px;fill:#555} .grid{stroke:#ddd}
 .failed{fill:#c00;opacity:.6} table{border-collapse:collapse;margin:12px 0}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right} th:first-child,td:first-child{text-align:left}
-.legend span{display:inline-block;margin-right:16px} .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
+.legend span{display:inline-block;margin-right:16px} .legend i,.answer i{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
+#verdict{max-width:980px} .answer{font-size:15px;margin:8px 0}
 </style>{{end}}`
 
 var page = template.Must(template.Must(template.New("report").Parse(style)).Parse(`<!doctype html>
@@ -199,10 +223,11 @@ type row struct {
 	Cells []cell
 }
 
-// WriteHTML writes the self-contained report page. Results of more than one engine get the engine
-// report: the engines side by side per configuration × input, and which input won per engine.
+// WriteHTML writes the self-contained report page. Results of more than one engine or input path get
+// the engine report, which opens with the verdict: which input won per engine, by how much, and what
+// each costs.
 func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
-	if len(engines(results)) > 1 {
+	if compares(results) {
 		return writeEnginesHTML(w, results)
 	}
 	series := seriesOf(results)
@@ -231,12 +256,17 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 	})
 }
 
+// compares says whether results compare engines or input paths (else they are runs side by side).
+func compares(results []*wire.BenchResult) bool {
+	return len(engines(results)) > 1 || len(compare(results).Inputs) > 1
+}
+
 func medianOf(q *wire.QueryResult) float64 { return float64(q.MedianMillis) }
 
 // WriteMarkdown writes one table per run, for pasting into docs; results of more than one engine
 // start with the engines side by side, as the HTML report shows them.
 func WriteMarkdown(w io.Writer, results []*wire.BenchResult) error {
-	if len(engines(results)) > 1 {
+	if compares(results) {
 		if err := writeEnginesMarkdown(w, results); err != nil {
 			return err
 		}

@@ -20,6 +20,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,13 +91,85 @@ func TestChromiumDrawsTheCharts(t *testing.T) {
 	// The engine report: per configuration × input a time chart (a bar per engine and query) and a
 	// memory chart (two per engine and query: anonymous, file-backed).
 	charts, drawn = drawnInChromium(t, engineResults())
-	if charts != 2*2 {
-		t.Errorf("engine report: %d charts laid out, want 4", charts)
+	if charts != 1+2*2 {
+		t.Errorf("engine report: %d charts laid out, want 5", charts)
 	}
-	// volume: duckdb and polars, 22 queries each; s3: polars, 21 of 22 (q9 OOMKilled).
-	if want := (2*22 + 21) * 3; drawn != want {
+	// volume: duckdb and polars, 22 queries each; s3: polars, 21 of 22 (q9 OOMKilled); and the
+	// verdict's chart, a bar per engine and input it read (duckdb volume, polars volume and s3).
+	if want := (2*22+21)*3 + 3; drawn != want {
 		t.Errorf("engine report: %d bars drawn with a size, want %d", drawn, want)
 	}
+}
+
+// TestTheVerdictOpensThePageAt1280px screenshots the first screen of the engine report in headless
+// Chromium at 1280×900, as a reader's laptop shows it: the verdict and its chart are on it (the bars of
+// both engines' colours, which appear nowhere else above the fold), and nothing is wider than the
+// window.
+func TestTheVerdictOpensThePageAt1280px(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not found: apt-get install chromium (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, engineResults()); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "report.png")
+	runChromium(t, browser, dir, "--window-size=1280,900", "--hide-scrollbars", "--screenshot="+shot, "file://"+page)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := img.Bounds().Dx(); w != 1280 {
+		t.Fatalf("screenshot %d px wide, want 1280", w)
+	}
+	c := compare(engineResults())
+	for _, engine := range c.Engines {
+		if n := pixelsOf(img, c.engineColor(engine)); n < 5000 {
+			t.Errorf("the first screen has %d pixels of %s's colour %s: its verdict bars are not on it", n, engine, c.engineColor(engine))
+		}
+	}
+	probe := strings.Replace(b.String(), "</body>", `<script>
+const v = document.getElementById("verdict").getBoundingClientRect();
+document.body.setAttribute("data-verdict-top", Math.round(v.top)); document.body.setAttribute("data-verdict-bottom", Math.round(v.bottom));
+document.body.setAttribute("data-overflow", document.documentElement.scrollWidth - window.innerWidth);
+</script></body>`, 1)
+	if err := os.WriteFile(page, []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := runChromium(t, browser, dir, "--window-size=1280,900", "--dump-dom", "file://"+page)
+	if top, bottom := domNumber(t, dom, "data-verdict-top"), domNumber(t, dom, "data-verdict-bottom"); top > 120 || bottom > 900 {
+		t.Errorf("the verdict spans %d–%d px: it must open the page and fit the first 900", top, bottom)
+	}
+	if over := domNumber(t, dom, "data-overflow"); over > 0 {
+		t.Errorf("the page is %d px wider than a 1280 px window", over)
+	}
+}
+
+// pixelsOf counts the pixels of img that are exactly the colour hex ("#rrggbb").
+func pixelsOf(img image.Image, hex string) int {
+	var want [3]uint8
+	fmt.Sscanf(hex, "#%02x%02x%02x", &want[0], &want[1], &want[2])
+	n := 0
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if uint8(r>>8) == want[0] && uint8(g>>8) == want[1] && uint8(b>>8) == want[2] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // drawnInChromium renders the HTML report of results in headless Chromium and returns how many
@@ -121,23 +195,33 @@ document.body.setAttribute("data-drawn", drawn); document.body.setAttribute("dat
 	if err := os.WriteFile(page, []byte(probe), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	out := runChromium(t, browser, dir, "--dump-dom", "file://"+page)
+	return domNumber(t, out, "data-charts"), domNumber(t, out, "data-drawn")
+}
+
+// runChromium runs headless Chromium with a profile under dir, offline, and returns its stdout.
+func runChromium(t *testing.T, browser, dir string, args ...string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--dump-dom", "file://"+page).Output()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--user-data-dir=" + filepath.Join(dir, "profile")}
+	out, err := exec.CommandContext(ctx, browser, append(base, args...)...).Output()
 	if err != nil {
-		t.Fatalf("chromium: %v", err)
+		t.Fatalf("chromium %v: %v", args, err)
 	}
-	attr := func(name string) int {
-		m := regexp.MustCompile(name + `="(\d+)"`).FindSubmatch(out)
-		if m == nil {
-			t.Fatalf("chromium's DOM has no %s:\n%.2000s", name, out)
-		}
-		n, _ := strconv.Atoi(string(m[1]))
-		return n
+	return out
+}
+
+// domNumber reads the integer attribute name that a probe script set on the page's body.
+func domNumber(t *testing.T, dom []byte, name string) int {
+	t.Helper()
+	m := regexp.MustCompile(name + `="(-?\d+)"`).FindSubmatch(dom)
+	if m == nil {
+		t.Fatalf("chromium's DOM has no %s:\n%.2000s", name, dom)
 	}
-	return attr("data-charts"), attr("data-drawn")
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }
 
 func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {

@@ -131,12 +131,29 @@ func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	fmt.Fprint(tw, "geometric mean\t")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t", time.Duration(r.GeometricMeanMillis)*time.Millisecond)
-	}
-	fmt.Fprintln(tw)
+	footer(tw, "geometric mean", results, func(r *wire.BenchResult) string { return (time.Duration(r.GeometricMeanMillis) * time.Millisecond).String() })
+	footer(tw, "cost of a run", results, func(r *wire.BenchResult) string {
+		if r.CostMicros == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.6f %s", float64(*r.CostMicros)/1e6, r.Currency)
+	})
+	footer(tw, "break-even (runs)", results, func(r *wire.BenchResult) string {
+		if r.BreakEvenRuns == nil {
+			return "-"
+		}
+		return fmt.Sprint(*r.BreakEvenRuns)
+	})
 	return tw.Flush()
+}
+
+// footer writes a row of one figure per result.
+func footer(w io.Writer, name string, results []*wire.BenchResult, figure func(*wire.BenchResult) string) {
+	fmt.Fprintf(w, "%s\t", name)
+	for _, r := range results {
+		fmt.Fprintf(w, "%s\t", figure(r))
+	}
+	fmt.Fprintln(w)
 }
 
 // cell is one query's median and peak memory in one result, or its status when it did not succeed.

@@ -103,7 +103,7 @@ func exposeReady(pod *corev1.Pod, ports ...int32) string {
 	GinkgoHelper()
 	svc := &corev1.Service{
 		ObjectMeta: objectMeta(pod.Namespace, pod.Name),
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": pod.Labels["app"]}},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": pod.Labels["app"]}},
 	}
 	for _, port := range ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("s3-%d", port), Port: port, TargetPort: intstr.FromInt32(port)})

@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
+)
+
+func TestResultsTableHasAQueryPerRowAndAResultPerColumn(t *testing.T) {
+	done := metav1.Now()
+	query := func(name string, ms int64, status datav1alpha1.QueryStatus) datav1alpha1.QueryResult {
+		return datav1alpha1.QueryResult{Name: name, Status: status, QueryMeasurements: wire.QueryMeasurements{MedianMillis: ms, PeakMemoryBytes: 3 << 20}}
+	}
+	run := &datav1alpha1.BenchRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "lake", Name: "compare"},
+		Spec:       datav1alpha1.BenchRunSpec{DatasetRef: datav1alpha1.DatasetReference{Name: "tpch"}, Iterations: 2, Pricing: &datav1alpha1.Pricing{Currency: "USD"}},
+		Status: datav1alpha1.BenchRunStatus{Results: []datav1alpha1.BenchResult{
+			{Engine: "duckdb", Config: "1cpu", Input: "volume", CompletionTime: &done, GeometricMeanMillis: 120, CostMicros: ptr.To[int64](1_500), BreakEvenRuns: ptr.To[int64](9),
+				Queries: []datav1alpha1.QueryResult{query("q1", 1500, datav1alpha1.QuerySucceeded), query("q2", 80, datav1alpha1.QuerySucceeded)}},
+			{Engine: "duckdb", Config: "1cpu", Input: "s3", CompletionTime: &done, GeometricMeanMillis: 400, CostMicros: ptr.To[int64](9_000),
+				Queries: []datav1alpha1.QueryResult{query("q1", 4000, datav1alpha1.QuerySucceeded), query("q2", 0, datav1alpha1.QueryOOMKilled)}},
+			{Engine: "polars", Config: "1cpu", Input: "s3"}, // still running: left out
+		}},
+	}
+	var b bytes.Buffer
+	if err := printResults(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := [][]string{
+		{"QUERY", "duckdb / 1cpu / volume", "duckdb / 1cpu / s3"},
+		{"q1", "1.5s, 3.0Mi", "4s, 3.0Mi"},
+		{"q2", "80ms, 3.0Mi", "OOMKilled"},
+		{"geometric mean", "120ms", "400ms"},
+		{"cost of a run", "0.001500 USD", "0.009000 USD"},
+		{"break-even (runs)", "9", "-"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), b.String())
+	}
+	for i, cells := range want {
+		for _, c := range cells {
+			if !strings.Contains(lines[i], c) {
+				t.Errorf("line %d %q lacks %q", i, lines[i], c)
+			}
+		}
+	}
+}
