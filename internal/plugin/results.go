@@ -131,7 +131,9 @@ func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	footer(tw, "geometric mean", results, func(r *wire.BenchResult) string { return (time.Duration(r.GeometricMeanMillis) * time.Millisecond).String() })
+	footer(tw, "geometric mean", results, func(r *wire.BenchResult) string {
+		return (time.Duration(r.GeometricMeanMillis) * time.Millisecond).String()
+	})
 	footer(tw, "cost of a run", results, func(r *wire.BenchResult) string {
 		if r.CostMicros == nil {
 			return "-"
