@@ -105,21 +105,23 @@ metadata: {name: engines, namespace: demo}
 spec:
   datasetRef: {name: tpch}
   iterations: 3
+  pricing: {currency: EUR}
 status:
   results:
   - {engine: duckdb, config: small, input: volume, completionTime: "2026-12-02T10:00:00Z", wallMillis: 900, readBytesPerSecond: 2420000000,
      queries: [{name: q1, status: Succeeded, medianMillis: 40, peakMemoryBytes: 52428800, peakAnonBytes: 41943040, peakFileBytes: 10485760},
                {name: q6, status: Succeeded, medianMillis: 10, peakMemoryBytes: 20971520, peakAnonBytes: 10485760, peakFileBytes: 10485760}]}
-  - {engine: polars, config: small, input: volume, completionTime: "2026-12-02T10:00:01Z", wallMillis: 800,
+  - {engine: polars, config: small, input: volume, completionTime: "2026-12-02T10:00:01Z", wallMillis: 800, costMicros: 2100, breakEvenRuns: 7,
      queries: [{name: q1, status: Succeeded, medianMillis: 30, peakMemoryBytes: 104857600, peakAnonBytes: 31457280, peakFileBytes: 73400320},
                {name: q6, status: Succeeded, medianMillis: 12, peakMemoryBytes: 62914560, peakAnonBytes: 10485760, peakFileBytes: 52428800}]}
-  - {engine: polars, config: small, input: s3, completionTime: "2026-12-02T10:00:02Z", wallMillis: 4000, networkReadBytes: 125829120,
+  - {engine: polars, config: small, input: s3, completionTime: "2026-12-02T10:00:02Z", wallMillis: 4000, networkReadBytes: 125829120, costMicros: 13500,
      queries: [{name: q1, status: Succeeded, medianMillis: 120, peakMemoryBytes: 104857600, peakAnonBytes: 94371840, networkReadBytes: 31457280},
                {name: q6, status: Succeeded, medianMillis: 48, peakMemoryBytes: 62914560, peakAnonBytes: 52428800, networkReadBytes: 20971520}]}
 `
 
-// TestReportComparesEngines: `pqcache report` on a BenchRun of two engines puts them side by side
-// per configuration × input and says which input path won for polars.
+// TestReportComparesEngines: `pqcache report` on a BenchRun of two engines opens with the verdict
+// (which input path won for polars, what a run costs in the BenchRun's currency, the break-even) and
+// puts the engines side by side per configuration × input.
 func TestReportComparesEngines(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "benchrun.yaml")
@@ -134,7 +136,7 @@ func TestReportComparesEngines(t *testing.T) {
 		"### small / volume\n",
 		"| q | duckdb median | polars median | duckdb peak (anon/file) | polars peak (anon/file) |\n",
 		"| q1 | 40 ms | 30 ms | 40 / 10 MiB | 30 / 70 MiB |\n",
-		"- For polars, volume is 4.0x faster than s3; geometric means over 2 queries: volume 19 ms, s3 76 ms.",
+		"- **polars**: volume is 4.0x faster than s3 (geometric means over 2 queries: volume 19 ms, s3 76 ms). One run costs €0.0021 on volume and €0.013 on s3. The cache pays for itself after 7 runs.\n",
 		"| small / s3 | – | 120.0 MiB |",
 	} {
 		if !strings.Contains(md, want) {
@@ -146,7 +148,7 @@ func TestReportComparesEngines(t *testing.T) {
 		t.Fatalf("report html: %v\n%s", err, out)
 	}
 	page, _ := os.ReadFile(html)
-	for _, want := range []string{"<th>duckdb median</th><th>polars median</th>", "For polars, volume is 4.0x faster than s3", "2.25 GiB/s"} {
+	for _, want := range []string{"<th>duckdb median</th><th>polars median</th>", "<strong>polars</strong>: volume is 4.0x faster than s3", "2.25 GiB/s"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML lacks %q", want)
 		}
