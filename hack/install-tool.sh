@@ -31,7 +31,9 @@ if [[ $pkg == ./* ]]; then
   mv "$tmp/$name" "$target"
   echo "install-tool: built $mod" >&2
 else
-  GOBIN=$tmp GOFLAGS= go install "$pkg@$version"
+  # Static and trimmed, as the images want them: the local cluster's versitygw image copies
+  # bin/versitygw-VERSION instead of building it again.
+  GOBIN=$tmp GOFLAGS= CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$pkg@$version"
   mv "$tmp/$(basename "${pkg%%/v[0-9]*}")" "$target" 2>/dev/null || mv "$tmp"/* "$target"
 fi
 ln -sf "$name-$version" "$BIN/$name"

@@ -20,6 +20,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"debug/elf"
 	"fmt"
 	"io"
 	"io/fs"
@@ -122,8 +123,8 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	}
 	done()
 
-	// versitygw is built statically from the module proxy (go install's default links glibc's
-	// resolver, which the image does not have).
+	// versitygw, built statically by `make versitygw` (hack/local-cluster runs it; go install's default
+	// would link glibc's resolver, which the image does not have).
 	done = step("building the versitygw %s image", versitygwVersion)
 	gwRoot := filepath.Join(dir, "versitygw-rootfs")
 	if err := os.MkdirAll(filepath.Join(gwRoot, "tmp"), 0o755); err != nil {
@@ -132,11 +133,8 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	if err := os.Chmod(filepath.Join(gwRoot, "tmp"), os.ModeSticky|0o777); err != nil {
 		return err
 	}
-	install := exec.CommandContext(ctx, "go", "install", "-trimpath", "-ldflags", "-s -w", "github.com/versity/versitygw/cmd/versitygw@"+versitygwVersion)
-	install.Env = append(os.Environ(), "CGO_ENABLED=0", "GOBIN="+gwRoot)
-	install.Stdout, install.Stderr = os.Stderr, os.Stderr
-	if err := install.Run(); err != nil {
-		return fmt.Errorf("building versitygw: %w", err)
+	if err := copyExecutable(filepath.Join(c.root, "bin", "versitygw-"+versitygwVersion), filepath.Join(gwRoot, "versitygw")); err != nil {
+		return fmt.Errorf("the versitygw binary (make versitygw builds it): %w", err)
 	}
 	if err := writeImage(filepath.Join(dir, "versitygw.tar"), imageSpec{ref: versitygwImage, rootfs: gwRoot, entrypoint: []string{"/versitygw"}, user: "65532:65532"}); err != nil {
 		return err
@@ -181,7 +179,26 @@ func copyExecutable(src, dst string) error {
 	if err != nil {
 		return err
 	}
+	if err := mustBeStatic(src); err != nil {
+		return err
+	}
 	return os.WriteFile(dst, data, 0o755)
+}
+
+// mustBeStatic refuses a dynamically linked binary: the images have no C library to load it with (a
+// bin/ tool built by an older hack/install-tool.sh is one; delete it and make it again).
+func mustBeStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked: delete it and build it again (make builds bin/ tools static)", path)
+		}
+	}
+	return nil
 }
 
 // writeImage writes a one-layer linux/amd64 image of spec.rootfs to path. The layer is reproducible
