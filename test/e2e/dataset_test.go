@@ -117,6 +117,13 @@ spec:
 		Expect(metav1.IsControlledBy(&pvc, &ds)).To(BeTrue())
 	})
 
+	It("shows the Dataset with kubectl pqcache status, found by kubectl on PATH", func() {
+		out, err := kubectlPqcache("status", "-n", ns)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(MatchRegexp(`(?m)^tpch +True +%d +\S+ +\d+s ago `, loaded.Files), "a row for the Dataset: ready, its files, its size, synced seconds ago")
+		Expect(out).To(ContainSubstring("1 (current 1)"), "its generations")
+	})
+
 	It("copies only what changed after a manual refresh", func() {
 		By("rewriting " + changedKey + " with other data and deleting " + deletedKey)
 		// The new batch=1 (the second quarter of the orders) is the first half of that quarter (the
@@ -285,6 +292,13 @@ spec:
 			}
 		}
 		Expect(engines).To(Equal(map[string]int{"duckdb": 4, "polars": 4}))
+
+		By("kubectl pqcache results: a column per result, priced at the default list prices")
+		out, err := kubectlPqcache("results", "engines", "-n", ns)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("polars / 1cpu-1gi / mixed-direct"))
+		Expect(out).To(MatchRegexp(`(?m)^ *q22 `))
+		Expect(out).To(MatchRegexp(`(?m)^ *cost of a run .*USD`))
 	})
 
 	It("runs a user's own workload on both engines, from the volume and from S3, with equal answers", func() {

@@ -29,6 +29,7 @@ limitations under the License.
 //	PQCACHE_E2E_S3_IMAGE     a versitygw image (default pqcache.local/versitygw:v1.8.0)
 //	PQCACHE_E2E_HELM_VALUES  extra values for the chart (hack/local-cluster writes one)
 //	PQCACHE_HELM             the helm binary (default bin/helm)
+//	PQCACHE_KUBECTL          the kubectl that runs `kubectl pqcache` (default bin/k8s/VERSION/kubectl)
 //	PQCACHE_E2E_EVENTS_URL   where in-cluster stores reach the operator's event endpoint (default: its
 //	                         Service's DNS name)
 //
@@ -44,6 +45,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,6 +153,31 @@ var _ = AfterSuite(func() {
 	out, err := helm("uninstall", releaseName, "--namespace", releaseNamespace, "--wait", "--timeout", "2m")
 	Expect(err).NotTo(HaveOccurred(), "helm uninstall\n%s", out)
 })
+
+// kubectlPqcache runs `kubectl pqcache args...` as a user does: kubectl finds the plugin, built from
+// the working tree once per suite, on PATH.
+func kubectlPqcache(args ...string) (string, error) {
+	GinkgoHelper()
+	pluginOnce.Do(func() {
+		pluginDir = GinkgoT().TempDir()
+		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "kubectl-pqcache"), "./cmd/kubectl-pqcache")
+		build.Dir = repoRoot
+		out, err := build.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "building kubectl-pqcache\n%s", out)
+	})
+	kubectl := envOr("PQCACHE_KUBECTL", filepath.Join(repoRoot, "bin", "k8s", "1.37.2-linux-amd64", "kubectl"))
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"pqcache"}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+pluginDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+var (
+	pluginOnce sync.Once
+	pluginDir  string
+)
 
 func helm(args ...string) (string, error) {
 	bin := envOr("PQCACHE_HELM", filepath.Join(repoRoot, "bin", "helm"))
