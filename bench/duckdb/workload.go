@@ -17,6 +17,7 @@ limitations under the License.
 package duckdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -94,6 +95,12 @@ func LoadHTTPFS(ctx context.Context, db *sql.DB, ext string, s3 *wire.S3Access) 
 	return nil
 }
 
+// defaultRegion signs requests when neither the Dataset nor the environment names a region, as
+// pqcache's sync and Polars do: S3-compatible stores that check the region expect us-east-1 then, and
+// reject DuckDB's empty region (versitygw: AuthorizationHeaderMalformed). A bucket in another AWS
+// region needs the Dataset's region, as with every client.
+const defaultRegion = "us-east-1"
+
 // s3Secret is the CREATE SECRET statement for the store: its endpoint (host and port, with TLS or not
 // by the URL's scheme), region and addressing, and the access key from the environment. Without an
 // access key DuckDB reads public objects only: the credential chain needs the aws extension, which
@@ -113,7 +120,7 @@ func s3Secret(s3 *wire.S3Access, getenv func(string) string) (string, error) {
 		a.Endpoint = getenv("AWS_ENDPOINT_URL")
 	}
 	if a.Region == "" {
-		a.Region = getenv("AWS_REGION")
+		a.Region = cmp.Or(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"), defaultRegion)
 	}
 	parts = append(parts, "TYPE s3")
 	add("KEY_ID", getenv("AWS_ACCESS_KEY_ID"))
