@@ -159,7 +159,8 @@ var _ = AfterSuite(func() {
 func kubectlPqcache(args ...string) (string, error) {
 	GinkgoHelper()
 	pluginOnce.Do(func() {
-		pluginDir = GinkgoT().TempDir()
+		// Not GinkgoT().TempDir(): that belongs to the first spec that calls this, and goes with it.
+		pluginDir = filepath.Join(repoRoot, "bin", "e2e-plugin")
 		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "kubectl-pqcache"), "./cmd/kubectl-pqcache")
 		build.Dir = repoRoot
 		out, err := build.CombinedOutput()
