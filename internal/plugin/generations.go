@@ -29,11 +29,7 @@ func (o *options) generationsCommand() *cobra.Command {
 		Short: "The whole generations of a Dataset's data its volume keeps for readers, newest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			ds, err := getDataset(cmd.Context(), c, ns, args[0])
+			_, ds, err := o.dataset(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -42,7 +38,7 @@ func (o *options) generationsCommand() *cobra.Command {
 				return err
 			}
 			if g == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "Dataset %s/%s keeps no generations (spec.sync.keepGenerations: 0, or nothing synced yet).\n", ns, ds.Name)
+				fmt.Fprintf(cmd.OutOrStdout(), "Dataset %s/%s keeps no generations (spec.sync.keepGenerations: 0, or nothing synced yet).\n", ds.Namespace, ds.Name)
 				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)

@@ -122,6 +122,17 @@ func (o *options) printObject(w io.Writer, v any) (bool, error) {
 }
 
 // getDataset reads one Dataset of the namespace.
+// dataset connects and reads the named Dataset in the namespace kubectl's flags choose: the start of
+// every command about one Dataset.
+func (o *options) dataset(ctx context.Context, name string) (client.Client, *datav1alpha1.Dataset, error) {
+	c, ns, err := o.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := getDataset(ctx, c, ns, name)
+	return c, ds, err
+}
+
 func getDataset(ctx context.Context, c client.Client, ns, name string) (*datav1alpha1.Dataset, error) {
 	var ds datav1alpha1.Dataset
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ds); err != nil {

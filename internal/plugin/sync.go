@@ -43,11 +43,7 @@ same as editing it by hand: GitOps tools that own the field will set it back). W
 the sync's progress and ends with its result: exit status 1 when it failed, with the reason.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			ds, err := getDataset(cmd.Context(), c, ns, args[0])
+			c, ds, err := o.dataset(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -56,9 +52,9 @@ the sync's progress and ends with its result: exit status 1 when it failed, with
 			orig := ds.DeepCopy()
 			ds.Spec.Refresh.Manual = token
 			if err := c.Patch(cmd.Context(), ds, client.MergeFrom(orig)); err != nil {
-				return fmt.Errorf("setting spec.refresh.manual of %s/%s: %w", ns, ds.Name, err)
+				return fmt.Errorf("setting spec.refresh.manual of %s/%s: %w", ds.Namespace, ds.Name, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "dataset %s/%s: sync requested (spec.refresh.manual: %s)\n", ns, ds.Name, token)
+			fmt.Fprintf(cmd.OutOrStdout(), "dataset %s/%s: sync requested (spec.refresh.manual: %s)\n", ds.Namespace, ds.Name, token)
 			if !wait {
 				return nil
 			}

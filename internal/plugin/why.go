@@ -45,11 +45,7 @@ func (o *options) whyCommand() *cobra.Command {
 		Short: "Why a Dataset is (not) Ready: its conditions, its last and running Jobs and their pods, recent events, and what to do",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			ds, err := getDataset(cmd.Context(), c, ns, args[0])
+			c, ds, err := o.dataset(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
