@@ -729,8 +729,9 @@ var _ = Describe("Dataset controller", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(meta.IsStatusConditionTrue(getDataset(ds).Status.Conditions, datav1alpha1.ConditionReady)).To(BeTrue())
 		}).WithTimeout(10 * time.Second).Should(Succeed())
+		// The metrics are observed just after the status write lands, so a reader can see Ready first.
 		l := prometheus.Labels{"namespace": ns, "dataset": "stale"}
-		Expect(testutil.ToFloat64(syncFilesCopied.With(l))).To(Equal(5.0))
+		Eventually(func() float64 { return testutil.ToFloat64(syncFilesCopied.With(l)) }).WithTimeout(10 * time.Second).Should(Equal(5.0))
 		recorded := getDataset(ds)
 
 		// A second reconciler reads the stale copy: it sees the same finished Job as news.
