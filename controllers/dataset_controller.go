@@ -121,7 +121,8 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		setEventConditions(&ds, &datav1alpha1.EventStatus{}, &EventProblem{Reason: datav1alpha1.ReasonUnavailable,
 			Message: "this operator runs no event sources; the Dataset refreshes on its schedule"})
 	}
-	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady))
+	listing := facts.activeJob != nil && facts.activeJob.Annotations[AnnotationTrigger] != TriggerEvents
+	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady), listing)
 
 	changed := !equality.Semantic.DeepEqual(orig.Status, ds.Status)
 	if written, res, werr := writeStatus(ctx, r.Status(), orig, &ds, changed, "dataset", err); !written {

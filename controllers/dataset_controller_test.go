@@ -248,9 +248,15 @@ func (w *countingStatusWriter) Patch(ctx context.Context, obj client.Object, pat
 // seriesOf counts the pqcache metric series of one Dataset.
 func seriesOf(ns, name string) int {
 	GinkgoHelper()
+	return len(seriesNamesOf(ns, name))
+}
+
+// seriesNamesOf names the metric of each series pqcache serves for the Dataset, one entry per series.
+func seriesNamesOf(ns, name string) []string {
+	GinkgoHelper()
 	families, err := crmetrics.Registry.Gather()
 	Expect(err).NotTo(HaveOccurred())
-	n := 0
+	var names []string
 	for _, f := range families {
 		if !strings.HasPrefix(f.GetName(), "pqcache_") {
 			continue
@@ -261,11 +267,11 @@ func seriesOf(ns, name string) int {
 				labels[lp.GetName()] = lp.GetValue()
 			}
 			if labels["namespace"] == ns && labels["dataset"] == name {
-				n++
+				names = append(names, f.GetName())
 			}
 		}
 	}
-	return n
+	return names
 }
 
 // kstatusOf computes what Flux (kstatus) reads from the object.
@@ -372,7 +378,11 @@ var _ = Describe("Dataset controller", func() {
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
 
+		// The counters alerts take increase() of exist before their first increment (read before
+		// ToFloat64 below, which would create them).
+		Expect(seriesNamesOf(ns, "ok")).To(ContainElements("pqcache_sync_failures_total", "pqcache_dataset_changes_found_by_listing_total"))
 		l := prometheus.Labels{"namespace": ns, "dataset": "ok"}
+		Expect(testutil.ToFloat64(syncFailures.With(l))).To(BeZero())
 		Expect(testutil.ToFloat64(syncFilesCopied.With(l))).To(Equal(12.0))
 		Expect(testutil.ToFloat64(syncBytesCopied.With(l))).To(Equal(3000.0))
 		Expect(testutil.ToFloat64(cacheBytes.With(l))).To(Equal(3000.0))
@@ -493,16 +503,22 @@ var _ = Describe("Dataset controller", func() {
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(BeEmpty()) }).WithTimeout(time.Second).Should(Succeed())
 
+		Expect(seriesNamesOf(ns, "hourly")).To(ContainElement("pqcache_dataset_next_sync_timestamp_seconds"))
+
 		// Three hours later (the operator was down): one sync, not three.
 		fakeClock.Step(3 * time.Hour)
 		touch(ds)
 		job := waitForJobs(ds, 1)
 		Expect(job.Annotations).To(HaveKeyWithValue(AnnotationTrigger, TriggerScheduled))
+		// While the listing that was due runs, it is not overdue: the next-listing series is withdrawn.
+		Eventually(func() []string { return seriesNamesOf(ns, "hourly") }).WithTimeout(10 * time.Second).
+			ShouldNot(ContainElement("pqcache_dataset_next_sync_timestamp_seconds"))
 		finishJob(job, finish{report: successReport(1, 1)})
 		Eventually(func(g Gomega) {
 			cur := getDataset(ds)
 			g.Expect(cur.Status.LastSync).NotTo(BeNil())
 			g.Expect(cur.Status.NextSyncTime.Time).To(BeTemporally(">", time.Now().Add(50*time.Minute)))
+			g.Expect(seriesNamesOf(ns, "hourly")).To(ContainElement("pqcache_dataset_next_sync_timestamp_seconds"))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(syncJobsOf(g, ds)).To(HaveLen(1)) }).WithTimeout(2 * time.Second).Should(Succeed())
 	})

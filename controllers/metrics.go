@@ -66,7 +66,7 @@ var (
 	}, datasetLabels)
 	nextListing = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pqcache_dataset_next_sync_timestamp_seconds",
-		Help: "Unix time the schedule's next listing sync is due (status.nextSyncTime); alert on time() minus this: a listing overdue.",
+		Help: "Unix time the schedule's next listing sync is due (status.nextSyncTime), absent while a listing sync runs; alert on time() minus this: a listing overdue.",
 	}, datasetLabels)
 	benchRunsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pqcache_benchruns_finished_total",
@@ -104,9 +104,15 @@ func observeFoundByListing(ds *datav1alpha1.Dataset, n int64) {
 	changesFoundByListing.With(prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}).Add(float64(n))
 }
 
-// observeDataset sets the gauges from the Dataset's status.
-func observeDataset(ds *datav1alpha1.Dataset, ready bool) {
+// observeDataset sets the gauges from the Dataset's status. listing says a listing sync is running:
+// the listing that was due is then under way, so the next-listing series is withdrawn until it ends
+// (it would otherwise read as overdue for as long as a big listing takes).
+func observeDataset(ds *datav1alpha1.Dataset, ready, listing bool) {
 	l := prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}
+	// The counters an alert takes increase() of exist from the first reconcile, at 0: a series born at
+	// its first increment hides that increment from increase().
+	syncFailures.With(l)
+	changesFoundByListing.With(l)
 	if t := ds.Status.LastSuccessfulSyncTime; t != nil {
 		lastSuccessfulSync.With(l).Set(float64(t.Unix()))
 	}
@@ -118,7 +124,7 @@ func observeDataset(ds *datav1alpha1.Dataset, ready bool) {
 	if m := ds.Status.Manifest; m != nil {
 		cacheBytes.With(l).Set(float64(m.Bytes))
 	}
-	if t := ds.Status.NextSyncTime; t != nil {
+	if t := ds.Status.NextSyncTime; t != nil && !listing {
 		nextListing.With(l).Set(float64(t.Unix()))
 	} else {
 		nextListing.Delete(l)

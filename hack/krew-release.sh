@@ -11,12 +11,15 @@ version=$1 base=${2%/} out=$3
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 platforms=${KREW_PLATFORMS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"}
 mkdir -p "$out"
+stages=$(mktemp -d)
+trap 'rm -rf "$stages"' EXIT
 entries=""
 for platform in $platforms; do
   os=${platform%/*} arch=${platform#*/}
   bin=kubectl-pqcache
   [ "$os" = windows ] && bin=kubectl-pqcache.exe
-  stage=$(mktemp -d)
+  stage=$stages/$os-$arch
+  mkdir -p "$stage"
   (cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w" -o "$stage/$bin" ./cmd/kubectl-pqcache)
   archive=kubectl-pqcache_${version}_${os}_${arch}.tar.gz
   # Reproducible: sorted, zero times, root-owned.

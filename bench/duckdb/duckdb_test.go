@@ -91,12 +91,12 @@ func TestGenerateAndQueryBothLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := CreateViews(ctx, db, dir); err != nil {
+		if err := createViews(ctx, db, dir); err != nil {
 			t.Fatal(err)
 		}
 		for q := 1; q <= 22; q++ {
 			var out strings.Builder
-			n, err := RunQuery(ctx, db, q, &out)
+			n, err := runQuery(ctx, db, q, &out)
 			if err != nil {
 				t.Fatalf("%s: %v", layout, err)
 			}
@@ -138,16 +138,16 @@ func BenchmarkQueriesInOneConnection(b *testing.B) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := CreateViews(ctx, db, dir); err != nil {
+	if err := createViews(ctx, db, dir); err != nil {
 		b.Fatal(err)
 	}
 	for q := 1; q <= 22; q++ {
 		b.Run(fmt.Sprintf("q%02d", q), func(b *testing.B) {
-			if _, err := RunQuery(ctx, db, q, io.Discard); err != nil { // warm-up, as the runner does
+			if _, err := runQuery(ctx, db, q, io.Discard); err != nil { // warm-up, as the runner does
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				if _, err := RunQuery(ctx, db, q, io.Discard); err != nil {
+				if _, err := runQuery(ctx, db, q, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}

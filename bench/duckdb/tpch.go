@@ -20,7 +20,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -155,43 +154,6 @@ func writeScanLayouts(ctx context.Context, db *sql.DB, out string, fileSize int6
 		return fmt.Errorf("writing %s: %w", many, err)
 	}
 	return nil
-}
-
-// CreateViews makes each TPC-H table a view over its Parquet files in dir, flat or partitioned, as the
-// tpch workload resolves them (for pqcache query and tests).
-func CreateViews(ctx context.Context, db *sql.DB, dir string) error {
-	w, err := workload.Builtin(workload.TPCH)
-	if err != nil {
-		return err
-	}
-	r, err := workload.Resolve(ctx, w, nil, workload.Source{Data: workload.Dir(dir)})
-	if err != nil {
-		return err
-	}
-	return CreateTables(ctx, db, r)
-}
-
-// RunQuery runs PDS-H query n and writes its rows to w in the canonical row format (bench/canon):
-// one per line, columns separated by '|', decimals and floats rounded to two places (TPC-H's answer
-// precision), so that the same answer computed in another order (other files, other threads) or by
-// another engine (Polars) prints the same.
-func RunQuery(ctx context.Context, db *sql.DB, n int, w io.Writer) (int64, error) {
-	q, err := queries.SQL(n)
-	if err != nil {
-		return 0, err
-	}
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return 0, fmt.Errorf("query %d: %w", n, err)
-	}
-	defer rows.Close()
-	var count int64
-	err = EachRow(rows, func(fields []string) error {
-		count++
-		_, err := io.WriteString(w, canon.Row(fields)+"\n")
-		return err
-	})
-	return count, err
 }
 
 // EachRow calls fn with every row of rows, each value in its canonical form (package canon; a

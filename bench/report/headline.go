@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"strings"
 
 	"github.com/pqcache/pqcache/api/wire"
 )
@@ -76,25 +75,11 @@ func (h headline) Answer() string {
 	if v.Queries == 0 {
 		return "no query succeeded on every input path: nothing to compare."
 	}
-	var means []string
-	for _, m := range v.Means {
-		means = append(means, fmt.Sprintf("%s %s", m.Name, millisText(m.Millis)))
-	}
-	over := fmt.Sprintf("geometric mean%s over %d %s: %s", plural(len(means), "", "s"), v.Queries, plural(v.Queries, "query", "queries"), strings.Join(means, ", "))
+	over := fmt.Sprintf("geometric mean%s over %d %s: %s", plural(len(v.Means), "", "s"), v.Queries, plural(v.Queries, "query", "queries"), v.meansText())
 	if len(v.Means) == 1 {
 		return fmt.Sprintf("read %s only (%s).", v.Means[0].Name, over)
 	}
-	win := v.Means[0]
-	var parts []string
-	for _, m := range v.Means[1:] {
-		ratio := m.Millis / win.Millis
-		if ratio < 1.05 {
-			parts = append(parts, fmt.Sprintf("about as fast as %s (%.2fx)", m.Name, ratio))
-		} else {
-			parts = append(parts, fmt.Sprintf("%.1fx faster than %s", ratio, m.Name))
-		}
-	}
-	return fmt.Sprintf("%s is %s (%s).", win.Name, joinAnd(parts), over)
+	return fmt.Sprintf("%s is %s (%s).", v.Means[0].Name, v.comparisons(), over)
 }
 
 // Cost says what one run costs on each input path and when the cache pays for itself; "" when the

@@ -18,6 +18,7 @@ package eventhub
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -81,10 +82,20 @@ func TestMetricsTheChartNamesExist(t *testing.T) {
 	// A BenchRun that finishes.
 	e.finishedBenchRun(ds)
 
-	families := scrape(t, addr)
-	for _, source := range chartQueries(t) {
-		checkNames(t, source, families)
-	}
+	// The manager observes a finished sync or run just after its status write lands, so a scrape may
+	// come before the counter it names: scrape until every name is served, or report what is missing.
+	queries := chartQueries(t)
+	e.eventually("every metric and label the chart names is served", 15*time.Second, func() error {
+		families := scrape(t, addr)
+		var problems []string
+		for _, q := range queries {
+			problems = append(problems, unserved(q, families)...)
+		}
+		if len(problems) > 0 {
+			return errors.New(strings.Join(problems, "\n"))
+		}
+		return nil
+	})
 }
 
 // finishedBenchRun runs a one-Job BenchRun over ds to its end, as its runner and the Job controller
@@ -226,16 +237,16 @@ var (
 	}
 )
 
-// checkNames fails the test for each metric q names that the manager does not serve, and each label
-// q names that none of its metrics has.
-func checkNames(t *testing.T, q query, families map[string]*dto.MetricFamily) {
-	t.Helper()
+// unserved says, for each metric q names that the manager does not serve and each label q names that
+// none of its metrics has, what is wrong.
+func unserved(q query, families map[string]*dto.MetricFamily) []string {
+	var problems []string
 	labels := map[string]bool{}
 	names := slices.Compact(slices.Sorted(slices.Values(metricName.FindAllString(q.text, -1))))
 	for _, name := range names {
 		f := family(families, name)
 		if f == nil {
-			t.Errorf("%s names metric %s, which the manager does not serve", q.where, name)
+			problems = append(problems, fmt.Sprintf("%s names metric %s, which the manager does not serve", q.where, name))
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -248,17 +259,18 @@ func checkNames(t *testing.T, q query, families map[string]*dto.MetricFamily) {
 		}
 	}
 	if len(names) == 0 {
-		t.Errorf("%s names no metric", q.where)
+		problems = append(problems, fmt.Sprintf("%s names no metric", q.where))
 	}
 	for _, re := range labelUses {
 		for _, m := range re.FindAllStringSubmatch(q.text, -1) {
 			for _, l := range strings.Split(m[1], ",") {
 				if l = strings.TrimSpace(l); l != "" && !labels[l] {
-					t.Errorf("%s uses label %q, which none of %v has", q.where, l, names)
+					problems = append(problems, fmt.Sprintf("%s uses label %q, which none of %v has", q.where, l, names))
 				}
 			}
 		}
 	}
+	return problems
 }
 
 // family is the metric family a series name belongs to: a histogram's _bucket, _sum and _count

@@ -102,7 +102,11 @@ func (kl *kubelet) runJob(ctx context.Context, job *batchv1.Job) {
 // downward API's pod name left out, so the worker publishes no live progress) and returns how to
 // undo it.
 func (kl *kubelet) environment(ctx context.Context, ns string, env []corev1.EnvVar) func() {
-	var set []string
+	type saved struct {
+		value string
+		had   bool
+	}
+	before := map[string]saved{}
 	for _, e := range env {
 		value := e.Value
 		if ref := e.ValueFrom; ref != nil {
@@ -119,12 +123,19 @@ func (kl *kubelet) environment(ctx context.Context, ns string, env []corev1.EnvV
 			}
 			value = string(v)
 		}
+		if _, ok := before[e.Name]; !ok {
+			v, had := os.LookupEnv(e.Name)
+			before[e.Name] = saved{v, had}
+		}
 		_ = os.Setenv(e.Name, value)
-		set = append(set, e.Name)
 	}
 	return func() {
-		for _, name := range set {
-			_ = os.Unsetenv(name)
+		for name, s := range before {
+			if s.had {
+				_ = os.Setenv(name, s.value)
+			} else {
+				_ = os.Unsetenv(name)
+			}
 		}
 	}
 }

@@ -246,6 +246,12 @@ func TestStatusShowsDatasetsAndTheirFreshness(t *testing.T) {
 	if _, _, err := k.kubectl("status", "-o", "wide"); err == nil || !strings.Contains(err.Error(), "json or yaml") {
 		t.Errorf("-o wide: %v", err)
 	}
+	// A command about one object refuses -A rather than look in no namespace.
+	for _, args := range [][]string{{"generations", "sales", "-A"}, {"results", "some-run", "-A"}} {
+		if _, _, err := k.kubectl(args...); err == nil || !strings.Contains(err.Error(), "-n NAMESPACE") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 }
 
 func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
@@ -262,8 +268,9 @@ func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
 	if !strings.Contains(out, "sync requested (spec.refresh.manual: kubectl-pqcache-") || !strings.Contains(out, "synced in") || !strings.Contains(out, "1 copied (") || !strings.Contains(out, "), 0 deleted, 1 unchanged") {
 		t.Errorf("sync --wait printed:\n%s", out)
 	}
-	if progress == "" {
-		t.Error("no progress on stderr while the sync ran")
+	// Progress goes to stderr, so that stdout stays the result a script reads.
+	if !strings.Contains(progress, "waiting") || strings.Contains(out, "waiting") {
+		t.Errorf("progress on stderr %q, stdout %q", progress, out)
 	}
 	var got datav1alpha1.Dataset
 	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(ds), &got); err != nil {
@@ -274,9 +281,6 @@ func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
 	}
 
 	// A sync that fails is the command's failure, with the reason.
-	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(ds), &got); err != nil {
-		t.Fatal(err)
-	}
 	secret := &corev1.Secret{}
 	if err := k.c.Get(k.ctx, client.ObjectKey{Namespace: k.ns, Name: "events-creds"}, secret); err != nil {
 		t.Fatal(err)
@@ -292,6 +296,22 @@ func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
 
 	if _, _, err := k.kubectl("sync", "absent"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("sync of a Dataset that does not exist: %v", err)
+	}
+
+	// A suspended Dataset starts no sync: the command says so at once and leaves the spec alone.
+	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(ds), &got); err != nil {
+		t.Fatal(err)
+	}
+	token := got.Spec.Refresh.Manual
+	got.Spec.Refresh.Suspend = true
+	if err := k.c.Update(k.ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := k.kubectl("sync", "events", "--wait", "--timeout", "2m"); err == nil || !strings.Contains(err.Error(), "spec.refresh.suspend") {
+		t.Errorf("sync of a suspended Dataset: %v", err)
+	}
+	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(ds), &got); err != nil || got.Spec.Refresh.Manual != token {
+		t.Errorf("sync of a suspended Dataset changed spec.refresh.manual from %q to %q (%v)", token, got.Spec.Refresh.Manual, err)
 	}
 }
 
@@ -310,9 +330,20 @@ func TestWhyNamesTheReasonAndTheFix(t *testing.T) {
 		return nil
 	})
 
+	// An event of the namespace about something else stays out.
+	other := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: "someone-else.1"}, Type: corev1.EventTypeWarning,
+		Reason: "Unrelated", Message: "about another object", InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: k.ns, Name: "someone-else"}}
+	if err := k.c.Create(k.ctx, other); err != nil {
+		t.Fatal(err)
+	}
+
 	out, _, err := k.kubectl("why", "orders")
 	if err != nil {
 		t.Fatalf("why: %v", err)
+	}
+	if strings.Contains(out, "about another object") {
+		t.Errorf("why shows an event about another object:
+%s", out)
 	}
 	for _, want := range []string{
 		"Dataset " + k.ns + "/orders: Ready=False",

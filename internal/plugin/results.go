@@ -72,12 +72,13 @@ func (o *options) reportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := report.WriteHTML(f, results); err != nil {
-				f.Close()
-				return err
+			err = report.WriteHTML(f, results)
+			if cerr := f.Close(); err == nil {
+				err = cerr
 			}
-			if err := f.Close(); err != nil {
-				return err
+			if err != nil {
+				_ = os.Remove(out) // no half-written page left behind
+				return fmt.Errorf("writing %s: %w", out, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d results of BenchRun %s/%s)\n", out, len(results), run.Namespace, run.Name)
 			return nil
@@ -90,7 +91,7 @@ func (o *options) reportCommand() *cobra.Command {
 
 // benchRun reads one BenchRun of the namespace.
 func (o *options) benchRun(ctx context.Context, name string) (*datav1alpha1.BenchRun, error) {
-	c, ns, err := o.client()
+	c, ns, err := o.namedClient()
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -121,11 +122,10 @@ func (o *options) printObject(w io.Writer, v any) (bool, error) {
 	return true, fmt.Errorf("-o %q: want json or yaml", o.output)
 }
 
-// getDataset reads one Dataset of the namespace.
 // dataset connects and reads the named Dataset in the namespace kubectl's flags choose: the start of
 // every command about one Dataset.
 func (o *options) dataset(ctx context.Context, name string) (client.Client, *datav1alpha1.Dataset, error) {
-	c, ns, err := o.client()
+	c, ns, err := o.namedClient()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,6 +133,16 @@ func (o *options) dataset(ctx context.Context, name string) (client.Client, *dat
 	return c, ds, err
 }
 
+// namedClient is client for a command about one named object, which lives in one namespace: -A, which
+// means every namespace, is refused rather than read as the empty one.
+func (o *options) namedClient() (client.Client, string, error) {
+	if o.allNamespaces {
+		return nil, "", errors.New("-A (--all-namespaces) is for status; a command about one object takes -n NAMESPACE")
+	}
+	return o.client()
+}
+
+// getDataset reads one Dataset of the namespace.
 func getDataset(ctx context.Context, c client.Client, ns, name string) (*datav1alpha1.Dataset, error) {
 	var ds datav1alpha1.Dataset
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ds); err != nil {

@@ -47,6 +47,11 @@ the sync's progress and ends with its result: exit status 1 when it failed, with
 			if err != nil {
 				return err
 			}
+			if ds.Spec.Refresh.Suspend {
+				// The operator starts nothing while suspended, a manual token included: a new token would
+				// only wait, and fire whenever someone resumes the Dataset.
+				return fmt.Errorf("dataset %s/%s is suspended (spec.refresh.suspend: true): no sync starts until it is resumed", ds.Namespace, ds.Name)
+			}
 			before := lastJob(ds)
 			token := "kubectl-pqcache-" + strconv.FormatInt(o.now().UnixNano(), 36)
 			orig := ds.DeepCopy()
@@ -93,7 +98,8 @@ func (o *options) follow(ctx context.Context, c client.Client, key client.Object
 			return o.syncResult(&ds)
 		}
 		if line := progressLine(&ds); line != last {
-			fmt.Fprint(o.streams.ErrOut, "\r"+line)
+			// Spaces over what a longer previous line left on screen.
+			fmt.Fprint(o.streams.ErrOut, "\r"+line+strings.Repeat(" ", max(0, len(last)-len(line))))
 			last = line
 		}
 		select {

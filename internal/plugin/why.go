@@ -103,14 +103,14 @@ func diagnose(ctx context.Context, c client.Client, ds *datav1alpha1.Dataset) (*
 			names[p.Name] = true
 		}
 	}
-	var events corev1.EventList
-	if err := c.List(ctx, &events, client.InNamespace(ds.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing events: %w", err)
-	}
-	for _, e := range events.Items {
-		if names[e.InvolvedObject.Name] {
-			d.Events = append(d.Events, e)
+	// The API server selects events by the object they are about, so a busy namespace's other events
+	// never travel.
+	for name := range names {
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace(ds.Namespace), client.MatchingFields{"involvedObject.name": name}); err != nil {
+			return nil, fmt.Errorf("listing the events of %s: %w", name, err)
 		}
+		d.Events = append(d.Events, events.Items...)
 	}
 	slices.SortFunc(d.Events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
 	if len(d.Events) > recentEvents {
@@ -155,7 +155,10 @@ func (d *diagnosis) print(w io.Writer, now time.Time) error {
 		return err
 	}
 	if ls := ds.Status.LastSync; ls != nil {
-		fmt.Fprintf(w, "\nLast sync: Job %s (%s), %s %s", ls.JobName, ls.Trigger, ls.Result, ago(now, ls.CompletionTime.Time))
+		fmt.Fprintf(w, "\nLast sync: Job %s (%s), %s", ls.JobName, ls.Trigger, ls.Result)
+		if ls.CompletionTime != nil {
+			fmt.Fprintf(w, " %s", ago(now, ls.CompletionTime.Time))
+		}
 		if ls.Reason != "" {
 			fmt.Fprintf(w, ": %s: %s", ls.Reason, oneLine(ls.Message, 200))
 		}

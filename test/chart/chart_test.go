@@ -284,6 +284,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		"watchNamespaces={Team_A}":   "/watchNamespaces/0",
 		"worker.jobTTL=soon":         "/worker/jobTTL",
 		"image.pullPolicy=Sometimes": "/image/pullPolicy",
+		// A Go duration Prometheus' for: refuses.
+		"monitoring.prometheusRule.alerts.notReadyFor=1.5h": "/monitoring/prometheusRule/alerts/notReadyFor",
 	} {
 		_, err := helm(t, "template", "pq", chartDir, "--set", set)
 		if err == nil {

@@ -120,7 +120,7 @@ spec:
 	It("shows the Dataset with kubectl pqcache status, found by kubectl on PATH", func() {
 		out, err := kubectlPqcache("status", "-n", ns)
 		Expect(err).NotTo(HaveOccurred(), out)
-		Expect(out).To(MatchRegexp(`(?m)^tpch +True +%d +\S+ +\d+s ago `, loaded.Files), "a row for the Dataset: ready, its files, its size, synced seconds ago")
+		Expect(out).To(MatchRegexp(`(?m)^tpch +True +%d +\S+ +\d+[smh] ago `, loaded.Files), "a row for the Dataset: ready, its files, its size, when it synced")
 		Expect(out).To(ContainSubstring("1 (current 1)"), "its generations")
 	})
 
