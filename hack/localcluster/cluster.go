@@ -203,7 +203,10 @@ worker:
   progress:
     enabled: true
 `, repo, tag, polarsRepo, polarsTag)
-	_ = os.WriteFile(path, []byte(values), 0o644)
+	if err := os.WriteFile(path, []byte(values), 0o644); err != nil {
+		logf("writing the Helm values: %v", err)
+		return ""
+	}
 	return path
 }
 
@@ -239,7 +242,7 @@ func (c *cluster) client() (*kubernetes.Clientset, error) {
 }
 
 // nodeClient is a client for code that runs in a node's namespace (the provisioner).
-func (c *cluster) nodeClient(node) (*kubernetes.Clientset, error) {
+func (c *cluster) nodeClient() (*kubernetes.Clientset, error) {
 	return c.clientFrom(c.path("pki", "provisioner.kubeconfig"))
 }
 

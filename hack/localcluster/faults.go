@@ -67,9 +67,6 @@ func (c *cluster) stopNode(n node) error {
 		c.stopProcess(nodeProc(n, p), time.Second)
 	}
 	c.killShims(c.nodeDir(n) + "/")
-	if err := removeIfExists(c.nodeDir(n, "cut")); err != nil {
-		return err
-	}
 	logf("node %s stopped in %.1fs: kubelet, containerd, kube-proxy and every pod killed, its link gone (hack/local-cluster node start %s brings it back)",
 		n.Name, time.Since(start).Seconds(), n.Name)
 	return nil

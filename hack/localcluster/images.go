@@ -63,6 +63,16 @@ type imageSpec struct {
 	user       string
 }
 
+// image is one image the cluster runs: how its file system is filled, and what runs in it.
+type image struct {
+	title      string // for the step line
+	name       string // rootfs directory NAME-rootfs and tarball NAME.tar in imagesDir
+	ref        string
+	entrypoint []string
+	user       string
+	fill       func(rootfs string) error
+}
+
 // buildImages builds the six images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
@@ -70,106 +80,93 @@ func (c *cluster) buildImages(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	goBuild := func(out string, env []string, args ...string) error {
-		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-ldflags", "-s -w", "-o", out}, args...)...)
-		cmd.Dir = c.root
-		cmd.Env = append(os.Environ(), env...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build %v: %w", args, err)
+	for _, im := range c.images(ctx) {
+		done := step("building the %s", im.title)
+		rootfs := filepath.Join(dir, im.name+"-rootfs")
+		if err := im.fill(rootfs); err != nil {
+			return fmt.Errorf("the %s: %w", im.title, err)
 		}
-		return nil
+		spec := imageSpec{ref: im.ref, rootfs: rootfs, entrypoint: im.entrypoint, user: im.user}
+		if err := writeImage(filepath.Join(dir, im.name+".tar"), spec); err != nil {
+			return err
+		}
+		done()
 	}
-	static := []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"}
+	return nil
+}
 
-	done := step("building the pause image")
-	pauseRoot := filepath.Join(dir, "pause-rootfs")
-	if err := os.MkdirAll(pauseRoot, 0o755); err != nil {
-		return err
+// images lists the images: the pause container and the shaping proxy built here, CoreDNS and
+// versitygw copied from their static bin/ builds (hack/local-cluster runs make coredns versitygw; go
+// install's default would link glibc's resolver, which the images do not have), and pqcache and the
+// Polars engine assembled from the working tree by the scripts the Dockerfiles mirror (test/image
+// checks them).
+func (c *cluster) images(ctx context.Context) []image {
+	const nonRoot = "65532:65532"
+	return []image{
+		{title: "pause image", name: "pause", ref: pauseImage, entrypoint: []string{"/pause"}, user: "65535:65535",
+			fill: func(rootfs string) error {
+				return c.goBuildStatic(ctx, filepath.Join(rootfs, "pause"), "./hack/localcluster/pause")
+			}},
+		// The shaping proxy makes the in-cluster S3 server behave like a bucket in a region.
+		{title: "shapeproxy image", name: "shapeproxy", ref: shapeImage, entrypoint: []string{"/shapeproxy"}, user: nonRoot,
+			fill: func(rootfs string) error {
+				return c.goBuildStatic(ctx, filepath.Join(rootfs, "shapeproxy"), "./hack/shapeproxy")
+			}},
+		{title: "CoreDNS " + coreDNSVersion + " image", name: "coredns", ref: coreDNSImage, entrypoint: []string{"/coredns"}, user: nonRoot,
+			fill: func(rootfs string) error {
+				return builtBy("make coredns", copyExecutable(filepath.Join(c.root, "bin", "coredns-"+coreDNSVersion), filepath.Join(rootfs, "coredns")))
+			}},
+		{title: "versitygw " + versitygwVersion + " image", name: "versitygw", ref: versitygwImage, entrypoint: []string{"/versitygw"}, user: nonRoot,
+			fill: func(rootfs string) error {
+				tmp := filepath.Join(rootfs, "tmp")
+				if err := os.MkdirAll(tmp, 0o755); err != nil {
+					return err
+				}
+				if err := os.Chmod(tmp, os.ModeSticky|0o777); err != nil {
+					return err
+				}
+				return builtBy("make versitygw", copyExecutable(filepath.Join(c.root, "bin", "versitygw-"+versitygwVersion), filepath.Join(rootfs, "versitygw")))
+			}},
+		{title: "pqcache image from the working tree", name: "pqcache", ref: pqcacheImage, entrypoint: []string{"/usr/local/bin/pqcache"}, user: nonRoot,
+			fill: func(rootfs string) error { return c.runScript(ctx, "image-rootfs.sh", rootfs) }},
+		// Python Polars: a venv beside bench/polars's run.py; BenchRun Jobs inject the runner into it.
+		{title: "Polars engine image from the working tree", name: "polars", ref: polarsImage, user: nonRoot,
+			entrypoint: []string{"/usr/local/lib/pqcache/polars/venv/bin/python", "/usr/local/lib/pqcache/polars/run.py"},
+			fill:       func(rootfs string) error { return c.runScript(ctx, "image-rootfs-polars.sh", rootfs) }},
 	}
-	if err := goBuild(filepath.Join(pauseRoot, "pause"), static, "./hack/localcluster/pause"); err != nil {
-		return err
-	}
-	if err := writeImage(filepath.Join(dir, "pause.tar"), imageSpec{ref: pauseImage, rootfs: pauseRoot, entrypoint: []string{"/pause"}, user: "65535:65535"}); err != nil {
-		return err
-	}
-	done()
+}
 
-	// The shaping proxy that makes the in-cluster S3 server behave like a bucket in a region.
-	done = step("building the shapeproxy image")
-	shapeRoot := filepath.Join(dir, "shapeproxy-rootfs")
-	if err := os.MkdirAll(shapeRoot, 0o755); err != nil {
-		return err
+// builtBy says which command builds the binary a failed copy missed.
+func builtBy(command string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%w (%s builds it)", err, command)
 	}
-	if err := goBuild(filepath.Join(shapeRoot, "shapeproxy"), static, "./hack/shapeproxy"); err != nil {
-		return err
-	}
-	if err := writeImage(filepath.Join(dir, "shapeproxy.tar"), imageSpec{ref: shapeImage, rootfs: shapeRoot, entrypoint: []string{"/shapeproxy"}, user: "65532:65532"}); err != nil {
-		return err
-	}
-	done()
+	return nil
+}
 
-	// CoreDNS, built statically by `make coredns` (hack/local-cluster runs it).
-	done = step("building the CoreDNS %s image", coreDNSVersion)
-	dnsRoot := filepath.Join(dir, "coredns-rootfs")
-	if err := os.MkdirAll(dnsRoot, 0o755); err != nil {
+// goBuildStatic builds pkg into out as a static, trimmed binary.
+func (c *cluster) goBuildStatic(ctx context.Context, out, pkg string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	if err := copyExecutable(filepath.Join(c.root, "bin", "coredns-"+coreDNSVersion), filepath.Join(dnsRoot, "coredns")); err != nil {
-		return fmt.Errorf("the CoreDNS binary (make coredns builds it): %w", err)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+	cmd.Dir = c.root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w", pkg, err)
 	}
-	if err := writeImage(filepath.Join(dir, "coredns.tar"), imageSpec{ref: coreDNSImage, rootfs: dnsRoot, entrypoint: []string{"/coredns"}, user: "65532:65532"}); err != nil {
-		return err
-	}
-	done()
+	return nil
+}
 
-	// versitygw, built statically by `make versitygw` (hack/local-cluster runs it; go install's default
-	// would link glibc's resolver, which the image does not have).
-	done = step("building the versitygw %s image", versitygwVersion)
-	gwRoot := filepath.Join(dir, "versitygw-rootfs")
-	if err := os.MkdirAll(filepath.Join(gwRoot, "tmp"), 0o755); err != nil {
-		return err
-	}
-	if err := os.Chmod(filepath.Join(gwRoot, "tmp"), os.ModeSticky|0o777); err != nil {
-		return err
-	}
-	if err := copyExecutable(filepath.Join(c.root, "bin", "versitygw-"+versitygwVersion), filepath.Join(gwRoot, "versitygw")); err != nil {
-		return fmt.Errorf("the versitygw binary (make versitygw builds it): %w", err)
-	}
-	if err := writeImage(filepath.Join(dir, "versitygw.tar"), imageSpec{ref: versitygwImage, rootfs: gwRoot, entrypoint: []string{"/versitygw"}, user: "65532:65532"}); err != nil {
-		return err
-	}
-	done()
-
-	// The pqcache image has the file system the Dockerfile makes (hack/image-rootfs.sh assembles it and
-	// test/image checks it).
-	done = step("building the pqcache image from the working tree")
-	pqRoot := filepath.Join(dir, "pqcache-rootfs")
-	cmd := exec.CommandContext(ctx, filepath.Join(c.root, "hack", "image-rootfs.sh"), pqRoot)
+// runScript runs hack/NAME ARGS from the repository's root, its output on stderr.
+func (c *cluster) runScript(ctx context.Context, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.root, "hack", name), args...)
 	cmd.Dir = c.root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("hack/image-rootfs.sh: %w", err)
+		return fmt.Errorf("hack/%s: %w", name, err)
 	}
-	if err := writeImage(filepath.Join(dir, "pqcache.tar"), imageSpec{ref: pqcacheImage, rootfs: pqRoot, entrypoint: []string{"/usr/local/bin/pqcache"}, user: "65532:65532"}); err != nil {
-		return err
-	}
-	done()
-
-	// The Polars engine image: Python Polars (a venv beside bench/polars's run.py; Dockerfile.polars's
-	// file system, assembled by hack/image-rootfs-polars.sh). BenchRun Jobs inject the runner into it.
-	done = step("building the Polars engine image from the working tree")
-	plRoot := filepath.Join(dir, "polars-rootfs")
-	cmd = exec.CommandContext(ctx, filepath.Join(c.root, "hack", "image-rootfs-polars.sh"), plRoot)
-	cmd.Dir = c.root
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("hack/image-rootfs-polars.sh: %w", err)
-	}
-	if err := writeImage(filepath.Join(dir, "polars.tar"), imageSpec{ref: polarsImage, rootfs: plRoot, entrypoint: []string{"/usr/local/lib/pqcache/polars/venv/bin/python", "/usr/local/lib/pqcache/polars/run.py"}, user: "65532:65532"}); err != nil {
-		return err
-	}
-	done()
 	return nil
 }
 

@@ -260,17 +260,6 @@ func (c *cluster) setLink(ctx context.Context, n node, up bool) error {
 	if err := c.inClusterNetns(ctx, "link", "set", n.veth(), state); err != nil {
 		return fmt.Errorf("setting the link of %s %s: %w", n.Name, state, err)
 	}
-	marker := c.nodeDir(n, "cut")
-	if up {
-		return removeIfExists(marker)
-	}
-	return os.WriteFile(marker, nil, 0o644)
-}
-
-func removeIfExists(path string) error {
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		return err
-	}
 	return nil
 }
 

@@ -299,9 +299,11 @@ func (c *cluster) runNode(ctx context.Context, name string) error {
 	}, procOpts{env: noNetwork}); err != nil {
 		return err
 	}
-	go c.runProvisioner(ctx, n)
+	provisioner := make(chan struct{})
+	go func() { defer close(provisioner); c.runProvisioner(ctx, n) }()
 	logf("node %s supervisor: containerd, kubelet and kube-proxy started", n.Name)
 	<-ctx.Done()
+	<-provisioner // it ends with ctx: nothing of the node outlives its supervisor
 	return nil
 }
 

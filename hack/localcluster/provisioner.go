@@ -68,7 +68,7 @@ func (c *cluster) runProvisioner(ctx context.Context, n node) {
 	for ctx.Err() == nil {
 		if cs == nil {
 			var err error
-			if cs, err = c.nodeClient(n); err != nil {
+			if cs, err = c.nodeClient(); err != nil {
 				logf("provisioner: %v", err)
 			}
 		}
