@@ -342,8 +342,7 @@ func TestWhyNamesTheReasonAndTheFix(t *testing.T) {
 		t.Fatalf("why: %v", err)
 	}
 	if strings.Contains(out, "about another object") {
-		t.Errorf("why shows an event about another object:
-%s", out)
+		t.Errorf("why shows an event about another object:\n%s", out)
 	}
 	for _, want := range []string{
 		"Dataset " + k.ns + "/orders: Ready=False",
