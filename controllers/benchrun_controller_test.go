@@ -358,7 +358,7 @@ var _ = Describe("BenchRun controller", func() {
 		run := newBenchRun(ns, "engines", "both", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Configs = r.Spec.Configs[:1]
 			r.Spec.Engines = []datav1alpha1.BenchEngine{
-				{Name: datav1alpha1.EngineDuckDB, Settings: []datav1alpha1.DuckDBSetting{{Name: "prefetch_all_parquet_files", Value: "true"}, {Name: "external_threads", Value: "4"}}},
+				{Name: datav1alpha1.EngineDuckDB, Settings: []datav1alpha1.DuckDBSetting{{Name: "prefetch_all_parquet_files", Value: "true"}, {Name: "threads", Value: "8"}}},
 				{Name: datav1alpha1.EnginePolars, PolarsEngine: "streaming", ForceAsync: ptr.To(true)}}
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}, {Type: datav1alpha1.InputS3}, {Type: datav1alpha1.InputMixedDirect}}
 		})
@@ -392,7 +392,7 @@ var _ = Describe("BenchRun controller", func() {
 			c := j.Spec.Template.Spec.Containers[0]
 			if j.Annotations[annotationEngine] == "duckdb" {
 				Expect(c.Image).To(Equal(testWorkerImage))
-				Expect(c.Args).To(ContainElements("--duckdb-setting", "prefetch_all_parquet_files=true", "--duckdb-setting", "external_threads=4"), kind)
+				Expect(c.Args).To(ContainElements("--duckdb-setting", "prefetch_all_parquet_files=true", "--duckdb-setting", "threads=8"), kind)
 			} else {
 				Expect(c.Image).To(Equal("pqcache-polars:dev"), kind)
 				Expect(c.Command).To(Equal([]string{"/pqcache/pqcache-runner"}), kind)

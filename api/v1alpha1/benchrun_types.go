@@ -278,12 +278,13 @@ const (
 
 // DuckDBSetting is one DuckDB setting, as its SET statement takes it.
 type DuckDBSetting struct {
-	// name is one of DuckDB's remote-read knobs: disable_parquet_prefetching and
-	// prefetch_all_parquet_files (prefetching), external_threads (threads for I/O), http_keep_alive,
+	// name is one of DuckDB's remote-read knobs: threads (by default the configuration's CPUs; DuckDB's
+	// httpfs blocks a thread per request, so more threads than CPUs overlap round trips to a bucket),
+	// disable_parquet_prefetching and prefetch_all_parquet_files (prefetching), http_keep_alive,
 	// http_timeout, http_retries, httpfs_connection_caching (HTTP), enable_external_file_cache,
 	// parquet_metadata_cache and enable_http_metadata_cache (caching).
 	// +required
-	// +kubebuilder:validation:Enum=disable_parquet_prefetching;prefetch_all_parquet_files;external_threads;http_keep_alive;http_timeout;http_retries;httpfs_connection_caching;enable_external_file_cache;parquet_metadata_cache;enable_http_metadata_cache
+	// +kubebuilder:validation:Enum=threads;disable_parquet_prefetching;prefetch_all_parquet_files;http_keep_alive;http_timeout;http_retries;httpfs_connection_caching;enable_external_file_cache;parquet_metadata_cache;enable_http_metadata_cache
 	Name string `json:"name"`
 	// value is a number, true or false.
 	// +required

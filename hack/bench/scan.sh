@@ -31,7 +31,10 @@ mib = lambda b: f"{(b or 0) / 2**20:.0f} MiB"
 for i, q in enumerate(runs[0]["queries"]):
     for r in runs:
         x = r["queries"][i]
+        # A process that ends before the sampler reads /proc has a peak (from its rusage) but no split.
+        split = x.get("peakAnonBytes") or x.get("peakFileBytes")
+        anon, file = (mib(x.get("peakAnonBytes")), mib(x.get("peakFileBytes"))) if split else ("–", "–")
         print(f"| {x['name']} | {r['engine']} | {x.get('medianMillis', '–')} ms | {mib(x.get('peakMemoryBytes'))} | "
-              f"{mib(x.get('peakAnonBytes'))} | {mib(x.get('peakFileBytes'))} | {x.get('digest', '')[:8]} |")
+              f"{anon} | {file} | {x.get('digest', '')[:8]} |")
 PY
 log "load: $(cut -d' ' -f1-3 /proc/loadavg); results in $WORK"

@@ -74,7 +74,7 @@ func TestStageArgsRoundTrip(t *testing.T) {
 func TestBenchArgsRoundTrip(t *testing.T) {
 	want := wire.BenchArgs{
 		Engine: "command", CommandArgs: []string{"/app/run query.py", "{query}", "{data}"}, Threads: 3, MemoryLimit: "2Gi",
-		DuckDBSettings: []string{"prefetch_all_parquet_files=true", "external_threads=4"}, PolarsEngine: "streaming", PolarsForceAsync: true,
+		DuckDBSettings: []string{"prefetch_all_parquet_files=true", "threads=8"}, PolarsEngine: "streaming", PolarsForceAsync: true,
 		Workload: "/workload/workload.yaml", Data: "/data/.pqcache/generations/7", FreshData: "/scratch", FreshPrefixes: []string{"lineitem/batch=7/", "orders/"},
 		S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, ProbeStreams: 8,
