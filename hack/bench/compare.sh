@@ -6,7 +6,8 @@
 #
 #   hack/bench/compare.sh 'duckdb=--engine duckdb --data /tmp/sf1' 'polars=--engine polars --data /tmp/sf1'
 #
-# Each argument is LABEL=BENCH-ARGS (split on spaces). Environment: PQCACHE (default bin/pqcache),
+# Each argument is LABEL=BENCH-ARGS (split on spaces), or LABEL@BINARY=BENCH-ARGS to run that run with
+# another pqcache binary (an older build, say). Environment: PQCACHE (default bin/pqcache),
 # QUERIES (default 1-22, a list such as 1,9,18 or a range), ITERATIONS (3), WARMUPS (1), THREADS (2),
 # OUT (a directory for the per-query JSON, default a temporary one).
 set -euo pipefail
@@ -25,14 +26,15 @@ for p in "${parts[@]}"; do
 done
 
 labels=()
-for run in "$@"; do labels+=("${run%%=*}"); done
+for run in "$@"; do label=${run%%=*}; labels+=("${label%%@*}"); done
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for q in "${queries[@]}"; do
 	for run in "$@"; do
-		label=${run%%=*}
+		label=${run%%=*} pq=$PQ
+		if [[ $label == *@* ]]; then pq=${label#*@} label=${label%%@*}; fi
 		# shellcheck disable=SC2086 # the run's arguments are split on spaces on purpose
-		"$PQ" bench ${run#*=} --queries "$q" --iterations "$ITERATIONS" --warmups "$WARMUPS" --threads "$THREADS" \
+		"$pq" bench ${run#*=} --queries "$q" --iterations "$ITERATIONS" --warmups "$WARMUPS" --threads "$THREADS" \
 			--label "$label" --json "$OUT/$label-$q.json" >/dev/null 2>"$OUT/$label-$q.log"
 		jq -r --arg l "$label" '.queries[0] | "\(.name) \($l): \(.status) \(.medianMillis // 0) ms"' "$OUT/$label-$q.json" >&2
 	done
