@@ -36,8 +36,7 @@ for d in site-packages test idlelib tkinter turtledemo ensurepip lib2to3 "config
   rm -rf "$OUT/usr/local/lib/python$ver/"$d
 done
 rm -f "$OUT/usr/local/lib/python$ver/lib-dynload/"{_tkinter,_test,_xx,xx}*
-# Bytecode for python -O and -OO, which nothing here runs (the plain .pyc files stay: the image's
-# root file system is read-only, so Python could not write them at run time).
+# Bytecode for python -O and -OO, which nothing here runs.
 find "$OUT/usr/local/lib/python$ver" -name '*.opt-[12].pyc' -delete
 mkdir -p "$OUT/usr/local/lib/python$ver/site-packages"
 
@@ -75,6 +74,14 @@ for lib in $libs; do
   mkdir -p "$OUT$(dirname "$dest")"
   cp -L "$lib" "$OUT$dest"
 done
+
+# Bytecode that Python trusts without looking at the source's mtime (PEP 552's unchecked-hash .pyc):
+# image layers carry every file with one fixed mtime (the local cluster's writer sets the epoch, for
+# reproducible layers), which no timestamp-checked .pyc matches, so every query process compiled the
+# standard library and Polars again (0.8 s of `import polars` instead of 0.3) and could not keep the
+# result on the read-only root file system. The recorded paths are the image's.
+"$VENV/bin/python" -m compileall -q -f -j 0 --invalidation-mode unchecked-hash -s "$OUT" -p / \
+  "$OUT/usr/local/lib/python$ver" "$site" "$OUT$PROGRAM" >/dev/null
 
 cp -L /etc/ssl/certs/ca-certificates.crt "$OUT/etc/ssl/certs/"
 echo 'root:x:0:0:root:/root:/sbin/nologin' >"$OUT/etc/passwd"
