@@ -536,13 +536,14 @@ var _ = Describe("Dataset controller", func() {
 		cs, err := kubernetes.NewForConfig(cfg)
 		Expect(err).NotTo(HaveOccurred())
 		pub := podprogress.New(cs, ns, pod.Name, time.Hour, nil)
-		pub.Publish(ctx, wire.SyncProgress{FilesDone: 3, FilesTotal: 10, BytesDone: 300, BytesTotal: 1000, BytesPerSecond: 100, RemainingMillis: 7000, Time: time.Now()}, true)
+		pub.Publish(ctx, wire.SyncProgress{Listing: true, FilesDone: 3, FilesTotal: 10, BytesDone: 300, BytesTotal: 1000, BytesPerSecond: 100, RemainingMillis: 7000, Time: time.Now()}, true)
 		pub.Publish(ctx, wire.SyncProgress{FilesDone: 4}, false) // within the interval: not sent
 		touch(ds)
 		Eventually(func(g Gomega) {
 			p := getDataset(ds).Status.Progress
 			g.Expect(p).NotTo(BeNil())
 			g.Expect(p.FilesDone).To(Equal(int64(3)))
+			g.Expect(p.Listing).To(BeTrue(), "totals that still grow say so")
 			g.Expect(p.BytesTotal).To(Equal(int64(1000)))
 			g.Expect(p.RemainingMillis).To(Equal(int64(7000)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())

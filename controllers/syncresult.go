@@ -247,7 +247,7 @@ func progressFromPods(pods []corev1.Pod) *datav1alpha1.SyncProgress {
 			continue
 		}
 		best = &datav1alpha1.SyncProgress{
-			FilesDone: pr.FilesDone, FilesTotal: pr.FilesTotal, BytesDone: pr.BytesDone, BytesTotal: pr.BytesTotal,
+			Listing: pr.Listing, FilesDone: pr.FilesDone, FilesTotal: pr.FilesTotal, BytesDone: pr.BytesDone, BytesTotal: pr.BytesTotal,
 			BytesPerSecond: pr.BytesPerSecond, RemainingMillis: pr.RemainingMillis, UpdateTime: &metav1.Time{Time: pr.Time},
 		}
 	}

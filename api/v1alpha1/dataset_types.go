@@ -611,6 +611,10 @@ type SyncResult struct {
 
 // SyncProgress is the live progress of a running sync, reported by its worker.
 type SyncProgress struct {
+	// listing is true while the sync still lists and plans the prefix: filesTotal and bytesTotal grow
+	// until then, and remainingMillis is unknown.
+	// +optional
+	Listing bool `json:"listing,omitempty"`
 	// filesDone of filesTotal planned copies are published.
 	FilesDone int64 `json:"filesDone"`
 	// filesTotal is the number of planned copies.

@@ -131,6 +131,11 @@ func progressLine(ds *datav1alpha1.Dataset) string {
 		}
 		return "waiting for the operator"
 	}
+	if p.Listing {
+		// The totals still grow: a bar would fill and then jump back.
+		return fmt.Sprintf("listing: %d/%d+ files  %s/%s+  %s/s", p.FilesDone, p.FilesTotal,
+			humanBytes(p.BytesDone), humanBytes(p.BytesTotal), humanBytes(p.BytesPerSecond))
+	}
 	const width = 30
 	done := int(float64(width) * float64(p.BytesDone) / float64(p.BytesTotal))
 	bar := strings.Repeat("=", min(done, width)) + strings.Repeat(" ", width-min(done, width))
