@@ -124,10 +124,7 @@ func setBreakEvens(run *datav1alpha1.BenchRun, recorded []datav1alpha1.BenchResu
 		return
 	}
 	keys, runs := breakEvens(run.Spec.Pricing, recorded, dataBytes)
-	st.BreakEvenRuns = nil
-	if len(keys) > 0 {
-		st.BreakEvenRuns = runs[keys[0]] // the first engine × configuration's, as breakEvenRuns says
-	}
+	st.BreakEvenRuns = firstBreakEven(keys, runs)
 	for i := range st.Results {
 		if r := &st.Results[i]; r.Input == string(datav1alpha1.InputVolume) && r.CompletionTime != nil {
 			r.BreakEvenRuns = runs[costKey(*r)]

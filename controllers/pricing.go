@@ -75,7 +75,11 @@ func roundMicros(v *big.Rat) *int64 {
 // name) that has both a volume and an s3 result; nil when none has, or when its volume run is not
 // cheaper.
 func breakEvenRuns(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syncBytes int64) *int64 {
-	keys, runs := breakEvens(p, results, syncBytes)
+	return firstBreakEven(breakEvens(p, results, syncBytes))
+}
+
+// firstBreakEven is the break-even of the first of breakEvens' keys, nil when there is none.
+func firstBreakEven(keys []string, runs map[string]*int64) *int64 {
 	if len(keys) == 0 {
 		return nil
 	}

@@ -368,24 +368,28 @@ func startShapeProxy(ns, name, upstream, rate string) string {
 // nodeControl runs `$PQCACHE_E2E_NODE_CTL action node` (hack/local-cluster node by default).
 func nodeControl(action, node string) {
 	GinkgoHelper()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	args := append(strings.Fields(nodeCtl), action, node)
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s (set PQCACHE_E2E_NODE_CTL to a command that can stop and start this cluster's nodes):\n%s",
-		strings.Join(args, " "), out)
+	runNodeControl(action, node, "")
 }
 
 // ensureNodeStarted starts node unless its supervisor already runs.
 func ensureNodeStarted(node string) {
 	GinkgoHelper()
+	runNodeControl("start", node, "is running")
+}
+
+// runNodeControl runs the node command, and fails unless it succeeds or its output says tolerated
+// ("" tolerates nothing).
+func runNodeControl(action, node, tolerated string) {
+	GinkgoHelper()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	args := append(strings.Fields(nodeCtl), "start", node)
+	args := append(strings.Fields(nodeCtl), action, node)
 	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	if err != nil && !strings.Contains(string(out), "is running") {
-		Expect(err).NotTo(HaveOccurred(), "%s:\n%s", strings.Join(args, " "), out)
+	if err != nil && tolerated != "" && strings.Contains(string(out), tolerated) {
+		return
 	}
+	Expect(err).NotTo(HaveOccurred(), "%s (set PQCACHE_E2E_NODE_CTL to a command that can stop and start this cluster's nodes):\n%s",
+		strings.Join(args, " "), out)
 }
 
 // waitSystemPodsReady waits until every pod of the operator and of kube-system runs Ready again, so
