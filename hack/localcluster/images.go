@@ -76,13 +76,20 @@ type image struct {
 // buildImages builds the six images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
-	dir := c.imagesDir()
+	return writeImages(c.imagesDir(), c.images(ctx))
+}
+
+// writeImages fills each image's root file system under dir, from empty, and writes its tarball.
+func writeImages(dir string, images []image) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, im := range c.images(ctx) {
+	for _, im := range images {
 		done := step("building the %s", im.title)
 		rootfs := filepath.Join(dir, im.name+"-rootfs")
+		if err := emptyDir(rootfs); err != nil {
+			return fmt.Errorf("the %s: %w", im.title, err)
+		}
 		if err := im.fill(rootfs); err != nil {
 			return fmt.Errorf("the %s: %w", im.title, err)
 		}
@@ -134,6 +141,15 @@ func (c *cluster) images(ctx context.Context) []image {
 			entrypoint: []string{"/usr/local/lib/pqcache/polars/venv/bin/python", "/usr/local/lib/pqcache/polars/run.py"},
 			fill:       func(rootfs string) error { return c.runScript(ctx, "image-rootfs-polars.sh", rootfs) }},
 	}
+}
+
+// emptyDir makes dir an empty directory, so an image holds only what its fill put there this time,
+// on a fresh checkout (no directory yet) and on a warm one (last build's files) alike.
+func emptyDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return os.MkdirAll(dir, 0o755)
 }
 
 // builtBy says which command builds the binary a failed copy missed.

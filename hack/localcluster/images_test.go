@@ -117,3 +117,31 @@ func must(t *testing.T, err error) {
 }
 
 func time0() time.Time { return time.Unix(0, 0) }
+
+// TestWriteImagesStartsEachRootFromEmpty: on a fresh checkout no root file system exists yet, so a
+// fill that copies one file into it must find the directory (CI failed on exactly that); on a warm one
+// the last build's files must not leak into the new image.
+func TestWriteImagesStartsEachRootFromEmpty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "images")
+	write := func(content string) []image {
+		return []image{{title: "test image", name: "tool", ref: "pqcache.local/tool:dev", entrypoint: []string{"/tool"}, user: "65532:65532",
+			fill: func(rootfs string) error {
+				return os.WriteFile(filepath.Join(rootfs, "tool"), []byte(content), 0o755)
+			}}}
+	}
+	must(t, writeImages(dir, write("first")))
+	stale := filepath.Join(dir, "tool-rootfs", "stale")
+	must(t, os.WriteFile(stale, []byte("from the last build"), 0o644))
+	must(t, writeImages(dir, write("second")))
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a file of the last build survived into the new root file system (stat: %v)", err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "tool-rootfs", "tool"))
+	must(t, err)
+	if string(got) != "second" {
+		t.Errorf("root file system holds %q, want the second fill", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tool.tar")); err != nil {
+		t.Errorf("no image tarball: %v", err)
+	}
+}
