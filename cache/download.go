@@ -79,11 +79,20 @@ var ErrCorrupt = errors.New("verification failed")
 // after the listing. Small files are staged in the worker's directory shard (relative to the root).
 func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, events chan<- event) {
 	obj := a.Object
+	src, fellBack := Source{Store: s.store, Prefix: s.opts.Prefix}, false
 	for attempt := 0; ; attempt++ {
 		if ctx.Err() != nil {
 			return
 		}
-		ev, err := s.download(ctx, shard, obj)
+		ev, err := s.download(ctx, shard, obj, src)
+		if err != nil && ctx.Err() == nil && volumeReason(err) == "" && s.opts.Fallback != nil && !fellBack {
+			s.log.Warn("Copying from the fallback", "key", obj.Key, "error", err)
+			src, fellBack = *s.opts.Fallback, true
+			s.mu.Lock()
+			s.rep.FilesFromFallback++
+			s.mu.Unlock()
+			ev, err = s.download(ctx, shard, obj, src)
+		}
 		if err == nil {
 			s.progress.filesDone.Add(1)
 			select {
@@ -105,7 +114,8 @@ func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, even
 			return
 		}
 		class := s3store.Classify(err)
-		if class != s3store.ClassPreconditionFailed && class != s3store.ClassNotFound {
+		if class != s3store.ClassPreconditionFailed && class != s3store.ClassNotFound || s.opts.Generation > 0 {
+			// A follower copies one generation: a newer version of the object is not part of it.
 			s.fail(obj.Key, class, err)
 			return
 		}
@@ -176,12 +186,13 @@ type piece struct {
 
 // download is one object being fetched into its staging file.
 type download struct {
-	s    *syncer
-	obj  plan.Object
-	key  string
-	plan integrity.Plan
-	own  integrity.Algorithm // the manifest's hash (manifestHash); "" for size-only verification
-	f    *os.File
+	s     *syncer
+	store Store // where the bytes come from: the sync's store, or its fallback
+	obj   plan.Object
+	key   string // in store
+	plan  integrity.Plan
+	own   integrity.Algorithm // the manifest's hash (manifestHash); "" for size-only verification
+	f     *os.File
 	// direct is a second handle on the staging file, opened with O_DIRECT, for aligned writes of a
 	// large file; nil when the file is small, the destination ephemeral, or the filesystem refuses it.
 	direct    *os.File
@@ -200,8 +211,8 @@ type download struct {
 }
 
 // download writes obj into a staging file and verifies it, returning the event that publishes it.
-func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (ev event, err error) {
-	d := &download{s: s, obj: obj, key: s.opts.Prefix + obj.Key, plan: s.fetchPlan(obj)}
+func (s *syncer) download(ctx context.Context, shard string, obj plan.Object, src Source) (ev event, err error) {
+	d := &download{s: s, store: src.Store, obj: obj, key: src.Prefix + obj.Key, plan: s.fetchPlan(obj)}
 	d.own = s.manifestHash(d.plan)
 	d.pieces = d.layout()
 	if d.own != "" && obj.Size > s.opts.PartSize {
@@ -253,7 +264,7 @@ func (s *syncer) download(ctx context.Context, shard string, obj plan.Object) (e
 		}
 	}
 	if d.plan.FromHead {
-		sums, encrypted, err := s.store.Head(ctx, d.key, obj.ETag)
+		sums, encrypted, err := d.store.Head(ctx, d.key, obj.ETag)
 		if err != nil {
 			return ev, err
 		}
@@ -356,7 +367,7 @@ func (s *syncer) release() { <-s.slots }
 func (d *download) fetchPiece(ctx context.Context, i int, buf []byte) error {
 	for attempt := 1; ; attempt++ {
 		r := d.request(i)
-		body, info, err := d.s.store.Get(ctx, d.key, d.obj.ETag, r)
+		body, info, err := d.store.Get(ctx, d.key, d.obj.ETag, r)
 		if err == nil {
 			err = d.stream(i, r, body, info, buf)
 			body.Close()
@@ -622,7 +633,7 @@ func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
 		claim = obj.ETag
 	case integrity.MethodChecksum, integrity.MethodComposite:
 		if claim == "" { // a store that lists a checksum but did not return it with the bytes
-			sums, _, err := d.s.store.Head(ctx, d.key, obj.ETag)
+			sums, _, err := d.store.Head(ctx, d.key, obj.ETag)
 			if err != nil {
 				return manifest.Entry{}, err
 			}
@@ -637,6 +648,9 @@ func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
 		return manifest.Entry{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
 	}
 	entry := manifest.Entry{Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified, ETag: obj.ETag, Verified: p.Label()}
+	if p.Fetch == integrity.FetchParts {
+		entry.Parts = sizes // a peer serves the same parts, so a follower checks the same ETag
+	}
 	if p.Method == integrity.MethodChecksum {
 		// Verify matched it: the whole file's checksum, whatever pieces it came in.
 		entry.Checksum = string(p.Algorithm) + ":" + claim

@@ -124,6 +124,23 @@ type Options struct {
 	// hold while later syncs change the stable path (package generations), and removes the old trees
 	// this policy does not keep. Nil publishes the stable path only (pqcache stage, scratch volumes).
 	Generations *generations.Policy
+	// Generation, when > 0, makes this sync a follower's copy of another directory's generation, read
+	// from a peer that serves it (package agent/peer): the listing is that generation's, so an object
+	// that changed is never replanned against a newer state; the manifest commits as exactly this
+	// generation, and its tree is published only when every file was copied. A follower never
+	// publishes a generation that differs from the seed's: a failed sync leaves current where it was,
+	// and the next one resumes.
+	Generation int64
+	// Fallback, if set, is where a file is fetched again, once and with the same ETag condition, when
+	// the store could not serve it or served bytes that failed verification: a follower falls back to
+	// the bucket when its peer fails. The report counts these files.
+	Fallback *Source
+}
+
+// Source is a store and the key prefix that Options.Prefix stands for there.
+type Source struct {
+	Store  Store
+	Prefix string
 }
 
 // Defaults.
@@ -332,12 +349,14 @@ func (s *syncer) publishGeneration(ctx context.Context) error {
 	if g == 0 {
 		return nil
 	}
+	if s.opts.Generation > 0 && s.rep.FilesFailed > 0 {
+		s.log.Info("Not publishing the generation: some of its files are missing here", "generation", g, "failed", s.rep.FilesFailed)
+		return nil
+	}
 	p := *s.opts.Generations
 	p.Durable = !s.opts.Ephemeral
-	keys := func(fn func(string) error) error {
-		return s.m.Scan("", func(e manifest.Entry) error { return fn(e.Key) })
-	}
-	sum, err := generations.Publish(ctx, s.root, g, keys, p, time.Now())
+	entries := func(fn func(manifest.Entry) error) error { return s.m.Scan("", fn) }
+	sum, err := generations.Publish(ctx, s.root, g, entries, p, time.Now())
 	if sum.Current == g {
 		s.rep.Generations = &sum
 	}
@@ -522,6 +541,12 @@ func (s *syncer) dryRun(ctx context.Context, filter *plan.Filter) error {
 // that it costs the listing and nothing that grows with the manifest.
 func (s *syncer) commit(sourceChanged bool) error {
 	changed := s.rep.FilesCopied+s.rep.FilesDeleted > 0 || sourceChanged
+	if s.opts.Generation > 0 {
+		var err error
+		if changed, err = s.followGeneration(changed); err != nil {
+			return err
+		}
+	}
 	if !changed {
 		sum, extra, ok, err := s.m.Cached()
 		if err != nil {
@@ -568,6 +593,29 @@ func (s *syncer) commit(sourceChanged bool) error {
 	}
 	s.rep.Manifest = sum
 	return nil
+}
+
+// followGeneration makes the next Commit number the manifest as the generation a follower copies. It
+// says whether a Commit is needed: when files changed, and also when none did but the seed committed
+// a generation whose files this copy already had.
+func (s *syncer) followGeneration(changed bool) (bool, error) {
+	g := s.opts.Generation
+	top, err := generations.Highest(s.root)
+	if err != nil {
+		return false, err
+	}
+	if top > g {
+		// Tree g may exist here with other contents, and Publish would take it as built.
+		return false, fmt.Errorf("copying generation %d: this directory already published generation %d; a seed that starts its numbering again must start above its followers' highest generation", g, top)
+	}
+	dirty, cur, err := s.m.State()
+	if err != nil {
+		return false, err
+	}
+	if !changed && !dirty && cur == g {
+		return false, nil
+	}
+	return true, s.m.SetGeneration(g - 1)
 }
 
 // fail records a file that could not be copied; the sync goes on with the others.

@@ -61,7 +61,10 @@ type SyncReport struct {
 	FilesUnchanged int64     `json:"filesUnchanged"`
 	FilesFailed    int64     `json:"filesFailed"`
 	Replanned      int64     `json:"replanned,omitempty"`
-	BytesCopied    int64     `json:"bytesCopied"`
+	// FilesFromFallback are files the source (a peer) could not serve, or served bytes that failed
+	// verification, which were copied from the fallback (the bucket) instead.
+	FilesFromFallback int64 `json:"filesFromFallback,omitempty"`
+	BytesCopied       int64 `json:"bytesCopied"`
 	// BytesResumed are bytes of large files that an interrupted earlier run had fetched and verified,
 	// and this one did not fetch again.
 	BytesResumed   int64           `json:"bytesResumed,omitempty"`

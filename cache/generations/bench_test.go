@@ -52,9 +52,9 @@ func BenchmarkPublish(b *testing.B) {
 		b.Run(sz.name, func(b *testing.B) {
 			root := b.TempDir()
 			keys := makeFiles(b, root, sz.dirs, sz.files)
-			entries := func(fn func(string) error) error {
+			entries := func(fn func(manifest.Entry) error) error {
 				for _, k := range keys {
-					if err := fn(k); err != nil {
+					if err := fn(manifest.Entry{Key: k}); err != nil {
 						return err
 					}
 				}
@@ -107,9 +107,7 @@ func BenchmarkPublish(b *testing.B) {
 				}
 			}
 			b.Run("build-manifest", func(b *testing.B) {
-				scan := func(fn func(string) error) error {
-					return m.Scan("", func(e manifest.Entry) error { return fn(e.Key) })
-				}
+				scan := func(fn func(manifest.Entry) error) error { return m.Scan("", fn) }
 				var elapsed time.Duration
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()

@@ -36,17 +36,25 @@ import (
 
 // build makes generation g's tree under .building-<g> from entries, records it, and renames it to
 // <g>. A failure removes the partial tree (or leaves it to the next Publish's cleanup).
-func (st *state) build(ctx context.Context, root string, g int64, entries func(fn func(key string) error) error, now time.Time, durable bool) (meta, error) {
+func (st *state) build(ctx context.Context, root string, g int64, entries Entries, now time.Time, p Policy) (meta, error) {
 	name := strconv.FormatInt(g, 10)
 	tmp := buildingPrefix + name
 	if err := unix.Mkdirat(st.d, tmp, 0o755); err != nil {
 		return meta{}, &os.PathError{Op: "mkdir", Path: filepath.Join(st.dir, tmp), Err: err}
 	}
-	var m meta
+	var (
+		m   meta
+		idx *indexWriter
+	)
 	b, err := newBuilder(root, st.d, tmp)
+	if err == nil && p.Index {
+		if idx, err = newIndexWriter(st.d); err != nil {
+			b.close()
+		}
+	}
 	if err == nil {
 		n := 0
-		err = entries(func(key string) error {
+		err = entries(func(e manifest.Entry) error {
 			// Checked now and then: a context check per file would cost more than some links.
 			if n%4096 == 0 {
 				if err := context.Cause(ctx); err != nil {
@@ -54,17 +62,25 @@ func (st *state) build(ctx context.Context, root string, g int64, entries func(f
 				}
 			}
 			n++
-			return b.add(key)
+			if idx != nil {
+				if err := idx.add(e); err != nil {
+					return err
+				}
+			}
+			return b.add(e.Key)
 		})
 		if cerr := b.close(); err == nil {
 			err = cerr
 		}
 		m = meta{Generation: g, Files: b.files, Bytes: b.bytes, Published: now}
 	}
+	if err == nil && idx != nil {
+		err = idx.commit(g)
+	}
 	if err == nil {
 		err = writeMeta(st.d, m)
 	}
-	if err == nil && durable {
+	if err == nil && p.Durable {
 		// Every link and the record reach the disk before the tree gets the name that says it is
 		// whole.
 		err = syncFS(st.d, st.dir)
@@ -75,7 +91,11 @@ func (st *state) build(ctx context.Context, root string, g int64, entries func(f
 		}
 	}
 	if err != nil {
+		if idx != nil {
+			idx.abort()
+		}
 		unix.Unlinkat(st.d, name+metaSuffix, 0)
+		unix.Unlinkat(st.d, name+objectsSuffix, 0)
 		os.RemoveAll(filepath.Join(st.dir, tmp))
 		return meta{}, err
 	}

@@ -23,6 +23,7 @@ limitations under the License.
 //
 //	DIR/.pqcache/generations/<g>/<key>   the file DIR/<key> was when g was committed (the same inode)
 //	DIR/.pqcache/generations/<g>.json    files, bytes, when it was published and superseded
+//	DIR/.pqcache/generations/<g>.objects what the bucket said of each file (Policy.Index, Objects)
 //	DIR/.pqcache/generations/current     symlink to "<g>", switched atomically (rename over it)
 //
 // Hard links copy no data and take no inode per file (only one per directory): a generation shares
@@ -97,6 +98,9 @@ type Policy struct {
 	// Durable flushes the filesystem (syncfs) before a new tree is renamed into place and after the
 	// current link is switched, so that a crash never leaves current naming a partial tree.
 	Durable bool
+	// Index also writes the generation's object index (<g>.objects, see Objects) before its tree gets
+	// its name: what a node agent needs to serve the generation to its peers as a bucket would.
+	Index bool
 }
 
 // meta is what DIR/.pqcache/generations/<g>.json holds.
@@ -120,17 +124,20 @@ var (
 	holdRetries atomic.Int64
 )
 
+// Entries calls fn with every entry of the manifest, in key order (a manifest Scan).
+type Entries func(fn func(manifest.Entry) error) error
+
 // Publish makes generation g the current one under root, after the manifest committed it and while
-// DIR/<key> holds exactly its files: it builds g's tree from entries (every key of the manifest, in
-// key order) unless a complete tree is already there, points current at it, removes the generations
-// p does not keep and no reader holds, and returns what the volume keeps.
+// DIR/<key> holds exactly its files: it builds g's tree from entries unless a complete tree is already
+// there (with its object index, when p.Index asks for one), points current at it, removes the
+// generations p does not keep and no reader holds, and returns what the volume keeps.
 //
 // An unchanged sync calls it again with the same g: that costs a few small files and no per-file
 // work (ExtraBytes is cached for the same set of kept trees). Only one Publish runs at a time on a
 // volume (an exclusive flock on the generations directory; a second one waits, as long as ctx lets
 // it). When the old generations could not all be removed, err says why and the summary lists them
 // as kept.
-func Publish(ctx context.Context, root string, g int64, entries func(fn func(key string) error) error, p Policy, now time.Time) (wire.GenerationSummary, error) {
+func Publish(ctx context.Context, root string, g int64, entries Entries, p Policy, now time.Time) (wire.GenerationSummary, error) {
 	if g <= 0 {
 		return wire.GenerationSummary{}, fmt.Errorf("publishing generation %d: generations start at 1", g)
 	}
@@ -159,12 +166,18 @@ func Publish(ctx context.Context, root string, g int64, entries func(fn func(key
 
 	changed := false
 	if !st.trees[g] {
-		m, err := st.build(ctx, root, g, entries, now, p.Durable)
+		m, err := st.build(ctx, root, g, entries, now, p)
 		if err != nil {
 			return wire.GenerationSummary{}, fmt.Errorf("building generation %d: %w", g, err)
 		}
 		st.trees[g], st.metas[g] = true, m
 		changed = true
+	} else if p.Index && !st.indexed[g] {
+		// A tree built before its volume was asked to serve peers.
+		if err := writeIndex(ctx, d, g, entries); err != nil {
+			return wire.GenerationSummary{}, err
+		}
+		st.indexed[g], changed = true, true
 	}
 	for n := range st.trees {
 		if _, ok := st.metas[n]; !ok {
@@ -214,6 +227,7 @@ type state struct {
 	d         int
 	dir       string
 	trees     map[int64]bool // complete trees, by generation
+	indexed   map[int64]bool // trees with an object index
 	metas     map[int64]meta // readable records
 	leftovers []string       // names a crash left behind
 }
@@ -223,8 +237,8 @@ func readState(d int, dir string) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", dir, err)
 	}
-	st := &state{d: d, dir: dir, trees: map[int64]bool{}, metas: map[int64]meta{}}
-	var metaNames []int64
+	st := &state{d: d, dir: dir, trees: map[int64]bool{}, indexed: map[int64]bool{}, metas: map[int64]meta{}}
+	var metaNames, indexNames []int64
 	for _, de := range des {
 		name := de.Name()
 		switch {
@@ -233,6 +247,10 @@ func readState(d int, dir string) (*state, error) {
 		case strings.HasSuffix(name, metaSuffix):
 			if n, ok := parseGeneration(strings.TrimSuffix(name, metaSuffix)); ok {
 				metaNames = append(metaNames, n)
+			}
+		case strings.HasSuffix(name, objectsSuffix):
+			if n, ok := parseGeneration(strings.TrimSuffix(name, objectsSuffix)); ok {
+				indexNames = append(indexNames, n)
 			}
 		default:
 			if n, ok := parseGeneration(name); ok && de.IsDir() {
@@ -249,6 +267,13 @@ func readState(d int, dir string) (*state, error) {
 		if m, err := readMeta(d, n); err == nil {
 			st.metas[n] = m
 		}
+	}
+	for _, n := range indexNames {
+		if !st.trees[n] {
+			st.leftovers = append(st.leftovers, strconv.FormatInt(n, 10)+objectsSuffix)
+			continue
+		}
+		st.indexed[n] = true
 	}
 	return st, nil
 }
@@ -387,8 +412,11 @@ func (st *state) remove(n int64) (removed bool, err error) {
 	unix.Close(fd) // releases the lock: from here on the tree has no name a reader would open
 	delete(st.trees, n)
 	delete(st.metas, n)
-	if err := unix.Unlinkat(st.d, name+metaSuffix, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return true, fmt.Errorf("removing the record of generation %d: %w", n, err)
+	delete(st.indexed, n)
+	for _, suffix := range []string{metaSuffix, objectsSuffix} {
+		if err := unix.Unlinkat(st.d, name+suffix, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return true, fmt.Errorf("removing the record of generation %d: %w", n, err)
+		}
 	}
 	// A failure here leaves a .deleting- directory that the next Publish removes.
 	if err := os.RemoveAll(filepath.Join(st.dir, gone)); err != nil {

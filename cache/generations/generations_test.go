@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache/manifest"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -82,11 +83,11 @@ func (v *vol) del(key string) {
 }
 
 // entries walks the keys in key order, as a manifest Scan does.
-func (v *vol) entries() func(fn func(string) error) error {
+func (v *vol) entries() Entries {
 	keys := slices.Sorted(maps.Keys(v.files))
-	return func(fn func(string) error) error {
+	return func(fn func(manifest.Entry) error) error {
 		for _, k := range keys {
-			if err := fn(k); err != nil {
+			if err := fn(manifest.Entry{Key: k, Size: int64(len(v.files[k])), ETag: `"` + v.files[k] + `"`}); err != nil {
 				return err
 			}
 		}
@@ -190,6 +191,49 @@ func TestPublishBuildsAndSwitches(t *testing.T) {
 	}
 	if d := cmp.Diff(want.Kept, infos); d != "" || cur != 2 {
 		t.Errorf("List: current %d, (-want +got):\n%s", cur, d)
+	}
+}
+
+// TestObjectIndexFollowsItsTree: with Policy.Index a generation gets an object index that lists what
+// the manifest said of each file; a tree published without one gets it on the next Publish that asks;
+// the index goes with its tree, and one whose tree is gone (a crash between the two removals) is
+// cleaned up.
+func TestObjectIndexFollowsItsTree(t *testing.T) {
+	v := newVol(t, map[string]string{"a.parquet": "aaaa", "x/b.parquet": "bb"})
+	v.publish(1, Policy{Keep: 1}, t0)
+	if _, err := Objects(v.root, 1); !errors.Is(err, ErrNotIndexed) {
+		t.Fatalf("a generation published without Index: %v, want ErrNotIndexed", err)
+	}
+	v.publish(1, Policy{Keep: 1, Index: true}, t0)
+	want := []Object{{Key: "a.parquet", Size: 4, ETag: `"aaaa"`}, {Key: "x/b.parquet", Size: 2, ETag: `"bb"`}}
+	got, err := Objects(v.root, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("index of the tree that had none (-want +got):\n%s", d)
+	}
+
+	v.put("c.parquet", "ccc")
+	v.publish(2, Policy{Keep: 1, Index: true}, t0.Add(time.Hour))
+	got, err = Objects(v.root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]Object{want[0], {Key: "c.parquet", Size: 3, ETag: `"ccc"`}, want[1]}, got); d != "" {
+		t.Errorf("index of a new tree (-want +got):\n%s", d)
+	}
+	if _, err := Objects(v.root, 1); !errors.Is(err, ErrNotIndexed) {
+		t.Errorf("the index of a removed generation: %v, want ErrNotIndexed", err)
+	}
+
+	orphan := filepath.Join(v.gens(), "7"+objectsSuffix)
+	if err := os.WriteFile(orphan, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v.publish(2, Policy{Keep: 1, Index: true}, t0.Add(2*time.Hour))
+	if _, err := os.Stat(orphan); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an index without its tree survived: %v", err)
 	}
 }
 
@@ -441,7 +485,7 @@ func TestPublishUnchangedDoesNoWork(t *testing.T) {
 
 	links, walks, syncs = linked.Load(), extraWalks.Load(), flushes.Load()
 	called := false
-	again, err := Publish(context.Background(), v.root, 2, func(func(string) error) error {
+	again, err := Publish(context.Background(), v.root, 2, func(func(manifest.Entry) error) error {
 		called = true
 		return nil
 	}, p, t0.Add(2*time.Hour))
@@ -473,9 +517,9 @@ func TestPublishFailureLeavesCurrent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Publish(context.Background(), v.root, 2, func(fn func(string) error) error {
+			_, err := Publish(context.Background(), v.root, 2, func(fn func(manifest.Entry) error) error {
 				for _, k := range tt.keys {
-					if err := fn(k); err != nil {
+					if err := fn(manifest.Entry{Key: k}); err != nil {
 						return err
 					}
 				}

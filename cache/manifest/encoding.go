@@ -34,15 +34,18 @@ import (
 //
 //	version byte (1), flags byte, then: size, LastModified seconds and nanoseconds (varints); ETag;
 //	SHA256; Verified (length-prefixed); PieceSize (varint); PieceSizes (count, varints); Parquet
-//	facts (5 varints); Checksum (length-prefixed, version 2 only). An ETag or SHA256 that is hex
+//	facts (5 varints); Checksum (length-prefixed, versions 2 and 3); Parts (count, varints, version 3
+//	only). An ETag or SHA256 that is hex
 //	(optionally quoted, optionally "-N") is stored as raw bytes and N, anything else as a
 //	length-prefixed string.
 //
-// An entry with a Checksum is written as version 2, which is what says the Checksum follows: an older
-// pqcache fails on it with a version error rather than misreading it. Every other entry stays version 1.
+// An entry with a Checksum is written as version 2, which is what says the Checksum follows, and one
+// with Parts as version 3 (a Checksum, perhaps empty, then the Parts): an older pqcache fails on them
+// with a version error rather than misreading them. Every other entry stays version 1.
 const (
 	entryVersion         = 1
 	entryVersionChecksum = 2
+	entryVersionParts    = 3
 )
 
 const (
@@ -94,7 +97,15 @@ func encodeEntry(e Entry) []byte {
 			b = binary.AppendUvarint(b, uint64(v))
 		}
 	}
-	if e.Checksum != "" {
+	switch {
+	case len(e.Parts) > 0:
+		b[0] = entryVersionParts
+		b = appendString(b, e.Checksum)
+		b = binary.AppendUvarint(b, uint64(len(e.Parts)))
+		for _, n := range e.Parts {
+			b = binary.AppendUvarint(b, uint64(n))
+		}
+	case e.Checksum != "":
 		b[0] = entryVersionChecksum
 		b = appendString(b, e.Checksum)
 	}
@@ -141,7 +152,7 @@ func decodeEntry(key, v []byte) (Entry, error) {
 		err := json.Unmarshal(v, &e)
 		return e, err
 	}
-	if len(v) < 2 || v[0] != entryVersion && v[0] != entryVersionChecksum {
+	if len(v) < 2 || v[0] < entryVersion || v[0] > entryVersionParts {
 		return e, fmt.Errorf("%w %s: version %v", errEntry, key, v[:min(len(v), 1)])
 	}
 	d := decoder{b: v[2:]}
@@ -166,21 +177,17 @@ func decodeEntry(key, v []byte) (Entry, error) {
 	e.Verified = d.string()
 	e.PieceSize = int64(d.uvarint())
 	if flags&flagPieceSizes != 0 {
-		n := d.uvarint()
-		if n > uint64(len(d.b)) {
-			return e, fmt.Errorf("%w %s", errEntry, key)
-		}
-		e.PieceSizes = make([]int64, n)
-		for i := range e.PieceSizes {
-			e.PieceSizes[i] = int64(d.uvarint())
-		}
+		e.PieceSizes = d.sizes()
 	}
 	if flags&flagParquet != 0 {
 		e.Parquet = &ParquetFacts{Rows: int64(d.uvarint()), RowGroups: int64(d.uvarint()), MinRowsPerGroup: int64(d.uvarint()),
 			MaxRowsPerGroup: int64(d.uvarint()), CompressedBytes: int64(d.uvarint())}
 	}
-	if v[0] == entryVersionChecksum {
+	if v[0] >= entryVersionChecksum {
 		e.Checksum = d.string()
+	}
+	if v[0] == entryVersionParts {
+		e.Parts = d.sizes()
 	}
 	if d.bad || len(d.b) != 0 {
 		return e, fmt.Errorf("%w %s", errEntry, key)
@@ -191,6 +198,20 @@ func decodeEntry(key, v []byte) (Entry, error) {
 type decoder struct {
 	b   []byte
 	bad bool
+}
+
+// sizes reads a count and that many varints; a count longer than what is left marks the entry bad.
+func (d *decoder) sizes() []int64 {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return nil
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(d.uvarint())
+	}
+	return out
 }
 
 func (d *decoder) uvarint() uint64 {

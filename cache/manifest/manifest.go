@@ -112,6 +112,11 @@ type Entry struct {
 	// sync was told to keep SHA-256 too (--verify sha256), a file with a Checksum has no SHA256: the
 	// check against the store and the manifest's hash are then one computation.
 	Checksum string `json:"checksum,omitempty"`
+	// Parts lists the sizes of the upload's parts, for an object fetched part by part (its multipart
+	// ETag or composite checksum is checked over the upload's own parts): a peer serving this file
+	// answers GetObject partNumber from them, so that a follower checks the same ETag. Empty for
+	// anything else, and in manifests written before pqcache recorded it.
+	Parts []int64 `json:"parts,omitempty"`
 	// Parquet holds facts from the footer of a Parquet file.
 	Parquet *ParquetFacts `json:"parquet,omitempty"`
 }
@@ -630,6 +635,18 @@ func (m *Manifest) GenerationAtLeast(min int64) error {
 			return nil
 		}
 		return meta.Put(metaGeneration, encodeUint(uint64(min)))
+	})
+}
+
+// SetGeneration makes g the manifest's generation, so that the next Commit makes g+1, whether that is
+// higher or lower than now: a follower numbers its copy as the seed numbered the generation it copies.
+// Package generations keeps published trees from being numbered twice (cache.Options.Generation).
+func (m *Manifest) SetGeneration(g int64) error {
+	if g < 0 {
+		return fmt.Errorf("setting generation %d: generations are not negative", g)
+	}
+	return m.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(metaGeneration, encodeUint(uint64(g)))
 	})
 }
 

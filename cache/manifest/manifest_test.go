@@ -246,6 +246,9 @@ func TestEntryEncodingRoundTrips(t *testing.T) {
 			Checksum: "CRC64NVME:9C+2y1f0x4o="},
 		{Key: "j", Size: 9, LastModified: at, ETag: `"0123456789abcdef0123456789abcdef"`, SHA256: sha, Verified: "checksum:CRC32C",
 			Checksum: "CRC32C:yZRlqg==", Parquet: &ParquetFacts{Rows: 1}},
+		{Key: "k", Size: 12, LastModified: at, ETag: `"0123456789abcdef0123456789abcdef-2"`, Verified: "multipart-etag", Parts: []int64{8, 4}},
+		{Key: "l", Size: 12, LastModified: at, ETag: `"0123456789abcdef0123456789abcdef-2"`, Verified: "composite:CRC32",
+			Checksum: "CRC32:AAAAAA==", Parts: []int64{8, 4}, Parquet: &ParquetFacts{Rows: 2}},
 	}
 	for _, e := range cases {
 		got, err := decodeEntry([]byte(e.Key), encodeEntry(e))
@@ -263,9 +266,12 @@ func TestEntryEncodingRoundTrips(t *testing.T) {
 	}
 	// An entry with a checksum is version 2, so that an older reader refuses it instead of misreading
 	// it; read as version 1, its checksum is bytes left over.
-	withSum := encodeEntry(cases[len(cases)-2])
+	withSum := encodeEntry(cases[len(cases)-4])
 	if withSum[0] != entryVersionChecksum {
 		t.Errorf("an entry with a checksum was written as version %d", withSum[0])
+	}
+	if withParts := encodeEntry(cases[len(cases)-1]); withParts[0] != entryVersionParts {
+		t.Errorf("an entry with parts was written as version %d", withParts[0])
 	}
 	withSum[0] = entryVersion
 	if _, err := decodeEntry([]byte("i"), withSum); err == nil {

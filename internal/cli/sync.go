@@ -58,6 +58,19 @@ type syncFlags struct {
 type localSyncFlags struct {
 	jsonOut           bool
 	cpuProfile, trace string
+	// peer and peerGeneration make the sync a follower's (peer.go); serve makes it index its
+	// generations for peers.
+	peer           string
+	peerGeneration int64
+	servePeers     bool
+}
+
+// registerPeer registers the flags of a sync between nodes (sync only: stage never follows a peer).
+func (l *localSyncFlags) registerPeer(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&l.peer, "peer", "", "Copy a generation from another node's \"pqcache peer serve\" (http://HOST:PORT/NAME) instead of the bucket; files the peer cannot serve, or serves wrong, come from the bucket. Needs --peer-generation.")
+	fl.Int64Var(&l.peerGeneration, "peer-generation", 0, "With --peer: the generation to copy; this copy publishes it under the same number, and only whole.")
+	fl.BoolVar(&l.servePeers, "serve-peers", false, "Index each published generation, so that \"pqcache peer serve\" can serve it to other nodes.")
 }
 
 func (l *localSyncFlags) register(cmd *cobra.Command) {
@@ -93,6 +106,7 @@ web identity). Exit status 1 means something was not copied; what was copied is 
 	}
 	a.Bind(cmd.Flags())
 	local.register(cmd)
+	local.registerPeer(cmd)
 	return cmd
 }
 
@@ -185,7 +199,15 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		}
 		defer func() { trace.Stop(); tf.Close() }()
 	}
-	rep, syncErr := cache.Sync(ctx, store, opts)
+	var from cache.Store = store
+	if f.local.peer != "" {
+		if from, err = followPeer(ctx, f.local.peer, f.local.peerGeneration, store, &opts); err != nil {
+			return err
+		}
+	} else if f.local.servePeers && opts.Generations != nil {
+		opts.Generations.Index = true
+	}
+	rep, syncErr := cache.Sync(ctx, from, opts)
 	if opts.Progress != nil && f.Progress == "auto" {
 		fmt.Fprintln(stderr)
 	}

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command countproxy is a reverse proxy on 127.0.0.1 that counts the S3 requests passing through it
 // by kind (LIST, GET, HEAD, PUT, other), so that benchmarks compare the request counts of pqcache,
-// rclone and `aws s3 sync` with one measure. GET /__counts returns the counts as JSON; DELETE
+// rclone and `aws s3 sync` with one measure, and the response body bytes it passed (BYTES): what the
+// store sent, counted at the store's side of the network. GET /__counts returns the counts as JSON; DELETE
 // /__counts resets them. The Host header is passed through unchanged, so SigV4 signatures made for the
 // proxy's address stay valid at the server.
 package main
@@ -60,8 +61,31 @@ func main() {
 		mu.Lock()
 		counts[kind]++
 		mu.Unlock()
-		proxy.ServeHTTP(w, r)
+		cw := &countingWriter{ResponseWriter: w}
+		proxy.ServeHTTP(cw, r)
+		mu.Lock()
+		counts["BYTES"] += cw.n
+		mu.Unlock()
 	})
 	log.Printf("countproxy %s -> %s", *listen, *target)
 	log.Fatal(http.ListenAndServe(*listen, nil))
+}
+
+// countingWriter counts the body bytes of a response.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// Flush passes flushes on, so that streamed responses stream.
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }

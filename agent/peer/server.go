@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package peer serves a node's published generations to the node agents of other nodes as a
+// read-only S3-compatible endpoint, so that a follower fills its copy with the same sync engine it
+// would use against the bucket: ListObjectsV2, HeadObject and GetObject (byte ranges and upload
+// parts), with the ETags, checksums and LastModified the bucket gave the seed. A follower's manifest
+// then comes out equal to the seed's, and every byte it copies is checked against what the bucket
+// vouched for, not against what the peer says.
+//
+// Addressing is path style. A bucket is one cache root (Server.Roots maps names to roots); a key is
+// "<generation>/<key in the generation>". Every request holds its generation (generations.Hold) while
+// it runs, so the seed's collector never removes a tree under a transfer; a generation that is gone
+// answers 410 NoSuchGeneration, which a follower takes as a reason to fall back, never as a deleted
+// object. Requests are authenticated with AWS Signature Version 4 against the agents' shared key.
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pqcache/pqcache/cache/generations"
+)
+
+// Server is the peer endpoint. Its zero value serves nothing; set Roots and Key.
+type Server struct {
+	// Roots maps a bucket name to the cache root it serves; ok is false for an unknown bucket.
+	Roots func(bucket string) (root string, ok bool)
+	// Key is the access key and secret every request must be signed with.
+	Key Key
+	// MaxClients bounds how many followers (by remote address) are served at once; others get 503
+	// SlowDown. 0 means DefaultMaxClients.
+	MaxClients int
+	// Log receives structured logs; nil discards them.
+	Log *slog.Logger
+
+	indexes indexCache
+	clients clientLimit
+}
+
+// DefaultMaxClients is how many followers one replica serves at once: filling N nodes then takes
+// about log base (1+K) of N rounds.
+const DefaultMaxClients = 2
+
+// Region is the region peers sign for.
+const Region = "pqcache"
+
+func (s *Server) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// ServeHTTP answers one S3 request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowed", "a peer is read-only")
+		return
+	}
+	if err := s.Key.verify(r); err != nil {
+		s.log().Info("Refused a peer request", "remote", r.RemoteAddr, "error", err)
+		writeError(w, r, http.StatusForbidden, "SignatureDoesNotMatch", err.Error())
+		return
+	}
+	release, ok := s.clients.admit(r.RemoteAddr, s.maxClients())
+	if !ok {
+		writeError(w, r, http.StatusServiceUnavailable, "SlowDown", "this peer serves as many followers as it may")
+		return
+	}
+	defer release()
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	root, ok := s.Roots(bucket)
+	if bucket == "" || !ok {
+		writeError(w, r, http.StatusNotFound, "NoSuchBucket", "no such dataset on this node")
+		return
+	}
+	if key == "" {
+		if r.Method != http.MethodGet || r.URL.Query().Get("list-type") != "2" {
+			writeError(w, r, http.StatusNotImplemented, "NotImplemented", "a peer lists with ListObjectsV2 only")
+			return
+		}
+		s.list(w, r, root)
+		return
+	}
+	s.object(w, r, root, key)
+}
+
+func (s *Server) maxClients() int {
+	if s.MaxClients > 0 {
+		return s.MaxClients
+	}
+	return DefaultMaxClients
+}
+
+// hold holds generation g of root and loads its object index, or answers why it cannot.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, root string, g int64) (*generations.Lease, *index, bool) {
+	lease, err := generations.Hold(root, g)
+	if err != nil {
+		status, code := http.StatusInternalServerError, "InternalError"
+		if errors.Is(err, fs.ErrNotExist) {
+			status, code = http.StatusGone, "NoSuchGeneration"
+		}
+		writeError(w, r, status, code, fmt.Sprintf("generation %d: %v", g, err))
+		return nil, nil, false
+	}
+	idx, err := s.indexes.get(root, g, lease.Dir)
+	if err != nil {
+		lease.Release()
+		status, code := http.StatusInternalServerError, "InternalError"
+		if errors.Is(err, generations.ErrNotIndexed) {
+			status, code = http.StatusGone, "NoSuchGeneration"
+		}
+		writeError(w, r, status, code, err.Error())
+		return nil, nil, false
+	}
+	return lease, idx, true
+}
+
+// splitGeneration splits "<generation>/<rest>".
+func splitGeneration(key string) (int64, string, bool) {
+	head, rest, _ := strings.Cut(key, "/")
+	g, err := strconv.ParseInt(head, 10, 64)
+	if err != nil || g <= 0 || strconv.FormatInt(g, 10) != head {
+		return 0, "", false
+	}
+	return g, rest, true
+}
+
+// clientLimit counts requests in flight by remote host, and admits a new host only while fewer than
+// the limit have requests in flight.
+type clientLimit struct {
+	mu     sync.Mutex
+	active map[string]int
+}
+
+func (c *clientLimit) admit(remote string, limit int) (release func(), ok bool) {
+	host := remote
+	if i := strings.LastIndexByte(remote, ':'); i > 0 {
+		host = remote[:i]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active == nil {
+		c.active = map[string]int{}
+	}
+	if c.active[host] == 0 && len(c.active) >= limit {
+		return nil, false
+	}
+	c.active[host]++
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.active[host]--; c.active[host] == 0 {
+			delete(c.active, host)
+		}
+	}, true
+}

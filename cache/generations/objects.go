@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package generations
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pqcache/pqcache/cache/manifest"
+)
+
+// objectsSuffix names a generation's object index: <g>.objects beside <g>.json.
+const objectsSuffix = ".objects"
+
+// Object is one file of a generation as a peer serves it: what the bucket said about the object the
+// file was copied from, so that a follower's manifest comes out equal to the seed's and every byte it
+// fetches is checked against what the bucket vouched for.
+type Object struct {
+	Key          string    `json:"key"`
+	Size         int64     `json:"size"`
+	LastModified time.Time `json:"lastModified"`
+	ETag         string    `json:"etag"`
+	// Checksum is the full-object checksum the seed matched, "<ALGORITHM>:<value>"; empty when the
+	// store vouched for the ETag only.
+	Checksum string `json:"checksum,omitempty"`
+	// Parts are the upload's part sizes of an object whose ETag or checksum covers its parts.
+	Parts []int64 `json:"parts,omitempty"`
+}
+
+// ErrNotIndexed says a generation has no object index: it was published without Policy.Index, or
+// it is gone.
+var ErrNotIndexed = errors.New("generation has no object index")
+
+// Objects reads generation g's object index under root, in key order.
+func Objects(root string, g int64) ([]Object, error) {
+	path := filepath.Join(root, filepath.FromSlash(Dir), strconv.FormatInt(g, 10)+objectsSuffix)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("generation %d: %w", g, ErrNotIndexed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var objs []Object
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	for dec.More() {
+		var o Object
+		if err := dec.Decode(&o); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// indexWriter writes an object index into a temporary file of the generations directory, named
+// <g>.objects by commit once complete.
+type indexWriter struct {
+	d   int
+	tmp string
+	f   *os.File
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func newIndexWriter(d int) (*indexWriter, error) {
+	tmp := tmpPrefix + randomSuffix()
+	fd, err := unix.Openat(d, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: tmp, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	w := bufio.NewWriterSize(f, 1<<16)
+	return &indexWriter{d: d, tmp: tmp, f: f, w: w, enc: json.NewEncoder(w)}, nil
+}
+
+func (x *indexWriter) add(e manifest.Entry) error {
+	return x.enc.Encode(Object{Key: e.Key, Size: e.Size, LastModified: e.LastModified, ETag: e.ETag, Checksum: e.Checksum, Parts: e.Parts})
+}
+
+// commit names the index generation g's. It is flushed with the tree (syncfs of a durable Publish).
+func (x *indexWriter) commit(g int64) error {
+	err := x.w.Flush()
+	if cerr := x.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(x.d, x.tmp, x.d, strconv.FormatInt(g, 10)+objectsSuffix)
+	}
+	if err != nil {
+		unix.Unlinkat(x.d, x.tmp, 0)
+		return fmt.Errorf("writing the object index of generation %d: %w", g, err)
+	}
+	return nil
+}
+
+func (x *indexWriter) abort() {
+	x.f.Close()
+	unix.Unlinkat(x.d, x.tmp, 0)
+}
+
+// writeIndex writes the object index of a tree that is already whole.
+func writeIndex(ctx context.Context, d int, g int64, entries Entries) error {
+	x, err := newIndexWriter(d)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = entries(func(e manifest.Entry) error {
+		if n++; n%4096 == 0 {
+			if err := context.Cause(ctx); err != nil {
+				return err
+			}
+		}
+		return x.add(e)
+	})
+	if err != nil {
+		x.abort()
+		return fmt.Errorf("indexing generation %d: %w", g, err)
+	}
+	return x.commit(g)
+}

@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/agent/peer"
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/s3store"
+)
+
+// The peer key comes from the environment, never from flags: a flag shows in every process list.
+const (
+	envPeerKeyID  = "PQCACHE_PEER_KEY_ID"
+	envPeerSecret = "PQCACHE_PEER_SECRET"
+)
+
+func peerKeyFromEnv() (peer.Key, error) {
+	k := peer.Key{ID: os.Getenv(envPeerKeyID), Secret: os.Getenv(envPeerSecret)}
+	if k.ID == "" || k.Secret == "" {
+		return k, fmt.Errorf("peers authenticate with a shared key: set %s and %s", envPeerKeyID, envPeerSecret)
+	}
+	return k, nil
+}
+
+func newPeerCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "peer", Short: "Serve synced directories to other nodes' syncs, as a read-only S3 endpoint"}
+	cmd.AddCommand(newPeerServeCommand())
+	return cmd
+}
+
+func newPeerServeCommand() *cobra.Command {
+	var (
+		listen     string
+		maxClients int
+		logLevel   string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve NAME=DIR...",
+		Short: "Serve the published generations of each DIR as bucket NAME",
+		Long: `serve answers ListObjectsV2, HeadObject and GetObject for the generations published in each DIR
+(sync --generations), as bucket NAME, keys "<generation>/<key>", with the ETags, checksums and
+LastModified the bucket gave when DIR was synced. Another node fills its copy from it with
+sync --peer http://HOST:PORT/NAME --peer-generation N, which checks every byte against those and
+falls back to the bucket. Requests are signed with the key in PQCACHE_PEER_KEY_ID and
+PQCACHE_PEER_SECRET, on both sides.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			roots, err := parseRoots(args)
+			if err != nil {
+				return err
+			}
+			key, err := peerKeyFromEnv()
+			if err != nil {
+				return err
+			}
+			log, err := newLogger(logLevel)
+			if err != nil {
+				return err
+			}
+			srv := &peer.Server{Key: key, MaxClients: maxClients, Log: log, Roots: func(b string) (string, bool) {
+				r, ok := roots[b]
+				return r, ok
+			}}
+			return servePeer(cmd.Context(), listen, srv, cmd)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7480", "Address to serve on.")
+	cmd.Flags().IntVar(&maxClients, "max-clients", peer.DefaultMaxClients, "Followers served at once; others are told to slow down.")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error.")
+	return cmd
+}
+
+func parseRoots(args []string) (map[string]string, error) {
+	roots := map[string]string{}
+	for _, a := range args {
+		name, dir, ok := strings.Cut(a, "=")
+		if !ok || name == "" || dir == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("%q: want NAME=DIR, NAME without '/'", a)
+		}
+		roots[name] = dir
+	}
+	return roots, nil
+}
+
+func servePeer(ctx context.Context, listen string, srv *peer.Server, cmd *cobra.Command) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(cmd.ErrOrStderr(), "serving peers on http://%s\n", l.Addr())
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// followPeer turns a sync's options into a follower's: the store is the peer's generation, and the
+// bucket is the fallback.
+func followPeer(ctx context.Context, peerURL string, g int64, bucket *s3store.Store, opts *cache.Options) (*s3store.Store, error) {
+	if g <= 0 {
+		return nil, errors.New("--peer needs --peer-generation: the generation the peer published, which this copy becomes")
+	}
+	if opts.Generations == nil {
+		return nil, errors.New("--peer publishes the peer's generation: --generations must be at least 1")
+	}
+	u, err := url.Parse(peerURL)
+	name := strings.Trim(u.Path, "/")
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("--peer %q: want http://HOST:PORT/NAME", peerURL)
+	}
+	key, err := peerKeyFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	from, err := peer.NewStore(ctx, u.Scheme+"://"+u.Host, key, name)
+	if err != nil {
+		return nil, err
+	}
+	opts.Fallback = &cache.Source{Store: bucket, Prefix: opts.Prefix}
+	opts.Prefix, opts.Generation, opts.Requests = peer.Prefix(g), g, from.Requests()
+	opts.Generations.Index = true
+	return from, nil
+}
