@@ -106,24 +106,31 @@ func BenchmarkPublish(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.Run("build-manifest", func(b *testing.B) {
-				scan := func(fn func(manifest.Entry) error) error { return m.Scan("", fn) }
-				var elapsed time.Duration
-				for i := 0; i < b.N; i++ {
-					b.StopTimer()
-					os.RemoveAll(filepath.Join(gens, strconv.FormatInt(g, 10)))
-					g++
-					start := time.Now()
-					b.StartTimer()
-					if _, err := Publish(context.Background(), root, g, scan, Policy{Keep: 1}, time.Now()); err != nil {
-						b.Fatal(err)
-					}
-					b.StopTimer()
-					elapsed += time.Since(start)
-					b.StartTimer()
+			// build-manifest-indexed also writes the object index a node agent serves peers from.
+			for _, indexed := range []bool{false, true} {
+				name := "build-manifest"
+				if indexed {
+					name += "-indexed"
 				}
-				b.ReportMetric(float64(len(keys))*float64(b.N)/elapsed.Seconds(), "files/s")
-			})
+				b.Run(name, func(b *testing.B) {
+					scan := func(fn func(manifest.Entry) error) error { return m.Scan("", fn) }
+					var elapsed time.Duration
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						os.RemoveAll(filepath.Join(gens, strconv.FormatInt(g, 10)))
+						g++
+						start := time.Now()
+						b.StartTimer()
+						if _, err := Publish(context.Background(), root, g, scan, Policy{Keep: 1, Index: indexed}, time.Now()); err != nil {
+							b.Fatal(err)
+						}
+						b.StopTimer()
+						elapsed += time.Since(start)
+						b.StartTimer()
+					}
+					b.ReportMetric(float64(len(keys))*float64(b.N)/elapsed.Seconds(), "files/s")
+				})
+			}
 			b.Run("manifest-scan-only", func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					if err := m.Scan("", func(manifest.Entry) error { return nil }); err != nil {

@@ -34,7 +34,7 @@ bench_pids+=($!)
 export PQCACHE_PEER_KEY_ID=bench-peer PQCACHE_PEER_SECRET=bench-peer-secret
 COUNTS=http://127.0.0.1:$COUNT_PORT/__counts
 for _ in $(seq 50); do curl -sf "$COUNTS" >/dev/null && break; sleep 0.1; done
-DATA_BYTES=$(du -sb --apparent-size "$WORK/data" | cut -f1)
+DATA_BYTES=$(find "$WORK/data" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 
 sync_args=(--endpoint "http://127.0.0.1:$PROXY_PORT" --path-style --parallel "$PARALLEL" --progress none --generations 2)
 run=0
@@ -73,8 +73,8 @@ fill() {
 import json, sys
 c = json.load(sys.stdin)
 mode, n, secs, data = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-b = c.get("BYTES", 0)
-print(f"| {mode} | {n} | {secs:.1f} s | {b / 2**20:.1f} MiB | {b / data:.2f}x | {c.get(\"GET\", 0)} | {c.get(\"LIST\", 0)} |")
+b, gets, lists = c.get("BYTES", 0), c.get("GET", 0), c.get("LIST", 0)
+print(f"| {mode} | {n} | {secs:.1f} s | {b / 2**20:.1f} MiB | {b / data:.2f}x | {gets} | {lists} |")
 ' "$mode" "$n" "$(echo "$t1 - $t0" | bc -l)" "$DATA_BYTES"
   for i in $(seq 1 "$n"); do
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["result"]=="Succeeded", r; print(r["manifest"]["digest"])' "$base/node$i.json"
