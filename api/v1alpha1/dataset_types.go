@@ -23,6 +23,8 @@ import (
 )
 
 // DatasetSpec says which S3 objects to mirror, onto which volume, and when to refresh them.
+// +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas)",message="spec.replicas cannot be added or removed after creation: a Dataset is one claim or one copy per node; create another Dataset"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.volume) || (!has(self.volume.existingClaim) && !has(self.volume.capacity) && !has(self.volume.storageClassName))",message="spec.volume applies to a Dataset on one claim: with spec.replicas each copy lives in its node agent's cache root"
 type DatasetSpec struct {
 	// source is the object store prefix to mirror.
 	// +required
@@ -72,6 +74,12 @@ type DatasetSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Sync SyncOptions `json:"sync,omitzero"`
+
+	// replicas, if set, keeps a copy on the local disk of each chosen node instead of one claim: the
+	// node agents sync and serve them (see "Copies on every node" in docs/datasets.md). It is set at
+	// creation and stays: a Dataset is one claim or one copy per node.
+	// +optional
+	Replicas *ReplicaPolicy `json:"replicas,omitempty"`
 }
 
 // DatasetSource is where a Dataset's objects live. S3 is the only kind today; the struct leaves room
@@ -441,6 +449,10 @@ type DatasetStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	CapacityNote string `json:"capacityNote,omitempty"`
+
+	// replicas sums up the per-node copies of a Dataset with spec.replicas.
+	// +optional
+	Replicas *ReplicasStatus `json:"replicas,omitempty"`
 }
 
 // GenerationsStatus describes the generations kept on a Dataset's volume.
@@ -670,6 +682,7 @@ type LayoutSummary struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Claim",type=string,JSONPath=`.status.claimName`,priority=1
+// +kubebuilder:printcolumn:name="Copies",type=string,JSONPath=`.status.replicas.readyOfDesired`,description="Per-node copies ready of desired (spec.replicas)",priority=1
 type Dataset struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ReplicaPolicy asks for a copy of the Dataset on the local disk of each chosen node, kept by the
+// node agents (no claim, no Job per refresh): one node syncs from the bucket, the others copy its
+// generations from it.
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || self.minReady <= self.maxReplicas",message="minReady cannot exceed maxReplicas: the Dataset would never be Ready"
+type ReplicaPolicy struct {
+	// nodeSelector picks the nodes that get a copy, among those the node agent runs on. Empty: every
+	// node the agent runs on.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let copies go to nodes with these taints (NoSchedule, NoExecute). The agent's
+	// DaemonSet must tolerate them too.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// maxReplicas is the most copies to keep. Omitted: one on every chosen node.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// minReady is how many copies must hold the current generation for the Dataset to be Ready.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MinReady int32 `json:"minReady,omitempty"`
+}
+
+// ReplicasStatus sums up the Dataset's per-node copies from their DatasetReplicas.
+type ReplicasStatus struct {
+	// desired is the number of copies the Dataset asks for on the nodes that match.
+	Desired int32 `json:"desired"`
+	// ready is the number of copies that hold the current generation on a Ready node.
+	Ready int32 `json:"ready"`
+	// readyOfDesired is "ready/desired", for the printer column.
+	// +optional
+	ReadyOfDesired string `json:"readyOfDesired,omitempty"`
+	// matchingNodes is the number of nodes that match the policy.
+	MatchingNodes int32 `json:"matchingNodes"`
+	// seed is the node whose copy syncs from the bucket; the others copy its generations.
+	// +optional
+	Seed string `json:"seed,omitempty"`
+	// generation is the generation the seed published last: the one every copy converges to.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// nodes lists each copy: which generation its node holds, and why it is not ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	// +kubebuilder:validation:MaxItems=1000
+	Nodes []ReplicaNodeStatus `json:"nodes,omitempty"`
+}
+
+// ReplicaNodeStatus is one node's copy.
+type ReplicaNodeStatus struct {
+	// node is the node's name.
+	Node string `json:"node"`
+	// generation is the generation the copy holds (0: none yet).
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// ready is true when the copy holds the current generation on a Ready node.
+	Ready bool `json:"ready"`
+	// reason says why the copy is not ready (NodeNotReady, InsufficientCapacity, Syncing...).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// ReplicaRole is what a node's copy does.
+// +kubebuilder:validation:Enum=Seed;Follower
+type ReplicaRole string
+
+const (
+	// RoleSeed syncs from the bucket.
+	RoleSeed ReplicaRole = "Seed"
+	// RoleFollower copies the seed's generations from a peer, falling back to the bucket.
+	RoleFollower ReplicaRole = "Follower"
+)
+
+// DatasetReplicaSpec is what the controller asks of one node's agent.
+type DatasetReplicaSpec struct {
+	// datasetName is the Dataset, in this namespace, the copy is of.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DatasetName string `json:"datasetName"`
+	// nodeName is the node that keeps the copy.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NodeName string `json:"nodeName"`
+	// role is Seed (sync from the bucket) or Follower (copy generation from a peer).
+	Role ReplicaRole `json:"role"`
+	// syncToken, on the seed, asks for a listing sync whenever it changes (the Dataset's schedule,
+	// manual token or first sync).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SyncToken string `json:"syncToken,omitempty"`
+	// generation, on a follower, is the seed's generation to copy.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// peer, on a follower, is the endpoint of the agent to copy from (http://IP:PORT); the bucket is
+	// the fallback.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Peer string `json:"peer,omitempty"`
+}
+
+// DatasetReplicaStatus is what the node's agent reports. The agent is its only writer.
+type DatasetReplicaStatus struct {
+	// conditions: Ready (the copy holds spec's generation, or the seed's last sync succeeded).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// generation is the generation the copy publishes now.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// files and bytes of that generation.
+	// +optional
+	Files int64 `json:"files,omitempty"`
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// observedSyncToken is the spec.syncToken the last finished sync answered.
+	// +optional
+	ObservedSyncToken string `json:"observedSyncToken,omitempty"`
+	// endpoint is where this agent serves its copies to peers (http://IP:PORT).
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// lastSync is the outcome of the agent's last sync of this copy.
+	// +optional
+	LastSync *SyncResult `json:"lastSync,omitempty"`
+}
+
+// DatasetReplica is one node's copy of a Dataset with spec.replicas: the controller says what the
+// copy should hold, the node's agent keeps it and reports. It is owned by its Dataset and goes with it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pqdr,categories=pqcache
+// +kubebuilder:printcolumn:name="Dataset",type=string,JSONPath=`.spec.datasetName`
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
+// +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.role`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Generation",type=integer,JSONPath=`.status.generation`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+type DatasetReplica struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// +required
+	Spec DatasetReplicaSpec `json:"spec"`
+
+	// +optional
+	Status DatasetReplicaStatus `json:"status,omitzero"`
+}
+
+// DatasetReplicaList is a list of DatasetReplicas.
+// +kubebuilder:object:root=true
+type DatasetReplicaList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []DatasetReplica `json:"items"`
+}
+
+// Labels on DatasetReplicas, so that an agent watches only its node's and the controller lists a
+// Dataset's. Values longer than a label admits are shortened with a hash (see controllers).
+const (
+	LabelReplicaDataset = "data.pqcache.dev/dataset"
+	LabelReplicaNode    = "data.pqcache.dev/node"
+)
+
+// Reasons of per-node copies.
+const (
+	// ReasonNotEnoughNodes: fewer nodes match spec.replicas than minReady asks for.
+	ReasonNotEnoughNodes = "NotEnoughNodes"
+	// ReasonReplicasNotReady: fewer copies than minReady hold the current generation.
+	ReasonReplicasNotReady = "ReplicasNotReady"
+	// ReasonNodeNotReady: the copy's node is not Ready; its copy does not count.
+	ReasonNodeNotReady = "NodeNotReady"
+	// ReasonCopying: a follower copies the current generation.
+	ReasonCopying = "Copying"
+	// ReasonNoAgent: no agent reported for the node yet.
+	ReasonNoAgent = "NoAgent"
+)
+
+func init() {
+	SchemeBuilder.Register(&DatasetReplica{}, &DatasetReplicaList{})
+}
