@@ -41,6 +41,8 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, f.podProblem.Reason, stuck)
 	case f.activeJob != nil:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Job %s is syncing", f.activeJob.Name))
+	case f.seedSyncing:
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("The agent on node %s (the seed) is syncing", f.replicas.seed))
 	case f.queued:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionFalse, datav1alpha1.ReasonQueued, "A sync is due and waits for a free slot under the operator's cap on concurrent syncs")
 	case ds.Spec.Refresh.Suspend:
@@ -96,6 +98,9 @@ func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 	ls := st.LastSync
 	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
 	r := ready{status: metav1.ConditionFalse}
+	if f.specError == "" && f.replicas != nil {
+		return replicaReadiness(ds, f)
+	}
 	switch {
 	case f.specError != "":
 		r.reason, r.message, r.stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
@@ -126,6 +131,38 @@ func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSourceChanged, "The source changed since the data was synced; a sync is due", true
 	default:
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonInitializing, "Waiting for the first sync", true
+	}
+	return r
+}
+
+// replicaReadiness is readiness for a Dataset with spec.replicas: Ready once minReady copies hold the
+// seed's generation of the current source.
+func replicaReadiness(ds *datav1alpha1.Dataset, f datasetFacts) ready {
+	st, p := &ds.Status, f.replicas
+	minReady := max(ds.Spec.Replicas.MinReady, 1)
+	ls := st.LastSync
+	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
+	current := st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.Manifest.Generation == p.generation && p.generation > 0
+	r := ready{status: metav1.ConditionFalse}
+	switch {
+	case int32(p.matching) < minReady:
+		r.reason, r.stalled = datav1alpha1.ReasonNotEnoughNodes, true
+		r.message = fmt.Sprintf("minReady is %d but %d node(s) match spec.replicas (nodeSelector, tolerations) and run the agent", minReady, p.matching)
+	case current && p.ready >= minReady:
+		r.status, r.reason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
+		r.message = fmt.Sprintf("%d of %d copies hold generation %d (%d files, %d bytes); %d needed", p.ready, len(p.chosen), p.generation, st.Manifest.Files, st.Manifest.Bytes, minReady)
+	case failed:
+		r.reason, r.message = ls.Reason, ls.Message
+		r.stalled = retryWontHelp(ls.Reason)
+		r.reconciling = !r.stalled && !ds.Spec.Refresh.Suspend
+	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
+		r.reason, r.message = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
+	default:
+		r.reason, r.reconciling = datav1alpha1.ReasonReplicasNotReady, true
+		r.message = fmt.Sprintf("%d of %d copies hold the current generation; %d needed", p.ready, len(p.chosen), minReady)
+		if p.seed == "" {
+			r.message = "No node that matches spec.replicas is Ready to seed the copies"
+		}
 	}
 	return r
 }

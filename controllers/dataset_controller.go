@@ -37,6 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
@@ -86,6 +88,10 @@ type datasetFacts struct {
 	// settledBatch is the event batch a Job recorded in this reconcile applied: settled once the status
 	// is written, it must not start another sync meanwhile.
 	settledBatch string
+	// seedSyncing is true while the seed agent of a Dataset with spec.replicas runs a sync it was asked
+	// for; replicas is the plan of its copies (dataset_replicas.go).
+	seedSyncing bool
+	replicas    *replicaPlan
 	// announce holds what to log, count and send as events about recorded Jobs: done only once the
 	// status that records them is written, so a reconcile from a stale cache, whose write is refused,
 	// never counts a Job twice.
@@ -108,7 +114,11 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	orig := ds.DeepCopy()
 	facts := datasetFacts{hash: sourceHash(&ds.Spec)}
 
-	result, err := r.reconcileSync(ctx, &ds, &facts)
+	reconcile := r.reconcileSync
+	if ds.Spec.Replicas != nil {
+		reconcile = r.reconcileReplicas
+	}
+	result, err := reconcile(ctx, &ds, &facts)
 	ds.Status.ObservedGeneration = ds.Generation
 	if m := ds.Status.Manifest; m != nil {
 		m.Size = humanBytes(m.Bytes)
@@ -490,6 +500,22 @@ func (r *DatasetReconciler) event(ds *datav1alpha1.Dataset, related client.Objec
 }
 
 // SetupWithManager registers the reconciler with mgr; it watches the Jobs and claims it owns.
+// datasetsWithReplicas lists the Datasets that keep per-node copies, for a node event.
+func (r *DatasetReconciler) datasetsWithReplicas(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list datav1alpha1.DatasetList
+	if err := r.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing Datasets for a node event")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.Replicas != nil {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
 func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -503,6 +529,9 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&datav1alpha1.Dataset{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&datav1alpha1.DatasetReplica{}).
+		// A node that comes, goes or changes readiness may change any Dataset's copies.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.datasetsWithReplicas)).
 		// When any sync Job finishes or goes, a slot frees up: wake the Datasets queued for one.
 		Watches(&batchv1.Job{}, slotFreed(r.admission, componentSync)).
 		WatchesRawSource(sweep.Source())

@@ -31,4 +31,7 @@ const (
 	EventChangesFoundByListing = "ChangesFoundByListing"
 	// EventClaimCreated: the controller created the Dataset's PersistentVolumeClaim.
 	EventClaimCreated = "ClaimCreated"
+	// EventReplicaRemoved: a node's copy was given up (the node stopped matching spec.replicas, or is
+	// gone); its agent removes the files.
+	EventReplicaRemoved = "ReplicaRemoved"
 )

@@ -17,6 +17,10 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -70,6 +74,9 @@ type ReplicasStatus struct {
 	// generation is the generation the seed published last: the one every copy converges to.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
+	// recordedSyncToken is the seed's sync request whose outcome lastSync records.
+	// +optional
+	RecordedSyncToken string `json:"recordedSyncToken,omitempty"`
 	// nodes lists each copy: which generation its node holds, and why it is not ready.
 	// +optional
 	// +listType=map
@@ -191,7 +198,7 @@ type DatasetReplicaList struct {
 }
 
 // Labels on DatasetReplicas, so that an agent watches only its node's and the controller lists a
-// Dataset's. Values longer than a label admits are shortened with a hash (see controllers).
+// Dataset's. Values longer than a label admits are shortened with a hash (NodeLabelValue).
 const (
 	LabelReplicaDataset = "data.pqcache.dev/dataset"
 	LabelReplicaNode    = "data.pqcache.dev/node"
@@ -213,4 +220,15 @@ const (
 
 func init() {
 	SchemeBuilder.Register(&DatasetReplica{}, &DatasetReplicaList{})
+}
+
+// NodeLabelValue is a node's name as the value of LabelReplicaNode: itself when it fits a label
+// value (63 characters), else its first 52 characters and a hash of the whole name. The controller
+// labels with it, and an agent selects its node's copies with it.
+func NodeLabelValue(node string) string {
+	if len(node) <= 63 {
+		return node
+	}
+	h := sha256.Sum256([]byte(node))
+	return strings.TrimRight(node[:52], "-.") + "-" + hex.EncodeToString(h[:])[:10]
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -55,8 +56,20 @@ type Config struct {
 	// MaxAttempts per request, retries included (the SDK's standard retryer: exponential backoff with
 	// jitter on 5xx, throttling such as SlowDown, and transient network errors). 0 means 5.
 	MaxAttempts int
+	// Credentials, if set, are used instead of the standard AWS chain (environment, profile, web
+	// identity): a node agent syncs many Datasets in one process, each with its own Secret.
+	Credentials *Credentials
 	// Client, if set, is used as is (tests); the fields above but Bucket are then ignored.
 	Client *s3.Client
+}
+
+// Credentials are static keys. String never shows the secret.
+type Credentials struct {
+	AccessKeyID, SecretAccessKey, SessionToken string
+}
+
+func (c Credentials) String() string {
+	return "s3store.Credentials{AccessKeyID: " + c.AccessKeyID + "}"
 }
 
 // Requests counts the HTTP requests sent, retries included, by kind.
@@ -103,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if c := cfg.Credentials; c != nil {
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

@@ -116,8 +116,8 @@ func TestDefaults(t *testing.T) {
 
 	// CRDs: present, kept on uninstall, and the same as config/crd/bases.
 	crds := r.all("CustomResourceDefinition")
-	if len(crds) != 2 {
-		t.Fatalf("%d CRDs, want 2", len(crds))
+	if len(crds) != 3 {
+		t.Fatalf("%d CRDs, want 3 (Dataset, BenchRun, DatasetReplica)", len(crds))
 	}
 	for _, crd := range crds {
 		if crd.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
@@ -139,11 +139,21 @@ func TestDefaults(t *testing.T) {
 
 func TestNamespacedWatch(t *testing.T) {
 	r := render(t, "watchNamespaces={team-a,team-b}", "worker.progress.enabled=true")
-	if len(r.all("ClusterRole")) != 1 || r.all("ClusterRole")[0].GetName() != "pqcache-worker-progress" {
-		t.Error("a namespaced install must not grant the manager a ClusterRole")
+	// Cluster-wide, a namespaced install grants only reading nodes (cluster-scoped: no Role can).
+	var clusterRoles []string
+	for _, cr := range r.all("ClusterRole") {
+		clusterRoles = append(clusterRoles, cr.GetName())
 	}
-	if len(r.all("ClusterRoleBinding")) != 0 {
-		t.Error("a namespaced install must not bind cluster-wide")
+	if !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-nodes", "pqcache-worker-progress"}) {
+		t.Errorf("a namespaced install grants the ClusterRoles %v, want reading nodes and the workers' progress policy", clusterRoles)
+	}
+	nodes := r.named(t, "ClusterRole", "pq-pqcache-nodes")
+	want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"nodes"}, "verbs": []any{"get", "list", "watch"}}}
+	if !reflect.DeepEqual(nodes.Object["rules"], want) {
+		t.Errorf("pqcache-nodes rules %v", nodes.Object["rules"])
+	}
+	if got := len(r.all("ClusterRoleBinding")); got != 1 {
+		t.Errorf("a namespaced install binds %d ClusterRoles, want only pqcache-nodes", got)
 	}
 	namespaces := map[string]bool{}
 	for _, role := range r.all("Role") {
@@ -169,6 +179,51 @@ func TestNamespacedWatch(t *testing.T) {
 	}
 	if workerSAs != 2 || len(r.all("ValidatingAdmissionPolicy")) != 1 {
 		t.Errorf("progress: %d worker ServiceAccounts, %d policies", workerSAs, len(r.all("ValidatingAdmissionPolicy")))
+	}
+}
+
+// TestAgent: the node agent is off by default; on, it is a DaemonSet that runs as root without any
+// capability on its hostPath, with exactly the permissions templates/agent.yaml explains, and a peer
+// key of its own.
+func TestAgent(t *testing.T) {
+	if n := len(render(t).all("DaemonSet")); n != 0 {
+		t.Fatalf("%d DaemonSets by default, want none: the agent is opt-in", n)
+	}
+	r := render(t, "agent.enabled=true", "agent.cacheRoot=/mnt/nvme/pqcache", "agent.nodeSelector.pool=cache")
+	ds := r.one(t, "DaemonSet").Object
+	pod, _, _ := unstructured.NestedMap(ds, "spec", "template", "spec")
+	c := pod["containers"].([]any)[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(c, "args")
+	for _, want := range []string{"agent", "--cache-root=/cache", "--peer-listen=:7480", "--parallelism=16"} {
+		if !hasArg(args, want) {
+			t.Errorf("agent args %v lack %q", args, want)
+		}
+	}
+	vols, _, _ := unstructured.NestedSlice(pod, "volumes")
+	if hp, _, _ := unstructured.NestedString(vols[0].(map[string]any), "hostPath", "path"); hp != "/mnt/nvme/pqcache" {
+		t.Errorf("cache root hostPath %q", hp)
+	}
+	if sel, _, _ := unstructured.NestedStringMap(pod, "nodeSelector"); sel["pool"] != "cache" {
+		t.Errorf("nodeSelector %v", sel)
+	}
+	if drop, _, _ := unstructured.NestedStringSlice(c, "securityContext", "capabilities", "drop"); !reflect.DeepEqual(drop, []string{"ALL"}) {
+		t.Errorf("capabilities drop %v", drop)
+	}
+	if v, _, _ := unstructured.NestedBool(c, "securityContext", "readOnlyRootFilesystem"); !v {
+		t.Error("the agent's root filesystem is writable")
+	}
+	role := r.named(t, "ClusterRole", "pq-pqcache-agent")
+	want := []any{
+		map[string]any{"apiGroups": []any{"data.pqcache.dev"}, "resources": []any{"datasetreplicas", "datasets"}, "verbs": []any{"get", "list", "watch"}},
+		map[string]any{"apiGroups": []any{"data.pqcache.dev"}, "resources": []any{"datasetreplicas/status"}, "verbs": []any{"get", "update", "patch"}},
+		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}},
+	}
+	if !reflect.DeepEqual(role.Object["rules"], want) {
+		t.Errorf("agent rules %v", role.Object["rules"])
+	}
+	key := r.named(t, "Secret", "pq-pqcache-agent-peer-key")
+	if secret, _, _ := unstructured.NestedString(key.Object, "data", "PQCACHE_PEER_SECRET"); len(secret) < 40 {
+		t.Errorf("peer secret %q is too short", secret)
 	}
 }
 

@@ -19,6 +19,14 @@ rules:
 - apiGroups:
   - ""
   resources:
+  - nodes
+  verbs:
+  - get
+  - list
+  - watch
+- apiGroups:
+  - ""
+  resources:
   - persistentvolumeclaims
   verbs:
   - create
@@ -61,6 +69,18 @@ rules:
   - get
   - patch
   - update
+- apiGroups:
+  - data.pqcache.dev
+  resources:
+  - datasetreplicas
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
 - apiGroups:
   - events.k8s.io
   resources:

@@ -1,0 +1,220 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package agent is the node agent: it keeps its node's copies of the Datasets with spec.replicas
+// under the node's cache root, with the sync engine in its own process (no Job, no pod start per
+// refresh), serves them to other nodes' agents (package agent/peer), and reports each copy in its
+// DatasetReplica's status, of which it is the only writer. The controller decides what each copy
+// should hold (the seed syncs from the bucket when asked; a follower copies a generation from a
+// peer); the agent does it. Like a reconciler, it is thin: the sync engine does the work.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/pqcache/pqcache/agent/peer"
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/generations"
+)
+
+// retryAfter is when a copy that failed is tried again (the seed's retries are the controller's,
+// through new sync tokens).
+const retryAfter = 15 * time.Second
+
+// Agent reconciles this node's DatasetReplicas.
+type Agent struct {
+	client.Client
+	// Reader reads what the agent does not cache: Secrets.
+	Reader client.Reader
+	// Node is this node's name.
+	Node string
+	// Endpoint is where this agent's peer server listens for other nodes (http://POD_IP:PORT).
+	Endpoint string
+	// PeerKey signs requests to other agents.
+	PeerKey peer.Key
+	Copies  *Copies
+	Budget  *Budget
+	Log     *slog.Logger
+	// PruneEvery is how often copies the node no longer keeps are removed (default pruneEvery).
+	PruneEvery time.Duration
+}
+
+// +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasetreplicas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasetreplicas/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasets,verbs=get;list;watch
+
+// Reconcile brings one copy to what its DatasetReplica asks.
+func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var rep datav1alpha1.DatasetReplica
+	if err := a.Get(ctx, req.NamespacedName, &rep); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err) // its files go with the next Prune
+	}
+	if rep.Spec.NodeName != a.Node || !rep.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	var ds datav1alpha1.Dataset
+	if err := a.Get(ctx, client.ObjectKey{Namespace: rep.Namespace, Name: rep.Spec.DatasetName}, &ds); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(&rep, &ds) {
+		return ctrl.Result{}, nil // a DatasetReplica of an older Dataset of the same name
+	}
+	dir := a.Copies.Dir(&ds)
+	orig := rep.DeepCopy()
+	res := a.converge(ctx, &ds, &rep, dir)
+	if err := a.writeStatus(ctx, orig, &rep); err != nil {
+		return ctrl.Result{}, err
+	}
+	return res, nil
+}
+
+// converge runs the sync the copy needs, if any, and fills rep's status.
+func (a *Agent) converge(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1alpha1.DatasetReplica, dir string) ctrl.Result {
+	st := &rep.Status
+	st.Endpoint = a.Endpoint
+	readGeneration(dir, st)
+	switch rep.Spec.Role {
+	case datav1alpha1.RoleSeed:
+		if rep.Spec.SyncToken == "" || rep.Spec.SyncToken == st.ObservedSyncToken {
+			return ctrl.Result{}
+		}
+		a.sync(ctx, ds, rep, dir, "")
+		st.ObservedSyncToken = rep.Spec.SyncToken
+	case datav1alpha1.RoleFollower:
+		if rep.Spec.Generation == 0 || rep.Spec.Generation == st.Generation || rep.Spec.Peer == "" {
+			return ctrl.Result{}
+		}
+		if !a.sync(ctx, ds, rep, dir, rep.Spec.Peer) {
+			return ctrl.Result{RequeueAfter: retryAfter}
+		}
+	}
+	return ctrl.Result{}
+}
+
+// readGeneration reports the generation the copy publishes now, from the disk: after a restart, or
+// on a node whose disk was replaced, the status says what is really there.
+func readGeneration(dir string, st *datav1alpha1.DatasetReplicaStatus) {
+	kept, cur, err := generations.List(dir)
+	if err != nil || cur == 0 {
+		st.Generation, st.Files, st.Bytes = 0, 0, 0
+		return
+	}
+	st.Generation = cur
+	for _, k := range kept {
+		if k.Generation == cur {
+			st.Files, st.Bytes = k.Files, k.Bytes
+		}
+	}
+}
+
+// sync runs one sync of the copy: from the bucket (peerURL empty), or of generation
+// rep.Spec.Generation from the peer at peerURL with the bucket as fallback. It records the outcome in
+// status and says whether it succeeded.
+func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1alpha1.DatasetReplica, dir, peerURL string) bool {
+	log := a.Log.With("dataset", klog.KObj(ds).String(), "role", rep.Spec.Role)
+	start := metav1.Now()
+	bucket, err := bucketStore(ctx, a.Reader, ds)
+	if err != nil {
+		a.recordFailure(rep, start, datav1alpha1.ReasonInvalidCredentials, err)
+		return false
+	}
+	parallelism := max(int(ds.Spec.Sync.Parallelism), 1)
+	release, parallelism, err := a.Budget.Acquire(ctx, parallelism)
+	if err != nil {
+		return false
+	}
+	defer release()
+	opts := syncOptions(ds, dir, parallelism)
+	opts.Log = log
+	var from cache.Store = bucket
+	opts.Requests = bucket.Requests()
+	if peerURL != "" {
+		p, err := peer.NewStore(ctx, peerURL, a.PeerKey, Bucket(ds.Namespace, ds.Name))
+		if err != nil {
+			a.recordFailure(rep, start, datav1alpha1.ReasonSyncFailed, err)
+			return false
+		}
+		from = p
+		opts.Fallback = &cache.Source{Store: bucket, Prefix: opts.Prefix}
+		opts.Prefix, opts.Generation, opts.Requests = peer.Prefix(rep.Spec.Generation), rep.Spec.Generation, p.Requests()
+	}
+	rep2, err := cache.Sync(ctx, from, opts)
+	a.record(rep, start, rep2, err)
+	readGeneration(dir, &rep.Status)
+	log.Info("Synced", "generation", rep.Status.Generation, "result", rep2.Result, "filesCopied", rep2.FilesCopied,
+		"fromFallback", rep2.FilesFromFallback, "peer", peerURL, "millis", rep2.DurationMillis)
+	return err == nil
+}
+
+// record writes a sync's outcome into status: lastSync and the Ready condition.
+func (a *Agent) record(rep *datav1alpha1.DatasetReplica, start metav1.Time, r *wire.SyncReport, err error) {
+	now := metav1.Now()
+	ls := &datav1alpha1.SyncResult{StartTime: &start, CompletionTime: &now, DurationMillis: r.DurationMillis,
+		FilesCopied: r.FilesCopied, FilesDeleted: r.FilesDeleted, FilesUnchanged: r.FilesUnchanged, FilesFailed: r.FilesFailed,
+		BytesCopied: r.BytesCopied, BytesPerSecond: r.BytesPerSecond, ListRequests: r.Requests.List, GetRequests: r.Requests.Get}
+	if err == nil {
+		ls.Result = datav1alpha1.SyncSucceeded
+		rep.Status.LastSync = ls
+		setReady(rep, metav1.ConditionTrue, datav1alpha1.ReasonSynced, fmt.Sprintf("generation %d published: %d files copied", r.Manifest.Generation, r.FilesCopied))
+		return
+	}
+	reason := r.Reason
+	if reason == "" {
+		reason = datav1alpha1.ReasonSyncFailed
+	}
+	ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reason, wire.Truncate(err.Error(), 1024)
+	if errors.Is(err, context.Canceled) {
+		ls.Message = "the agent stopped during the sync; the last published generation stands"
+	}
+	rep.Status.LastSync = ls
+	setReady(rep, metav1.ConditionFalse, reason, ls.Message)
+}
+
+func (a *Agent) recordFailure(rep *datav1alpha1.DatasetReplica, start metav1.Time, reason string, err error) {
+	now := metav1.Now()
+	msg := wire.Truncate(err.Error(), 1024)
+	rep.Status.LastSync = &datav1alpha1.SyncResult{Result: datav1alpha1.SyncFailed, Reason: reason, Message: msg, StartTime: &start, CompletionTime: &now}
+	setReady(rep, metav1.ConditionFalse, reason, msg)
+}
+
+func setReady(rep *datav1alpha1.DatasetReplica, s metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&rep.Status.Conditions, metav1.Condition{Type: datav1alpha1.ConditionReady, Status: s, Reason: reason,
+		Message: wire.Truncate(msg, 1024), ObservedGeneration: rep.Generation})
+}
+
+// writeStatus patches the status if it changed; a DatasetReplica deleted meanwhile is no error.
+func (a *Agent) writeStatus(ctx context.Context, orig, rep *datav1alpha1.DatasetReplica) error {
+	if equalStatus(orig.Status, rep.Status) {
+		return nil
+	}
+	if err := a.Status().Patch(ctx, rep, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing the status of %s: %w", rep.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/pqcache/pqcache/agent"
+	"github.com/pqcache/pqcache/agent/peer"
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache/generations"
+	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/test/s3test"
+)
+
+var peerKey = peer.Key{ID: "agents", Secret: "agents-secret"}
+
+// cluster is a real kube-apiserver (envtest) with the operator's controllers, a real S3 server
+// behind a proxy that counts the bytes it sends, and node agents run in this process, each with its
+// own cache root and peer endpoint on 127.0.0.1, as each node's DaemonSet pod would.
+type cluster struct {
+	t      *testing.T
+	ctx    context.Context
+	cfg    *rest.Config
+	scheme *runtime.Scheme
+	c      client.Client
+	srv    *s3test.Server
+	bytes  atomic.Int64 // body bytes the bucket sent
+	bucket string       // the counting proxy's URL
+	roots  map[string]string
+}
+
+func startCluster(t *testing.T) *cluster {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join("..", "bin", "k8s", "1.37.2-linux-amd64")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest (make envtest builds it): %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{t: t, ctx: ctx, cfg: cfg, scheme: scheme, c: c, srv: s3test.Start(t), roots: map[string]string{}}
+	cl.srv.CreateBucket(t, "lake")
+	target, _ := url.Parse(cl.srv.Endpoint)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxy.ServeHTTP(&countingWriter{ResponseWriter: w, n: &cl.bytes}, r)
+	}))
+	t.Cleanup(counting.Close)
+	cl.bucket = counting.URL
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{Worker: controllers.DefaultWorkerOptions()}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return cl
+}
+
+// addNode creates a Ready node and starts its agent; stop ends the agent (its node stays).
+func (cl *cluster) addNode(name string) (stop func()) {
+	t := cl.t
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pqcache.dev/cache": "true"}}}
+	if err := cl.c.Create(cl.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+	if err := cl.c.Status().Update(cl.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), name)
+	cl.roots[name] = root
+	return cl.startAgent(name, root)
+}
+
+func (cl *cluster) startAgent(node, root string) (stop func()) {
+	t := cl.t
+	copies, err := agent.OpenCopies(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cl.cfg, ctrl.Options{Scheme: cl.scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: agent.CacheOptions(node)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
+	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
+		Copies: copies, Budget: agent.NewBudget(8), Log: log, PruneEvery: time.Second}
+	if err := a.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Add(agent.PeerServer{Listener: l, Server: &peer.Server{Key: peerKey, Roots: copies.Lookup, Log: log}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(cl.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = mgr.Start(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+			copies.Close()
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// put writes an object of n bytes into the bucket.
+func (cl *cluster) put(key string, n int, seed byte) {
+	cl.srv.PutObject(cl.t, "lake", "sales/"+key, bytes.Repeat([]byte{seed, seed + 1, seed + 2}, n/3))
+}
+
+func (cl *cluster) dataset(name string, minReady int32) *datav1alpha1.Dataset {
+	t := cl.t
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name + "-creds"}, StringData: map[string]string{
+		"AWS_ACCESS_KEY_ID": s3test.AccessKey, "AWS_SECRET_ACCESS_KEY": s3test.SecretKey}}
+	if err := cl.c.Create(cl.ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	ds := &datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: datav1alpha1.DatasetSpec{
+		Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "lake", Prefix: "sales/", Region: s3test.Region, Endpoint: cl.bucket, ForcePathStyle: true,
+			Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: sec.Name}}}},
+		Replicas: &datav1alpha1.ReplicaPolicy{NodeSelector: map[string]string{"pqcache.dev/cache": "true"}, MinReady: minReady},
+	}}
+	if err := cl.c.Create(cl.ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// waitFor polls cond until it holds, or fails the test with what it last said.
+func (cl *cluster) waitFor(what string, timeout time.Duration, cond func() (bool, string)) {
+	cl.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		time.Sleep(100 * time.Millisecond)
+	}
+	cl.t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
+}
+
+// copiesAt says whether every node in nodes publishes generation g of ds, with the same files.
+func (cl *cluster) copiesAt(ds *datav1alpha1.Dataset, g int64, nodes ...string) (bool, string) {
+	var cur datav1alpha1.Dataset
+	if err := cl.c.Get(cl.ctx, client.ObjectKeyFromObject(ds), &cur); err != nil {
+		return false, err.Error()
+	}
+	for _, n := range nodes {
+		dir := filepath.Join(cl.roots[n], ds.Namespace, ds.Name+"-"+string(cur.UID))
+		_, c, err := generations.List(dir)
+		if err != nil || c != g {
+			return false, fmt.Sprintf("node %s publishes generation %d (%v); status %+v", n, c, err, cur.Status.Replicas)
+		}
+	}
+	return true, ""
+}
+
+func readyCondition(cl *cluster, ds *datav1alpha1.Dataset) (*metav1.Condition, *datav1alpha1.ReplicasStatus) {
+	var cur datav1alpha1.Dataset
+	if err := cl.c.Get(cl.ctx, client.ObjectKeyFromObject(ds), &cur); err != nil {
+		return nil, nil
+	}
+	return meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionReady), cur.Status.Replicas
+}
+
+// TestAgentsKeepACopyOnEveryNode: three agents keep a Dataset's copies; the bucket sends the data
+// once; a change reaches every node; a stopped agent's node lags while the Dataset stays Ready at
+// minReady 2, and catches up when it returns; copies no DatasetReplica asks for are removed.
+func TestAgentsKeepACopyOnEveryNode(t *testing.T) {
+	cl := startCluster(t)
+	for i := range 6 {
+		cl.put(fmt.Sprintf("day=%d/part-0.bin", i), 1<<20, byte(i))
+	}
+	dataBytes := int64(6 * (1 << 20) / 3 * 3)
+	cl.addNode("node-a")
+	stopB := cl.addNode("node-b")
+	cl.addNode("node-c")
+	ds := cl.dataset("sales", 2)
+
+	cl.waitFor("every node holds generation 1", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-a", "node-b", "node-c") })
+	cl.waitFor("the Dataset is Ready with 3 of 3 copies", 30*time.Second, func() (bool, string) {
+		c, st := readyCondition(cl, ds)
+		return c != nil && c.Status == metav1.ConditionTrue && st.ReadyOfDesired == "3/3", fmt.Sprintf("%+v %+v", c, st)
+	})
+	if sent := cl.bytes.Load(); sent < dataBytes || sent > dataBytes+dataBytes/10 {
+		t.Errorf("the bucket sent %d bytes to fill 3 nodes; want the data set once (%d) plus listings", sent, dataBytes)
+	}
+
+	By := func(s string) { t.Log(s) }
+	By("a stopped agent's node lags; the Dataset stays Ready with minReady 2")
+	stopB()
+	cl.put("day=6/part-0.bin", 1<<20, 60)
+	requestSync(cl, ds, "one")
+	cl.waitFor("nodes a and c hold generation 2", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 2, "node-a", "node-c") })
+	if ok, _ := cl.copiesAt(ds, 2, "node-b"); ok {
+		t.Fatal("node b moved on without its agent")
+	}
+	cl.waitFor("the Dataset is Ready at generation 2 with 2 copies", 30*time.Second, func() (bool, string) {
+		c, st := readyCondition(cl, ds)
+		return c != nil && c.Status == metav1.ConditionTrue && st.Generation == 2, fmt.Sprintf("%+v %+v", c, st)
+	})
+
+	By("the agent comes back and catches up")
+	cl.startAgent("node-b", cl.roots["node-b"])
+	cl.waitFor("node b holds generation 2", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 2, "node-b") })
+
+	By("two agents never write one directory")
+	if _, err := agent.OpenCopies(cl.roots["node-a"]); err == nil || !strings.Contains(err.Error(), "another agent") {
+		t.Errorf("a second agent on node a's cache root: %v", err)
+	}
+
+	By("a copy no DatasetReplica asks for is removed")
+	var reps datav1alpha1.DatasetReplicaList
+	if err := cl.c.List(cl.ctx, &reps); err != nil {
+		t.Fatal(err)
+	}
+	var cur datav1alpha1.Dataset
+	if err := cl.c.Get(cl.ctx, client.ObjectKeyFromObject(ds), &cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.Delete(cl.ctx, &cur); err != nil {
+		t.Fatal(err)
+	}
+	for i := range reps.Items { // envtest runs no garbage collector: do what it does for owned objects
+		_ = cl.c.Delete(cl.ctx, &reps.Items[i])
+	}
+	cl.waitFor("every node's copy is gone", 30*time.Second, func() (bool, string) {
+		for n, root := range cl.roots {
+			if _, err := os.Stat(filepath.Join(root, "default", "sales-"+string(cur.UID))); err == nil {
+				return false, n + " still has its copy"
+			}
+		}
+		return true, ""
+	})
+}
+
+// requestSync sets a new manual token.
+func requestSync(cl *cluster, ds *datav1alpha1.Dataset, token string) {
+	cl.t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"refresh":{"manual":%q}}}`, token)
+	if err := cl.c.Patch(cl.ctx, ds, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		cl.t.Fatal(err)
+	}
+}
+
+// countingWriter counts the body bytes of a response.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}

@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// Copies is the node's cache root: one directory per Dataset copy, <root>/<namespace>/<name>-<uid>,
+// so that a Dataset deleted and created again under the same name never reuses the old files. It
+// also answers the peer server's question "which directory is bucket NAMESPACE.NAME".
+type Copies struct {
+	root string
+	lock *os.File
+
+	mu   sync.Mutex
+	dirs map[string]string // bucket name -> directory, for the copies this node keeps
+}
+
+// OpenCopies takes the cache root for this agent alone: an exclusive flock on <root>/.agent.lock,
+// held until Close. A second agent on the same root (two DaemonSets, or a pod that did not stop)
+// fails here instead of writing the same directories.
+func OpenCopies(root string) (*Copies, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the cache root: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(root, ".agent.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another agent holds the cache root %s: two agents never write one directory", root)
+		}
+		return nil, fmt.Errorf("locking the cache root: %w", err)
+	}
+	return &Copies{root: root, lock: f, dirs: map[string]string{}}, nil
+}
+
+// Close releases the cache root.
+func (c *Copies) Close() error { return c.lock.Close() }
+
+// Bucket is the name a peer serves a Dataset's copy under.
+func Bucket(namespace, name string) string { return namespace + "." + name }
+
+// Dir is the directory of ds's copy, and records it for the peer server.
+func (c *Copies) Dir(ds *datav1alpha1.Dataset) string {
+	dir := filepath.Join(c.root, ds.Namespace, ds.Name+"-"+string(ds.UID))
+	c.mu.Lock()
+	c.dirs[Bucket(ds.Namespace, ds.Name)] = dir
+	c.mu.Unlock()
+	return dir
+}
+
+// Lookup is the peer server's Roots.
+func (c *Copies) Lookup(bucket string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dir, ok := c.dirs[bucket]
+	return dir, ok
+}
+
+// Prune removes the copies of Datasets this node no longer keeps: keep holds the directories of the
+// copies it keeps. Only directories that look like copies (<namespace>/<name>-<uid>) are touched.
+func (c *Copies) Prune(keep map[string]bool) ([]string, error) {
+	namespaces, err := os.ReadDir(c.root)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, ns := range namespaces {
+		if !ns.IsDir() || strings.HasPrefix(ns.Name(), ".") {
+			continue
+		}
+		copies, err := os.ReadDir(filepath.Join(c.root, ns.Name()))
+		if err != nil {
+			return removed, err
+		}
+		for _, cp := range copies {
+			dir := filepath.Join(c.root, ns.Name(), cp.Name())
+			if !cp.IsDir() || keep[dir] || !strings.Contains(cp.Name(), "-") {
+				continue
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return removed, fmt.Errorf("removing %s: %w", dir, err)
+			}
+			removed = append(removed, dir)
+			c.forget(dir)
+		}
+	}
+	return removed, nil
+}
+
+func (c *Copies) forget(dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for b, d := range c.dirs {
+		if d == dir {
+			delete(c.dirs, b)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/pqcache/pqcache/agent/peer"
+)
+
+// PeerServer serves this node's copies to the other agents, as a manager runnable: it stops with
+// the agent.
+type PeerServer struct {
+	Listener net.Listener
+	Server   *peer.Server
+}
+
+func (p PeerServer) Start(ctx context.Context) error {
+	hs := &http.Server{Handler: p.Server, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(p.Listener); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// NeedLeaderElection: every agent serves, on its own node.
+func (PeerServer) NeedLeaderElection() bool { return false }

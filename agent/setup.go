@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+)
+
+// pruneEvery is, by default, how often the agent removes the copies its node no longer keeps (a Dataset deleted,
+// a node taken out of a selector).
+const pruneEvery = 30 * time.Second
+
+// concurrentCopies is how many copies the agent works on at once; their GETs share the Budget.
+const concurrentCopies = 4
+
+// CacheOptions makes the agent's informers hold only its node's DatasetReplicas (and the Datasets
+// they are copies of): a node agent in a cluster of many nodes never caches the others'.
+func CacheOptions(node string) crcache.Options {
+	return crcache.Options{ByObject: map[client.Object]crcache.ByObject{
+		&datav1alpha1.DatasetReplica{}: {Label: labels.SelectorFromSet(labels.Set{datav1alpha1.LabelReplicaNode: datav1alpha1.NodeLabelValue(node)})},
+	}}
+}
+
+// SetupWithManager registers the agent's reconciler and its pruner.
+func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.Add(pruner{a}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&datav1alpha1.DatasetReplica{}).
+		Named("agent").
+		// One agent runs per process in a cluster; tests run several, one per node, in one process.
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentCopies, SkipNameValidation: ptr.To(true)}).
+		Complete(a)
+}
+
+// equalStatus says whether a status write would change nothing.
+func equalStatus(a, b datav1alpha1.DatasetReplicaStatus) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// pruner removes, now and then, the copies of this node that no DatasetReplica asks for any more.
+type pruner struct{ a *Agent }
+
+func (p pruner) Start(ctx context.Context) error {
+	every := p.a.PruneEvery
+	if every <= 0 {
+		every = pruneEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		p.a.prune(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// prune removes the directories of copies this node no longer keeps.
+func (a *Agent) prune(ctx context.Context) {
+	var reps datav1alpha1.DatasetReplicaList
+	if err := a.List(ctx, &reps); err != nil {
+		a.Log.Warn("Listing this node's copies", "error", err)
+		return
+	}
+	keep := map[string]bool{}
+	for _, r := range reps.Items {
+		if r.Spec.NodeName != a.Node {
+			continue
+		}
+		var ds datav1alpha1.Dataset
+		if err := a.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.Spec.DatasetName}, &ds); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return // unsure what to keep: remove nothing
+			}
+			continue
+		}
+		keep[a.Copies.Dir(&ds)] = true
+	}
+	removed, err := a.Copies.Prune(keep)
+	for _, dir := range removed {
+		a.Log.Info("Removed a copy this node no longer keeps", "dir", dir)
+	}
+	if err != nil {
+		a.Log.Warn("Removing copies this node no longer keeps", "error", err)
+	}
+}

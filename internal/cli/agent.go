@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/pqcache/pqcache/agent"
+	"github.com/pqcache/pqcache/agent/peer"
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/internal/version"
+)
+
+// agentOptions are the flags of `pqcache agent`.
+type agentOptions struct {
+	node, cacheRoot, listen, endpoint string
+	metricsAddr, probeAddr            string
+	parallelism                       int
+	logLevel                          string
+}
+
+func newAgentCommand() *cobra.Command {
+	var o agentOptions
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the node agent: keep this node's copies of Datasets with spec.replicas, and serve them to other nodes",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runAgent(o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.node, "node-name", os.Getenv("NODE_NAME"), "This node's name (the DaemonSet passes spec.nodeName as NODE_NAME).")
+	f.StringVar(&o.cacheRoot, "cache-root", "/var/lib/pqcache", "Directory on the node's disk that holds the copies.")
+	f.StringVar(&o.listen, "peer-listen", ":7480", "Address the peer endpoint listens on.")
+	f.StringVar(&o.endpoint, "peer-endpoint", "", "URL other agents reach the peer endpoint at (default http://$POD_IP plus the --peer-listen port).")
+	f.IntVar(&o.parallelism, "parallelism", 16, "GETs in flight across every sync on this node (the node's budget).")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
+	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz probes.")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error.")
+	return cmd
+}
+
+func runAgent(o agentOptions) error {
+	if o.node == "" {
+		return errors.New("--node-name (or NODE_NAME) is required")
+	}
+	key, err := peerKeyFromEnv()
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(o.logLevel)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New())
+	copies, err := agent.OpenCopies(o.cacheRoot)
+	if err != nil {
+		return err
+	}
+	defer copies.Close()
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("--peer-listen: %w", err)
+	}
+	endpoint, err := peerEndpoint(o.endpoint, l.Addr())
+	if err != nil {
+		return err
+	}
+	mgr, err := newAgentManager(o)
+	if err != nil {
+		return err
+	}
+	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
+		Copies: copies, Budget: agent.NewBudget(o.parallelism), Log: log}
+	if err := a.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	srv := &peer.Server{Key: key, Roots: copies.Lookup, Log: log}
+	if err := mgr.Add(agent.PeerServer{Listener: l, Server: srv}); err != nil {
+		return err
+	}
+	log.Info("Starting the node agent", "version", version.Version, "node", o.node, "cacheRoot", o.cacheRoot, "peerEndpoint", endpoint)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func newAgentManager(o agentOptions) (ctrl.Manager, error) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: agent.CacheOptions(o.node),
+		Metrics: metricsserver.Options{BindAddress: o.metricsAddr}, HealthProbeBindAddress: o.probeAddr})
+	if err != nil {
+		return nil, fmt.Errorf("creating the agent's manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, mgr.AddReadyzCheck("readyz", healthz.Ping)
+}
+
+// peerEndpoint is the URL other agents use: the flag, else the pod's IP and the port listened on.
+func peerEndpoint(flag string, addr net.Addr) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	ip := os.Getenv("POD_IP")
+	if ip == "" {
+		return "", errors.New("--peer-endpoint (or POD_IP) is required: other nodes must reach this agent")
+	}
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "", err
+	}
+	return "http://" + net.JoinHostPort(ip, port), nil
+}
