@@ -177,7 +177,8 @@ func (a *Agent) record(rep *datav1alpha1.DatasetReplica, start metav1.Time, r *w
 	now := metav1.Now()
 	ls := &datav1alpha1.SyncResult{StartTime: &start, CompletionTime: &now, DurationMillis: r.DurationMillis,
 		FilesCopied: r.FilesCopied, FilesDeleted: r.FilesDeleted, FilesUnchanged: r.FilesUnchanged, FilesFailed: r.FilesFailed,
-		BytesCopied: r.BytesCopied, BytesPerSecond: r.BytesPerSecond, ListRequests: r.Requests.List, GetRequests: r.Requests.Get}
+		BytesCopied: r.BytesCopied, BytesPerSecond: r.BytesPerSecond, ListRequests: r.Requests.List, GetRequests: r.Requests.Get,
+		FilesFromFallback: r.FilesFromFallback}
 	if err == nil {
 		ls.Result = datav1alpha1.SyncSucceeded
 		rep.Status.LastSync = ls

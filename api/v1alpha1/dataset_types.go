@@ -615,6 +615,10 @@ type SyncResult struct {
 	// getRequests is the number of GetObject requests made (zero for an unchanged prefix).
 	// +optional
 	GetRequests int64 `json:"getRequests,omitempty"`
+	// filesFromFallback are, on a node's copy filled from a peer, files the peer could not serve (or
+	// served wrong) that were copied from the bucket instead.
+	// +optional
+	FilesFromFallback int64 `json:"filesFromFallback,omitempty"`
 	// neededBytes is, for a sync refused with InsufficientCapacity, how many more bytes the volume
 	// needed.
 	// +optional

@@ -115,7 +115,10 @@ var _ = BeforeSuite(func() {
 		"--namespace", releaseNamespace, "--create-namespace", "--wait", "--timeout", "3m",
 		"--set", "image.repository=" + repo, "--set", "image.tag=" + tag,
 		// One query Job at a time keeps timings comparable on a small node.
-		"--set", "worker.maxConcurrentBenchJobs=1", "--set", "logLevel=debug"}
+		"--set", "worker.maxConcurrentBenchJobs=1", "--set", "logLevel=debug",
+		// The node agents keep their copies under kubelet's root, which the local cluster keeps per
+		// node (a hostPath elsewhere would be one directory shared by every node on this machine).
+		"--set", "agent.enabled=true", "--set", "agent.cacheRoot=/var/lib/kubelet/pqcache-copies"}
 	if values := os.Getenv("PQCACHE_E2E_HELM_VALUES"); values != "" {
 		args = append(args, "--values", values)
 	}

@@ -280,14 +280,18 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// nodeWithout returns the last of nodes that runs no pod of namespace ns (the operator's), so that
-// stopping it leaves the operator alone; the last node if every node runs one.
+// nodeWithout returns the last of nodes that runs no pod of namespace ns (the operator's) but
+// DaemonSet pods (the node agents run everywhere), so that stopping it leaves the operator alone; the
+// last node if every node runs one.
 func nodeWithout(nodes []corev1.Node, ns string) string {
 	GinkgoHelper()
 	var pods corev1.PodList
 	Expect(c.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
 	busy := map[string]bool{}
 	for _, p := range pods.Items {
+		if owner := metav1.GetControllerOf(&p); owner != nil && owner.Kind == "DaemonSet" {
+			continue
+		}
 		busy[p.Spec.NodeName] = true
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
