@@ -28,7 +28,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,6 +42,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -51,7 +54,9 @@ import (
 	"github.com/pqcache/pqcache/agent/peer"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache/generations"
+	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
@@ -70,9 +75,12 @@ type cluster struct {
 	bytes  atomic.Int64 // body bytes the bucket sent
 	bucket string       // the counting proxy's URL
 	roots  map[string]string
+	hub    *eventhub.Hub
 }
 
-func startCluster(t *testing.T) *cluster {
+// startCluster starts the control plane and the operator; with debounce, also the event hub (its
+// webhook on 127.0.0.1) that S3 event notifications reach the operator through.
+func startCluster(t *testing.T, debounce *notify.DebounceConfig) *cluster {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -94,12 +102,12 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := &cluster{t: t, ctx: ctx, cfg: cfg, scheme: scheme, c: c, srv: s3test.Start(t), roots: map[string]string{}}
-	cl.srv.CreateBucket(t, "lake")
-	target, _ := url.Parse(cl.srv.Endpoint)
-	proxy := httputil.NewSingleHostReverseProxy(target)
+	cl := &cluster{t: t, ctx: ctx, cfg: cfg, scheme: scheme, c: c, roots: map[string]string{}}
+	// The proxy finds the S3 server when a request comes: with event notifications, the server starts
+	// after the Dataset it notifies about exists.
 	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		proxy.ServeHTTP(&countingWriter{ResponseWriter: w, n: &cl.bytes}, r)
+		target, _ := url.Parse(cl.srv.Endpoint)
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(&countingWriter{ResponseWriter: w, n: &cl.bytes}, r)
 	}))
 	t.Cleanup(counting.Close)
 	cl.bucket = counting.URL
@@ -108,11 +116,26 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: controllers.DefaultWorkerOptions()}); err != nil {
+	opts := controllers.Options{Worker: controllers.DefaultWorkerOptions()}
+	if debounce != nil {
+		cl.hub = eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, BindAddress: "127.0.0.1:0",
+			Debounce: *debounce, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "events")})
+		if err := mgr.Add(cl.hub); err != nil {
+			t.Fatal(err)
+		}
+		opts.Events = cl.hub
+	}
+	if err := controllers.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
 	return cl
+}
+
+// startS3 starts the S3 server with args and creates the bucket.
+func (cl *cluster) startS3(args ...string) {
+	cl.srv = s3test.StartWithArgs(cl.t, args...)
+	cl.srv.CreateBucket(cl.t, "lake")
 }
 
 // addNode creates a Ready node and starts its agent; stop ends the agent (its node stays).
@@ -175,7 +198,7 @@ func (cl *cluster) put(key string, n int, seed byte) {
 	cl.srv.PutObject(cl.t, "lake", "sales/"+key, bytes.Repeat([]byte{seed, seed + 1, seed + 2}, n/3))
 }
 
-func (cl *cluster) dataset(name string, minReady int32) *datav1alpha1.Dataset {
+func (cl *cluster) dataset(name string, minReady int32, mutate ...func(*datav1alpha1.Dataset)) *datav1alpha1.Dataset {
 	t := cl.t
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name + "-creds"}, StringData: map[string]string{
 		"AWS_ACCESS_KEY_ID": s3test.AccessKey, "AWS_SECRET_ACCESS_KEY": s3test.SecretKey}}
@@ -187,6 +210,9 @@ func (cl *cluster) dataset(name string, minReady int32) *datav1alpha1.Dataset {
 			Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: sec.Name}}}},
 		Replicas: &datav1alpha1.ReplicaPolicy{NodeSelector: map[string]string{"pqcache.dev/cache": "true"}, MinReady: minReady},
 	}}
+	for _, m := range mutate {
+		m(ds)
+	}
 	if err := cl.c.Create(cl.ctx, ds); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +263,8 @@ func readyCondition(cl *cluster, ds *datav1alpha1.Dataset) (*metav1.Condition, *
 // once; a change reaches every node; a stopped agent's node lags while the Dataset stays Ready at
 // minReady 2, and catches up when it returns; copies no DatasetReplica asks for are removed.
 func TestAgentsKeepACopyOnEveryNode(t *testing.T) {
-	cl := startCluster(t)
+	cl := startCluster(t, nil)
+	cl.startS3()
 	for i := range 6 {
 		cl.put(fmt.Sprintf("day=%d/part-0.bin", i), 1<<20, byte(i))
 	}
@@ -323,4 +350,82 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(b)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// TestAPutReachesEveryCopy: a PUT's notification goes from the S3 server to the operator's webhook,
+// which asks the seed's agent for a sync (no Job); the followers copy the generation it publishes.
+// Every PUT must reach every node; the lag from the PUT to the file in the current generation of all
+// three copies is logged, at about 1 and 20 PUTs per second (docs/benchmarks.md quotes it).
+func TestAPutReachesEveryCopy(t *testing.T) {
+	// The hub's own defaults (2s, 10s): a Dataset with spec.replicas batches by its own (200ms, 1s).
+	cl := startCluster(t, &notify.DebounceConfig{})
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		cl.addNode(n)
+	}
+	const token = "webhook-token-for-tests"
+	if err := cl.c.Create(cl.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hook"},
+		StringData: map[string]string{controllers.EventTokenKey: token}}); err != nil {
+		t.Fatal(err)
+	}
+	ds := cl.dataset("stream", 3, func(ds *datav1alpha1.Dataset) {
+		ds.Spec.Refresh = datav1alpha1.RefreshPolicy{OnCreate: ptr.To(false), Events: &datav1alpha1.EventSource{
+			Webhook: &datav1alpha1.WebhookEventSource{TokenSecretRef: &datav1alpha1.SecretReference{Name: "hook"}}}}
+	})
+	cl.waitFor("the event hub listens", 30*time.Second, func() (bool, string) { return cl.hub.Addr() != "", "" })
+	time.Sleep(time.Second) // the Dataset's source is registered on its first reconcile
+	cl.startS3("--event-webhook-url", "http://"+cl.hub.Addr()+"/events/default/stream?token="+token)
+	cl.put("day=0/part-0.bin", 1<<16, 1)
+	requestSync(cl, ds, "first")
+	cl.waitFor("every node holds generation 1", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-a", "node-b", "node-c") })
+
+	for _, rate := range []int{1, 20} {
+		var (
+			mu   sync.Mutex
+			lags []time.Duration
+		)
+		n := 10 * max(rate/5, 1)
+		for i := range n {
+			key := fmt.Sprintf("rate=%d/part-%d.bin", rate, i)
+			start := time.Now()
+			cl.put(key, 1<<12, byte(i))
+			go func() {
+				lag := cl.waitEverywhere(ds, key, start)
+				mu.Lock()
+				lags = append(lags, lag)
+				mu.Unlock()
+			}()
+			time.Sleep(time.Second / time.Duration(rate))
+		}
+		cl.waitFor(fmt.Sprintf("all %d PUTs at %d/s reach every node", n, rate), time.Minute, func() (bool, string) {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(lags) == n, fmt.Sprintf("%d of %d", len(lags), n)
+		})
+		slices.Sort(lags)
+		t.Logf("%d PUTs at %d/s: from the PUT to the file on all 3 nodes: p50 %s, p99 %s, max %s", n, rate,
+			lags[len(lags)/2].Round(time.Millisecond), lags[(len(lags)*99)/100].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond))
+	}
+}
+
+// waitEverywhere waits until key is in the current generation of ds on every node, and returns how
+// long after start that was.
+func (cl *cluster) waitEverywhere(ds *datav1alpha1.Dataset, key string, start time.Time) time.Duration {
+	var cur datav1alpha1.Dataset
+	for cl.c.Get(cl.ctx, client.ObjectKeyFromObject(ds), &cur) != nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		all := true
+		for _, root := range cl.roots {
+			p := filepath.Join(root, ds.Namespace, ds.Name+"-"+string(cur.UID), filepath.FromSlash(generations.Dir), "current", filepath.FromSlash(key))
+			if _, err := os.Stat(p); err != nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return time.Since(start)
+		}
+	}
+	return time.Minute
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,6 +54,10 @@ func (r *DatasetReconciler) reconcileReplicas(ctx context.Context, ds *datav1alp
 		facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
 		return ctrl.Result{}, nil
 	}
+	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
+	if err := r.watchEvents(ctx, ds, key); err != nil {
+		return ctrl.Result{}, err
+	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
@@ -74,13 +79,19 @@ func (r *DatasetReconciler) reconcileReplicas(ctx context.Context, ds *datav1alp
 		token = seed.Spec.SyncToken
 	}
 	facts.seedSyncing = seed != nil && token != "" && token != seed.Status.ObservedSyncToken
-	d := decideSync(ds, sched, facts.hash, now, nil)
+	// A batch of event notifications asks the seed for a listing sync: one LIST and the changed
+	// objects' GETs, without a pod start; the followers copy the generation it publishes.
+	batch := r.pendingBatch(ds, key, facts)
+	d := decideSync(ds, sched, facts.hash, now, batch)
 	ds.Status.NextSyncTime = nil
 	if d.NextScheduled != nil {
 		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
 	}
 	if d.Trigger != "" && !facts.seedSyncing && plan.seed != "" && ds.DeletionTimestamp.IsZero() {
 		token = syncToken(d.Trigger, facts.hash, now)
+		if batch != nil && d.Trigger != TriggerManual && d.Trigger != TriggerSourceChanged {
+			token += "." + batch.ID // settled when this sync is recorded
+		}
 		facts.seedSyncing = true
 	}
 	if err := r.applyReplicas(ctx, ds, plan, replicas, token); err != nil {
@@ -205,7 +216,7 @@ func (r *DatasetReconciler) recordSeedSync(ctx context.Context, ds *datav1alpha1
 	if token == "" || seed.Status.ObservedSyncToken != token || recorded == token {
 		return
 	}
-	trigger, hash := splitSyncToken(token)
+	trigger, hash, batchID := splitSyncToken(token)
 	ls := seed.Status.LastSync.DeepCopy()
 	ls.Trigger, ls.SourceHash, ls.SpecGeneration = trigger, hash, ds.Generation
 	st := &ds.Status
@@ -218,6 +229,15 @@ func (r *DatasetReconciler) recordSeedSync(ctx context.Context, ds *datav1alpha1
 		st.LastManualSync = ds.Spec.Refresh.Manual
 	}
 	ok := ls.Result == datav1alpha1.SyncSucceeded
+	if batchID != "" && r.Events != nil {
+		key := client.ObjectKeyFromObject(ds)
+		facts.settledBatch = batchID
+		facts.announce = append(facts.announce, func() {
+			if lag, has := r.Events.Done(key, batchID, ok, nil); has {
+				observeEventLag(ds, lag)
+			}
+		})
+	}
 	if ok {
 		st.Manifest = &datav1alpha1.ManifestSummary{Files: seed.Status.Files, Bytes: seed.Status.Bytes, Generation: seed.Status.Generation, SourceHash: hash}
 		st.FailedAttempts, st.LastFailureTime = 0, nil
@@ -241,13 +261,16 @@ func (r *DatasetReconciler) recordSeedSync(ctx context.Context, ds *datav1alpha1
 	})
 }
 
-// splitSyncToken reads back what syncToken wrote.
-func splitSyncToken(token string) (trigger, hash string) {
-	parts := strings.SplitN(token, ".", 3)
+// splitSyncToken reads back what syncToken wrote, and the event batch the sync applies, if any.
+func splitSyncToken(token string) (trigger, hash, batch string) {
+	parts := strings.SplitN(token, ".", 4)
 	if len(parts) < 3 {
-		return "", ""
+		return "", "", ""
 	}
-	return parts[0], parts[1]
+	if len(parts) == 4 {
+		batch = parts[3]
+	}
+	return parts[0], parts[1], batch
 }
 
 // replicasStatus is status.replicas from the plan.

@@ -263,6 +263,19 @@ type EventSource struct {
 	// the token is in the Secret named by tokenSecretRef, created by the operator when omitted).
 	// +optional
 	Webhook *WebhookEventSource `json:"webhook,omitempty"`
+
+	// window is how long the operator waits for more notifications after one arrives before it syncs
+	// them together: a burst becomes one sync. Default 2s for a Dataset on a claim (each sync is a Job),
+	// 200ms for one with spec.replicas (the seed's agent syncs in its own process).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10ms') && duration(self) <= duration('5m')",message="window must be a duration between 10ms and 5m, e.g. 500ms"
+	Window *metav1.Duration `json:"window,omitempty"`
+
+	// maxDelay bounds how long a notification waits while more keep coming. Default 10s on a claim,
+	// 1s with spec.replicas.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10ms') && duration(self) <= duration('30m')",message="maxDelay must be a duration between 10ms and 30m, e.g. 2s"
+	MaxDelay *metav1.Duration `json:"maxDelay,omitempty"`
 }
 
 // SQSEventSource is an SQS (or SQS-compatible) queue.

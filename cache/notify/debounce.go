@@ -545,9 +545,16 @@ func (d *Debouncer) requeueLocked(ds *dataset, b *Batch) {
 
 // deadline is when a pending batch flushes: after the quiet window, capped by the maximum delay and,
 // once a fresh change is in, by the fresh delay.
-func (d *Debouncer) deadline(p *pending) time.Time {
-	t := p.last.Add(d.cfg.Window)
-	if limit := p.first.Add(d.cfg.MaxDelay); limit.Before(t) {
+func (d *Debouncer) deadline(ds *dataset, p *pending) time.Time {
+	window, maxDelay := d.cfg.Window, d.cfg.MaxDelay
+	if ds.scope.Window > 0 {
+		window = ds.scope.Window
+	}
+	if ds.scope.MaxDelay > 0 {
+		maxDelay = ds.scope.MaxDelay
+	}
+	t := p.last.Add(window)
+	if limit := p.first.Add(maxDelay); limit.Before(t) {
 		t = limit
 	}
 	if !p.freshAt.IsZero() {
@@ -566,7 +573,7 @@ func (d *Debouncer) armLocked(ds *dataset) {
 	}
 	ds.seq++
 	seq := ds.seq
-	wait := d.deadline(ds.pending).Sub(d.cfg.Clock.Now())
+	wait := d.deadline(ds, ds.pending).Sub(d.cfg.Clock.Now())
 	ds.timer = d.cfg.Clock.AfterFunc(wait, func() { d.fire(ds, seq) })
 }
 
@@ -584,7 +591,7 @@ func (d *Debouncer) fire(ds *dataset, seq uint64) {
 		d.mu.Unlock()
 		return
 	}
-	if now := d.cfg.Clock.Now(); now.Before(d.deadline(ds.pending)) {
+	if now := d.cfg.Clock.Now(); now.Before(d.deadline(ds, ds.pending)) {
 		d.armLocked(ds)
 		d.mu.Unlock()
 		return

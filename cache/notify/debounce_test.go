@@ -242,6 +242,36 @@ func TestDebounceMaxDelayUnderASteadyStream(t *testing.T) {
 	h.checkBalance()
 }
 
+// TestDebounceScopeOverridesWindowAndMaxDelay: a Dataset whose scope sets its own window and maximum
+// delay (one with per-node copies) flushes by them, not by the Debouncer's.
+func TestDebounceScopeOverridesWindowAndMaxDelay(t *testing.T) {
+	h := newHarness(t, DebounceConfig{})
+	scope, err := NewScope("lake", "tpch/", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope.Window, scope.MaxDelay = 200*time.Millisecond, time.Second
+	h.d.Configure(dsKey, scope)
+	h.add("m1", put("tpch/orders/a.parquet", "01"))
+	h.clock.Advance(199 * time.Millisecond)
+	if len(h.batches) != 0 {
+		t.Fatal("flushed before the Dataset's 200ms window")
+	}
+	h.clock.Advance(time.Millisecond)
+	if len(h.batches) != 1 {
+		t.Fatalf("%d batches 200ms after the change, want 1", len(h.batches))
+	}
+	h.batches[0].Ack(Outcome{})
+	for i := range 8 { // a change every 150ms: the window never closes, the 1s maximum delay flushes
+		h.add("m", put("tpch/orders/"+string(rune('b'+i)), "02"))
+		h.clock.Advance(150 * time.Millisecond)
+	}
+	if len(h.batches) != 2 || h.batches[1].Count != 7 {
+		t.Fatalf("%d batches under a steady stream; want a second one at the 1s maximum delay, with the 7 changes before it", len(h.batches))
+	}
+	h.checkBalance()
+}
+
 func TestDebounceKeepsTheNewestChangePerKey(t *testing.T) {
 	h := newHarness(t, DebounceConfig{})
 	h.add("dup1", put("tpch/a", "0A"))

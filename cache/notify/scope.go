@@ -18,6 +18,7 @@ package notify
 
 import (
 	"strings"
+	"time"
 
 	"github.com/pqcache/pqcache/cache/plan"
 )
@@ -31,6 +32,9 @@ type Scope struct {
 	Filter *plan.Filter
 	// Fresh lists sub-prefixes of Prefix whose changes are flushed first (Dataset spec.fresh).
 	Fresh []string
+	// Window and MaxDelay, when set, replace the Debouncer's for this Dataset: a Dataset whose syncs
+	// start cheaply batches less.
+	Window, MaxDelay time.Duration
 }
 
 // NewScope builds a Scope from a Dataset's source and globs.

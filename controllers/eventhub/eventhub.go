@@ -231,6 +231,7 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 	}
 	s3 := ds.Spec.Source.S3
 	scope, err := notify.NewScope(s3.Bucket, s3.Prefix, ds.Spec.Include, ds.Spec.Exclude, ds.Spec.Fresh)
+	scope.Window, scope.MaxDelay = debounceOf(ds)
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", key, err)
 	}
@@ -248,7 +249,8 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 		}
 		w.config = digest("webhook", w.tokenSecret)
 	}
-	w.config = digest(w.config, s3.Bucket, s3.Prefix, strings.Join(ds.Spec.Include, ","), strings.Join(ds.Spec.Exclude, ","), strings.Join(ds.Spec.Fresh, ","))
+	w.config = digest(w.config, s3.Bucket, s3.Prefix, strings.Join(ds.Spec.Include, ","), strings.Join(ds.Spec.Exclude, ","), strings.Join(ds.Spec.Fresh, ","),
+		scope.Window.String(), scope.MaxDelay.String())
 
 	h.mu.Lock()
 	old := h.watched[key]
@@ -523,4 +525,30 @@ func digest(parts ...string) string {
 	data, _ := json.Marshal(parts)
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:12])
+}
+
+// Debounce defaults of a Dataset with spec.replicas: its seed's agent syncs in its own process, so a
+// sync costs a listing and the changed objects, not a pod start, and batching buys less.
+const (
+	replicasWindow   = 200 * time.Millisecond
+	replicasMaxDelay = time.Second
+)
+
+// debounceOf is the Dataset's window and maximum delay: its spec's, else the replicas defaults for a
+// Dataset with spec.replicas, else zero (the hub's).
+func debounceOf(ds *datav1alpha1.Dataset) (window, maxDelay time.Duration) {
+	if ds.Spec.Replicas != nil {
+		window, maxDelay = replicasWindow, replicasMaxDelay
+	}
+	e := ds.Spec.Refresh.Events
+	if e == nil {
+		return window, maxDelay
+	}
+	if e.Window != nil {
+		window = e.Window.Duration
+	}
+	if e.MaxDelay != nil {
+		maxDelay = e.MaxDelay.Duration
+	}
+	return window, maxDelay
 }
