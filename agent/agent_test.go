@@ -27,6 +27,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,6 +141,11 @@ func (cl *cluster) startS3(args ...string) {
 
 // addNode creates a Ready node and starts its agent; stop ends the agent (its node stays).
 func (cl *cluster) addNode(name string) (stop func()) {
+	return cl.addNodeAt(name, filepath.Join(cl.t.TempDir(), name))
+}
+
+// addNodeAt is addNode with the agent's cache root at root.
+func (cl *cluster) addNodeAt(name, root string) (stop func()) {
 	t := cl.t
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pqcache.dev/cache": "true"}}}
 	if err := cl.c.Create(cl.ctx, n); err != nil {
@@ -149,7 +155,6 @@ func (cl *cluster) addNode(name string) (stop func()) {
 	if err := cl.c.Status().Update(cl.ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(t.TempDir(), name)
 	cl.roots[name] = root
 	return cl.startAgent(name, root)
 }
@@ -428,4 +433,39 @@ func (cl *cluster) waitEverywhere(ds *datav1alpha1.Dataset, key string, start ti
 		}
 	}
 	return time.Minute
+}
+
+// TestAFullCacheRootMarksOnlyItsCopy: a node whose cache root cannot hold the data reports its copy
+// InsufficientCapacity; the other copies are Ready, and so is the Dataset at minReady 2.
+func TestAFullCacheRootMarksOnlyItsCopy(t *testing.T) {
+	small := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "pqcache-agent-test", small).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", small).Run() })
+	cl := startCluster(t, nil)
+	cl.startS3()
+	for i := range 4 {
+		cl.put(fmt.Sprintf("day=%d/part-0.bin", i), 1<<20, byte(i))
+	}
+	cl.addNode("node-a")
+	cl.addNode("node-b")
+	cl.addNodeAt("node-c", small)
+	ds := cl.dataset("sales", 2)
+	cl.waitFor("nodes a and b hold generation 1", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-a", "node-b") })
+	cl.waitFor("node c's copy reports InsufficientCapacity, the Dataset is Ready", 30*time.Second, func() (bool, string) {
+		c, st := readyCondition(cl, ds)
+		if c == nil || st == nil || c.Status != metav1.ConditionTrue || st.ReadyOfDesired != "2/3" {
+			return false, fmt.Sprintf("%+v %+v", c, st)
+		}
+		for _, n := range st.Nodes {
+			if n.Node == "node-c" {
+				return n.Reason == datav1alpha1.ReasonInsufficientCapacity, fmt.Sprintf("%+v", n)
+			}
+		}
+		return false, "no line for node-c"
+	})
 }
