@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
@@ -98,6 +99,12 @@ func planReplicas(policy *datav1alpha1.ReplicaPolicy, nodes []corev1.Node, repli
 func nodeMatches(policy *datav1alpha1.ReplicaPolicy, n *corev1.Node, now time.Time) bool {
 	if !n.DeletionTimestamp.IsZero() || !labels.SelectorFromSet(policy.NodeSelector).Matches(labels.Set(n.Labels)) {
 		return false
+	}
+	if policy.NodeAffinity != nil {
+		// Terms the API server let through but that do not parse match no node, as for a pod.
+		if ok, err := nodeaffinity.NewLazyErrorNodeSelector(policy.NodeAffinity).Match(n); err != nil || !ok {
+			return false
+		}
 	}
 	for i := range n.Spec.Taints {
 		t := &n.Spec.Taints[i]

@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -35,7 +36,9 @@ func testNode(name string, ready bool, since time.Duration, labels map[string]st
 	if !ready {
 		status = corev1.ConditionFalse
 	}
-	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{Taints: taints},
+	l := map[string]string{corev1.LabelHostname: name}
+	maps.Copy(l, labels)
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}, Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status,
 			LastTransitionTime: metav1.Time{Time: planNow.Add(-since)}}}}}
 }
@@ -70,6 +73,9 @@ func TestPlanReplicasChoosesNodes(t *testing.T) {
 		{name: "a toleration admits the tainted node", policy: datav1alpha1.ReplicaPolicy{NodeSelector: cache,
 			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}},
 			want: []string{"a", "c", "d", "e"}, matching: 4},
+		{name: "node affinity", policy: datav1alpha1.ReplicaPolicy{NodeAffinity: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "c"}}}}}}},
+			want: []string{"a", "c"}, matching: 2},
 		{name: "maxReplicas takes the first by name", policy: datav1alpha1.ReplicaPolicy{MaxReplicas: ptr.To[int32](2)}, want: []string{"a", "b"}, matching: 4},
 		{name: "maxReplicas keeps nodes that have a copy", policy: datav1alpha1.ReplicaPolicy{MaxReplicas: ptr.To[int32](2)},
 			replicas: []datav1alpha1.DatasetReplica{testReplica("e", 3, 0, "")}, want: []string{"a", "e"}, matching: 4},

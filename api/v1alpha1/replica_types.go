@@ -36,6 +36,11 @@ type ReplicaPolicy struct {
 	// +kubebuilder:validation:MaxProperties=32
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
+	// nodeAffinity also picks the nodes that get a copy, with node selector terms as a pod's
+	// requiredDuringSchedulingIgnoredDuringExecution has them (In, NotIn, Exists, Gt...; terms ORed).
+	// +optional
+	NodeAffinity *corev1.NodeSelector `json:"nodeAffinity,omitempty"`
+
 	// tolerations let copies go to nodes with these taints (NoSchedule, NoExecute). The agent's
 	// DaemonSet must tolerate them too.
 	// +optional

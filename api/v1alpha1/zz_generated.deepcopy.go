@@ -942,6 +942,11 @@ func (in *ReplicaPolicy) DeepCopyInto(out *ReplicaPolicy) {
 			(*out)[key] = val
 		}
 	}
+	if in.NodeAffinity != nil {
+		in, out := &in.NodeAffinity, &out.NodeAffinity
+		*out = new(v1.NodeSelector)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Tolerations != nil {
 		in, out := &in.Tolerations, &out.Tolerations
 		*out = make([]v1.Toleration, len(*in))
