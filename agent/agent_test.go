@@ -77,6 +77,8 @@ type cluster struct {
 	bucket string       // the counting proxy's URL
 	roots  map[string]string
 	hub    *eventhub.Hub
+	// peerDelay slows every object request to the peers, in nanoseconds (0: none).
+	peerDelay atomic.Int64
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -179,7 +181,14 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	if err := a.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := mgr.Add(agent.PeerServer{Listener: l, Server: &peer.Server{Key: peerKey, Roots: copies.Lookup, Log: log}}); err != nil {
+	srv := &peer.Server{Key: peerKey, Roots: copies.Lookup, Log: log}
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := cl.peerDelay.Load(); d > 0 && r.URL.Query().Get("list-type") == "" {
+			time.Sleep(time.Duration(d))
+		}
+		srv.ServeHTTP(w, r)
+	})
+	if err := mgr.Add(agent.PeerServer{Listener: l, Server: slow}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(cl.ctx)
@@ -468,4 +477,56 @@ func TestAFullCacheRootMarksOnlyItsCopy(t *testing.T) {
 		}
 		return false, "no line for node-c"
 	})
+}
+
+// TestAnAgentStoppedMidCopyLosesNothing: an agent stopped while it copies a generation from a peer
+// (its pod killed, its node lost) publishes nothing partial, and the other copies carry on untouched;
+// restarted, it resumes with what it had verified and publishes the generation whole.
+func TestAnAgentStoppedMidCopyLosesNothing(t *testing.T) {
+	cl := startCluster(t, nil)
+	cl.startS3()
+	const files = 8
+	for i := range files {
+		cl.put(fmt.Sprintf("day=%d/part-0.bin", i), 1<<18, byte(i))
+	}
+	cl.addNode("node-a")
+	ds := cl.dataset("sales", 1, func(ds *datav1alpha1.Dataset) { ds.Spec.Sync.Parallelism = 1 })
+	cl.waitFor("the seed holds generation 1", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-a") })
+
+	cl.peerDelay.Store(int64(300 * time.Millisecond)) // one file at a time, 300 ms each
+	stopB := cl.addNode("node-b")
+	cl.addNode("node-c")
+	dirB := ""
+	cl.waitFor("node b has copied some files", 30*time.Second, func() (bool, string) {
+		var cur datav1alpha1.Dataset
+		if err := cl.c.Get(cl.ctx, client.ObjectKeyFromObject(ds), &cur); err != nil {
+			return false, err.Error()
+		}
+		dirB = filepath.Join(cl.roots["node-b"], ds.Namespace, ds.Name+"-"+string(cur.UID))
+		n := 0
+		for i := range files {
+			if _, err := os.Stat(filepath.Join(dirB, fmt.Sprintf("day=%d", i), "part-0.bin")); err == nil {
+				n++
+			}
+		}
+		return n >= 2 && n < files, fmt.Sprintf("%d files", n)
+	})
+	stopB()
+	if _, cur, err := generations.List(dirB); err != nil || cur != 0 {
+		t.Fatalf("node b, stopped mid-copy, publishes generation %d (%v): a partial generation", cur, err)
+	}
+	cl.peerDelay.Store(0)
+	cl.waitFor("node c holds generation 1 regardless", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-a", "node-c") })
+
+	cl.startAgent("node-b", cl.roots["node-b"])
+	cl.waitFor("node b, restarted, holds generation 1", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-b") })
+	var rep datav1alpha1.DatasetReplicaList
+	if err := cl.c.List(cl.ctx, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Items {
+		if r.Spec.NodeName == "node-b" && (r.Status.LastSync == nil || r.Status.LastSync.FilesCopied >= files) {
+			t.Errorf("node b's resumed copy copied %+v files again, want only those it had not verified", r.Status.LastSync)
+		}
+	}
 }

@@ -22,15 +22,14 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/pqcache/pqcache/agent/peer"
 )
 
 // PeerServer serves this node's copies to the other agents, as a manager runnable: it stops with
 // the agent.
 type PeerServer struct {
 	Listener net.Listener
-	Server   *peer.Server
+	// Server is the peer endpoint (a *peer.Server; tests wrap it).
+	Server http.Handler
 }
 
 func (p PeerServer) Start(ctx context.Context) error {
