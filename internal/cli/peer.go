@@ -21,16 +21,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/peer"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -117,18 +116,8 @@ func servePeer(ctx context.Context, listen string, srv *peer.Server, cmd *cobra.
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(cmd.ErrOrStderr(), "serving peers on http://%s\n", l.Addr())
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shut)
-	}()
-	if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return agent.PeerServer{Listener: l, Server: srv}.Start(ctx)
 }
 
 // followPeer turns a sync's options into a follower's: the store is the peer's generation, and the

@@ -31,8 +31,12 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// copyLabel marks the nodes this spec's Dataset keeps copies on.
-const copyLabel = "pqcache.dev/e2e-copy"
+const (
+	// copyLabel marks the nodes this spec's Dataset keeps copies on.
+	copyLabel = "pqcache.dev/e2e-copy"
+	// copiesToken is the webhook token of its notifications.
+	copiesToken = "copies-webhook-token-0123456789"
+)
 
 // Per-node copies kept by the chart's node agents (issue 24): a seed syncs from the bucket, the other
 // nodes copy its generations from it, and the Dataset counts the copies that hold the current one.
@@ -54,11 +58,14 @@ var _ = Describe("A Dataset with a copy on every node", Ordered, func() {
 			DeferCleanup(labelNode, n.Name, "")
 		}
 		ns = newNamespace("pqcache-copies-")
-		// The S3 server runs beside the operator, so that stopping another node stops neither.
+		// The S3 server runs beside the operator, so that stopping another node stops neither; it posts
+		// its notifications to the operator's webhook.
 		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, s3Secret),
 			StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey}})).To(Succeed())
+		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, "hook-token"), StringData: map[string]string{"token": copiesToken}})).To(Succeed())
 		manager := podOf(releaseNamespace, map[string]string{"app.kubernetes.io/component": "manager"})
-		endpoint = startS3PodOn(ns, "versitygw", map[string]string{corev1.LabelHostname: manager.Spec.NodeName})
+		endpoint = startS3PodOn(ns, "versitygw", map[string]string{corev1.LabelHostname: manager.Spec.NodeName},
+			"--event-webhook-url", fmt.Sprintf("%s/events/%s/everywhere?token=%s", eventsURL, ns, copiesToken))
 		parsePutReport(runJob(ns, "load", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "2", "--out", "/work/tpch"),
 			pqcacheContainer("upload", "s3", "put", "/work/tpch", "s3://"+bucket+"/"+copyPrefix, "--endpoint", endpoint, "--path-style", "--report-file", "/dev/termination-log")))
 	})
@@ -74,6 +81,8 @@ spec:
   replicas:
     nodeSelector: {%s: "yes"}
     minReady: 2
+  refresh:
+    events: {webhook: {tokenSecretRef: {name: hook-token}}}
 `, ns, bucket, copyPrefix, endpoint, s3Secret, copyLabel)
 		Expect(c.Create(ctx, &ds)).To(Succeed())
 		waitCopies(&ds, len(nodes), 3*time.Minute)
@@ -93,12 +102,11 @@ spec:
 		Expect(seeds).To(Equal(1))
 	})
 
-	It("brings a change to every node after a refresh", func() {
+	It("brings a PUT to every node by its S3 event notification, without a refresh", func() {
 		before := ds.Status.Replicas.Generation
 		runJob(ns, "change", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "1", "--out", "/work/more"),
 			pqcacheContainer("upload", "s3", "put", "/work/more/nation", "s3://"+bucket+"/"+copyPrefix+"nation-again/", "--endpoint", endpoint, "--path-style", "--report-file", "/dev/termination-log"))
-		start := time.Now()
-		refresh(&ds, "one")
+		start := time.Now() // the Job is seen complete up to a second after its PUT
 		Eventually(func(g Gomega) {
 			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
 			st := ds.Status.Replicas
@@ -107,7 +115,8 @@ spec:
 				g.Expect(r.Status.Generation).To(Equal(st.Generation), "copy on %s", r.Spec.NodeName)
 			}
 		}).WithTimeout(2 * time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
-		GinkgoWriter.Printf("from the refresh to the change on all %d nodes: %s\n", len(nodes), time.Since(start).Round(10*time.Millisecond))
+		GinkgoWriter.Printf("from the upload Job's completion to the change on all %d nodes: %s\n", len(nodes), time.Since(start).Round(10*time.Millisecond))
+		Expect(ds.Status.LastSync.Trigger).To(HavePrefix("Events"), "the change came by a notification")
 	})
 
 	It("stays Ready at minReady 2 while a node is stopped, and the node catches up when it returns", func() {
