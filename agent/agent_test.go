@@ -403,7 +403,10 @@ func TestAPutReachesEveryCopy(t *testing.T) {
 			start := time.Now()
 			cl.put(key, 1<<12, byte(i))
 			go func() {
-				lag := cl.waitEverywhere(ds, key, start)
+				lag, ok := cl.waitEverywhere(ds, key, start)
+				if !ok {
+					t.Errorf("%s never reached every node", key)
+				}
 				mu.Lock()
 				lags = append(lags, lag)
 				mu.Unlock()
@@ -421,9 +424,9 @@ func TestAPutReachesEveryCopy(t *testing.T) {
 	}
 }
 
-// waitEverywhere waits until key is in the current generation of ds on every node, and returns how
-// long after start that was.
-func (cl *cluster) waitEverywhere(ds *datav1alpha1.Dataset, key string, start time.Time) time.Duration {
+// waitEverywhere waits, up to a minute, until key is in the current generation of ds on every node,
+// and returns how long after start that was; ok is false if it never was.
+func (cl *cluster) waitEverywhere(ds *datav1alpha1.Dataset, key string, start time.Time) (lag time.Duration, ok bool) {
 	var cur datav1alpha1.Dataset
 	for cl.c.Get(cl.ctx, client.ObjectKeyFromObject(ds), &cur) != nil {
 		time.Sleep(10 * time.Millisecond)
@@ -438,10 +441,10 @@ func (cl *cluster) waitEverywhere(ds *datav1alpha1.Dataset, key string, start ti
 			}
 		}
 		if all {
-			return time.Since(start)
+			return time.Since(start), true
 		}
 	}
-	return time.Minute
+	return time.Minute, false
 }
 
 // TestAFullCacheRootMarksOnlyItsCopy: a node whose cache root cannot hold the data reports its copy
