@@ -78,6 +78,10 @@ func (o *options) printStatus(w io.Writer, datasets []datav1alpha1.Dataset, runs
 			if g := ds.Status.Generations; g != nil {
 				gens = fmt.Sprintf("%d (current %d)", len(g.Kept), g.Current)
 			}
+			if r := ds.Status.Replicas; r != nil {
+				// Per-node copies: how many hold the current generation, of how many asked for.
+				gens = fmt.Sprintf("copies %s (current %d)", r.ReadyOfDesired, r.Generation)
+			}
 			ready, reason := condition(ds.Status.Conditions, datav1alpha1.ConditionReady)
 			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.prefix(ds.Namespace+"\t"), ds.Name, ready, files, size, synced, next, gens, reason)
 		}
