@@ -32,8 +32,8 @@ func TestStatusShowsCopies(t *testing.T) {
 	now := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
 	o := &options{now: func() time.Time { return now }}
 	ds := datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Name: "everywhere"}, Status: datav1alpha1.DatasetStatus{
-		Manifest: &datav1alpha1.ManifestSummary{Files: 43, Bytes: 22 << 20, Generation: 4},
-		Replicas: &datav1alpha1.ReplicasStatus{Desired: 3, Ready: 2, ReadyOfDesired: "2/3", Generation: 4},
+		Manifest:   &datav1alpha1.ManifestSummary{Files: 43, Bytes: 22 << 20, Generation: 4},
+		Replicas:   &datav1alpha1.ReplicasStatus{Desired: 3, Ready: 2, ReadyOfDesired: "2/3", Generation: 4},
 		Conditions: []metav1.Condition{{Type: datav1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: datav1alpha1.ReasonSynced}},
 	}}
 	var out bytes.Buffer
