@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,26 +75,7 @@ func (r *DatasetReconciler) reconcileReplicas(ctx context.Context, ds *datav1alp
 	seed := replicaOn(replicas, plan.seed)
 	r.recordSeedSync(ctx, ds, seed, facts)
 
-	token := ""
-	if seed != nil {
-		token = seed.Spec.SyncToken
-	}
-	facts.seedSyncing = seed != nil && token != "" && token != seed.Status.ObservedSyncToken
-	// A batch of event notifications asks the seed for a listing sync: one LIST and the changed
-	// objects' GETs, without a pod start; the followers copy the generation it publishes.
-	batch := r.pendingBatch(ds, key, facts)
-	d := decideSync(ds, sched, facts.hash, now, batch)
-	ds.Status.NextSyncTime = nil
-	if d.NextScheduled != nil {
-		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
-	}
-	if d.Trigger != "" && !facts.seedSyncing && plan.seed != "" && ds.DeletionTimestamp.IsZero() {
-		token = syncToken(d.Trigger, facts.hash, now)
-		if batch != nil && d.Trigger != TriggerManual && d.Trigger != TriggerSourceChanged {
-			token += "." + batch.ID // settled when this sync is recorded
-		}
-		facts.seedSyncing = true
-	}
+	token, d := r.seedToken(ds, plan.seed, seed, sched, key, facts, now)
 	if err := r.applyReplicas(ctx, ds, plan, replicas, token); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -104,6 +86,33 @@ func (r *DatasetReconciler) reconcileReplicas(ctx context.Context, ds *datav1alp
 		wait = d.RequeueAfter
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// seedToken is the sync token the seed's DatasetReplica should carry: its current one, or a new one
+// when the refresh policy says a sync is due and none is in flight. A batch of event notifications
+// asks the seed for a listing sync too: one LIST and the changed objects' GETs, without a pod start;
+// the followers copy the generation it publishes.
+func (r *DatasetReconciler) seedToken(ds *datav1alpha1.Dataset, seedNode string, seed *datav1alpha1.DatasetReplica, sched cron.Schedule, key types.NamespacedName, facts *datasetFacts, now time.Time) (string, syncDecision) {
+	token := ""
+	if seed != nil {
+		token = seed.Spec.SyncToken
+	}
+	facts.seedSyncing = seed != nil && token != "" && token != seed.Status.ObservedSyncToken
+	batch := r.pendingBatch(ds, key, facts)
+	d := decideSync(ds, sched, facts.hash, now, batch)
+	ds.Status.NextSyncTime = nil
+	if d.NextScheduled != nil {
+		ds.Status.NextSyncTime = &metav1.Time{Time: *d.NextScheduled}
+	}
+	if d.Trigger == "" || facts.seedSyncing || seedNode == "" || !ds.DeletionTimestamp.IsZero() {
+		return token, d
+	}
+	token = syncToken(d.Trigger, facts.hash, now)
+	if batch != nil && d.Trigger != TriggerManual && d.Trigger != TriggerSourceChanged {
+		token += "." + batch.ID // settled when this sync is recorded
+	}
+	facts.seedSyncing = true
+	return token, d
 }
 
 // replicasOf lists the Dataset's DatasetReplicas.
