@@ -152,6 +152,7 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	defer release()
 	opts := syncOptions(ds, dir, parallelism)
 	opts.Log = log
+	opts.GenerationAtLeast = rep.Spec.MinGeneration
 	var from cache.Store = bucket
 	opts.Requests = bucket.Requests()
 	if peerURL != "" {

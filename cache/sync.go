@@ -131,6 +131,9 @@ type Options struct {
 	// publishes a generation that differs from the seed's: a failed sync leaves current where it was,
 	// and the next one resumes.
 	Generation int64
+	// GenerationAtLeast makes the next generation this sync commits higher than it: a seed whose disk
+	// was wiped must not number its generations like those its followers already hold.
+	GenerationAtLeast int64
 	// Fallback, if set, is where a file is fetched again, once and with the same ETag condition, when
 	// the store could not serve it or served bytes that failed verification: a follower falls back to
 	// the bucket when its peer fails. The report counts these files.
@@ -266,7 +269,7 @@ func (s *syncer) prepare() (plan.Change, error) {
 	// Generation numbers are never used twice on a volume, even by a manifest that begins again.
 	if top, err := generations.Highest(s.root); err != nil {
 		return "", err
-	} else if err := s.m.GenerationAtLeast(top); err != nil {
+	} else if err := s.m.GenerationAtLeast(max(top, s.opts.GenerationAtLeast)); err != nil {
 		return "", err
 	}
 	force := plan.Change("")

@@ -449,3 +449,17 @@ func TestEphemeralSkipsDurability(t *testing.T) {
 		t.Fatal("a durable sync flushed nothing")
 	}
 }
+
+// TestGenerationAtLeast: a sync told the newest generation other copies hold (a seed whose disk was
+// wiped) numbers its next generation above it; an unchanged sync after it makes no new one.
+func TestGenerationAtLeast(t *testing.T) {
+	e := newEnv(t)
+	e.put("a.parquet", parquetFile(t, 10, 10, 1))
+	rep := e.mustSync(func(o *cache.Options) { o.GenerationAtLeast = 7 })
+	if rep.Manifest.Generation != 8 {
+		t.Fatalf("first generation %d, want 8: above the 7 other copies hold", rep.Manifest.Generation)
+	}
+	if again := e.mustSync(func(o *cache.Options) { o.GenerationAtLeast = 8 }); again.Manifest.Generation != 8 {
+		t.Errorf("an unchanged sync made generation %d, want 8 still", again.Manifest.Generation)
+	}
+}

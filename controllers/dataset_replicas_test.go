@@ -98,6 +98,7 @@ var _ = Describe("Dataset with per-node copies", func() {
 				g.Expect(reps[n].Spec.Generation).To(Equal(int64(1)))
 				g.Expect(reps[n].Spec.Peer).To(Equal(seed.Status.Endpoint))
 			}
+			g.Expect(reps["a"].Spec.MinGeneration).To(Equal(int64(1)), "the seed numbers its next generation above what any copy holds")
 			cur := getDataset(ds)
 			g.Expect(cur.Status.Replicas.ReadyOfDesired).To(Equal("1/3"))
 			g.Expect(cur.Status.Manifest.Generation).To(Equal(int64(1)))

@@ -48,6 +48,8 @@ type replicaPlan struct {
 	seed string
 	// generation is the seed's published generation: what every copy converges to.
 	generation int64
+	// highest is the newest generation any copy holds, which the seed must number above.
+	highest int64
 	// peers maps a follower's node to the agent endpoint it copies from; a follower absent from it
 	// waits for a free source.
 	peers map[string]string
@@ -83,6 +85,9 @@ func planReplicas(policy *datav1alpha1.ReplicaPolicy, nodes []corev1.Node, repli
 		p.generation = r.Status.Generation
 	}
 	p.peers = assignPeers(p.chosen, p.seed, p.generation, byNode, readyNode)
+	for _, r := range replicas {
+		p.highest = max(p.highest, r.Status.Generation)
+	}
 	for _, n := range p.chosen {
 		st := replicaNodeStatus(n, byNode[n], readyNode[n], p.generation)
 		if st.Ready {

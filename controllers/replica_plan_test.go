@@ -96,6 +96,9 @@ func TestPlanReplicasSeedAndReadiness(t *testing.T) {
 	nodes := []corev1.Node{testNode("a", true, time.Hour, nil), testNode("b", false, time.Minute, nil), testNode("c", true, time.Hour, nil)}
 	replicas := []datav1alpha1.DatasetReplica{testReplica("a", 4, 4, "http://b"), testReplica("b", 5, 0, ""), testReplica("c", 5, 5, "http://b")}
 	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "b", planNow)
+	if p.highest != 5 {
+		t.Errorf("highest generation %d, want 5", p.highest)
+	}
 	if p.seed != "c" || p.generation != 5 {
 		t.Fatalf("seed %q at %d; want c, the Ready copy with the newest generation, when the seed's node is NotReady", p.seed, p.generation)
 	}

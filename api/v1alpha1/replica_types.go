@@ -132,6 +132,10 @@ type DatasetReplicaSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SyncToken string `json:"syncToken,omitempty"`
+	// minGeneration, on the seed, is the newest generation any copy holds: the seed's next generation
+	// is numbered above it, so that a seed that lost its disk never reuses a number the followers hold.
+	// +optional
+	MinGeneration int64 `json:"minGeneration,omitempty"`
 	// generation, on a follower, is the seed's generation to copy.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
