@@ -68,23 +68,12 @@ func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dat
 	return s3store.New(ctx, cfg)
 }
 
-// sourceID names the source in the manifest, as `pqcache sync` does: the same string on every node,
-// so that a copy filled from a peer, then synced from the bucket as a new seed, copies nothing again.
-func sourceID(ds *datav1alpha1.Dataset) string {
-	s3 := ds.Spec.Source.S3
-	id := "s3://" + s3.Bucket + "/" + s3.Prefix
-	if s3.Endpoint != "" {
-		id += " at " + s3.Endpoint
-	}
-	return id
-}
-
 // syncOptions are the engine's options for ds's copy in dir, with parallelism granted by the node's
 // budget.
 func syncOptions(ds *datav1alpha1.Dataset, dir string, parallelism int) cache.Options {
 	sy := ds.Spec.Sync
 	opts := cache.Options{
-		Dir: dir, Source: sourceID(ds), Prefix: ds.Spec.Source.S3.Prefix, Include: ds.Spec.Include, Exclude: ds.Spec.Exclude,
+		Dir: dir, Source: cache.SourceID(ds.Spec.Source.S3.Endpoint, ds.Spec.Source.S3.Bucket, ds.Spec.Source.S3.Prefix), Prefix: ds.Spec.Source.S3.Prefix, Include: ds.Spec.Include, Exclude: ds.Spec.Exclude,
 		Parallelism: parallelism, Prune: ptr.Deref(sy.Prune, true),
 		Generations: &generations.Policy{Keep: max(int(ptr.Deref(sy.KeepGenerations, 2)), 1), MinAge: generationMinAge, Index: true},
 	}

@@ -35,6 +35,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -138,6 +139,19 @@ type Options struct {
 	// the store could not serve it or served bytes that failed verification: a follower falls back to
 	// the bucket when its peer fails. The report counts these files.
 	Fallback *Source
+}
+
+// SourceID names where the data comes from, for Options.Source: a change re-copies everything. It
+// keeps an endpoint's scheme and host only, never credentials someone put in the URL. Every writer of
+// one directory (pqcache sync, a node agent, its followers) must name a source alike.
+func SourceID(endpoint, bucket, prefix string) string {
+	id := "s3://" + bucket + "/" + prefix
+	if endpoint != "" {
+		if u, err := url.Parse(endpoint); err == nil {
+			id += " at " + u.Scheme + "://" + u.Host
+		}
+	}
+	return id
 }
 
 // Source is a store and the key prefix that Options.Prefix stands for there.

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -162,18 +161,6 @@ func parseS3URL(s string) (bucket, prefix string, err error) {
 	return bucket, prefix, nil
 }
 
-// sourceID names where the data comes from, for the manifest: a change re-copies everything. It
-// keeps an endpoint's scheme and host only, never credentials someone put in the URL.
-func sourceID(endpoint, bucket, prefix string) string {
-	id := "s3://" + bucket + "/" + prefix
-	if endpoint != "" {
-		if u, err := url.Parse(endpoint); err == nil {
-			id += " at " + u.Scheme + "://" + u.Host
-		}
-	}
-	return id
-}
-
 func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -250,7 +237,7 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		return nil, opts, err
 	}
 	opts = cache.Options{
-		Dir: dir, Source: sourceID(f.Endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
+		Dir: dir, Source: cache.SourceID(f.Endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
 		Include: f.Include, Exclude: f.Exclude, Parallelism: f.Parallel, PartSize: q.Value(),
 		Verify: verify, Prune: !f.NoDelete, Ephemeral: f.ephemeral, PageCache: f.PageCache, DryRun: f.DryRun, Log: log, Requests: store.Requests(),
 	}
