@@ -192,6 +192,8 @@ type syncer struct {
 	progress progressCounters
 	// listing is false for a targeted sync that applies its change set instead of listing.
 	listing bool
+	// highestTree is the newest generation tree on the volume when the sync began (prepare).
+	highestTree int64
 	// applied and failedKeys track a targeted sync's changes: the event time of each key it settled
 	// (written by the planner alone, read once the workers are done), and the keys whose copy or
 	// delete failed (written by fail, under mu).
@@ -281,9 +283,10 @@ func (s *syncer) prepare() (plan.Change, error) {
 		return "", err
 	}
 	// Generation numbers are never used twice on a volume, even by a manifest that begins again.
-	if top, err := generations.Highest(s.root); err != nil {
+	if s.highestTree, err = generations.Highest(s.root); err != nil {
 		return "", err
-	} else if err := s.m.GenerationAtLeast(max(top, s.opts.GenerationAtLeast)); err != nil {
+	}
+	if err := s.m.GenerationAtLeast(max(s.highestTree, s.opts.GenerationAtLeast)); err != nil {
 		return "", err
 	}
 	force := plan.Change("")
@@ -617,13 +620,9 @@ func (s *syncer) commit(sourceChanged bool) error {
 // a generation whose files this copy already had.
 func (s *syncer) followGeneration(changed bool) (bool, error) {
 	g := s.opts.Generation
-	top, err := generations.Highest(s.root)
-	if err != nil {
-		return false, err
-	}
-	if top > g {
+	if s.highestTree > g {
 		// Tree g may exist here with other contents, and Publish would take it as built.
-		return false, fmt.Errorf("copying generation %d: this directory already published generation %d; a seed that starts its numbering again must start above its followers' highest generation", g, top)
+		return false, fmt.Errorf("copying generation %d: this directory already published generation %d; a seed that starts its numbering again must start above its followers' highest generation", g, s.highestTree)
 	}
 	dirty, cur, err := s.m.State()
 	if err != nil {

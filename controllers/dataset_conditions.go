@@ -92,25 +92,27 @@ type ready struct {
 	stalled, reconciling bool
 }
 
-// readiness decides the Ready condition from the facts, the first that applies winning.
+// readiness decides the Ready condition from the facts, the first that applies winning. A Dataset
+// with per-node copies (f.replicas) takes the same path, with its own tests for published data, too
+// few nodes, and copies still filling.
 func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 	st := &ds.Status
 	ls := st.LastSync
 	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
+	published, publishedMsg := dataPublished(ds, f)
+	tooFew := tooFewNodes(ds, f)
 	r := ready{status: metav1.ConditionFalse}
-	if f.specError == "" && f.replicas != nil {
-		return replicaReadiness(ds, f)
-	}
 	switch {
 	case f.specError != "":
 		r.reason, r.message, r.stalled = datav1alpha1.ReasonInvalidSpec, f.specError, true
 	case f.claimError != "":
 		r.reason, r.message, r.stalled = f.claimReason, f.claimError, true
+	case tooFew != "":
+		r.reason, r.message, r.stalled = datav1alpha1.ReasonNotEnoughNodes, tooFew, true
 	case f.sizing && !failed:
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSizingVolume, "volume.capacity is omitted: listing the source to size the claim", true
-	case st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.LastSuccessfulSyncTime != nil:
-		r.status, r.reason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
-		r.message = fmt.Sprintf("%d files (%d bytes) published on claim %s", st.Manifest.Files, st.Manifest.Bytes, st.ClaimName)
+	case published:
+		r.status, r.reason, r.message = metav1.ConditionTrue, datav1alpha1.ReasonSynced, publishedMsg
 	case stuck != "":
 		// Only a person can fix what keeps a container from starting (an image, a Secret, a
 		// ConfigMap): kstatus says Failed until then. A pod that waits for room may yet get it.
@@ -127,6 +129,8 @@ func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 		r.reason, r.message = datav1alpha1.ReasonSuspended, "refresh.suspend is set and the data of the current source has not been synced"
 	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
 		r.reason, r.message = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
+	case f.replicas != nil:
+		r.reason, r.message, r.reconciling = datav1alpha1.ReasonReplicasNotReady, copiesFilling(ds, f), true
 	case st.Manifest != nil:
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSourceChanged, "The source changed since the data was synced; a sync is due", true
 	default:
@@ -135,34 +139,40 @@ func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 	return r
 }
 
-// replicaReadiness is readiness for a Dataset with spec.replicas: Ready once minReady copies hold the
-// seed's generation of the current source.
-func replicaReadiness(ds *datav1alpha1.Dataset, f datasetFacts) ready {
-	st, p := &ds.Status, f.replicas
-	minReady := max(ds.Spec.Replicas.MinReady, 1)
-	ls := st.LastSync
-	failed := ls != nil && ls.Result == datav1alpha1.SyncFailed
-	current := st.Manifest != nil && st.Manifest.SourceHash == f.hash && st.Manifest.Generation == p.generation && p.generation > 0
-	r := ready{status: metav1.ConditionFalse}
-	switch {
-	case int32(p.matching) < minReady:
-		r.reason, r.stalled = datav1alpha1.ReasonNotEnoughNodes, true
-		r.message = fmt.Sprintf("minReady is %d but %d node(s) match spec.replicas (nodeSelector, tolerations) and run the agent", minReady, p.matching)
-	case current && p.ready >= minReady:
-		r.status, r.reason = metav1.ConditionTrue, datav1alpha1.ReasonSynced
-		r.message = fmt.Sprintf("%d of %d copies hold generation %d (%d files, %d bytes); %d needed", p.ready, len(p.chosen), p.generation, st.Manifest.Files, st.Manifest.Bytes, minReady)
-	case failed:
-		r.reason, r.message = ls.Reason, ls.Message
-		r.stalled = retryWontHelp(ls.Reason)
-		r.reconciling = !r.stalled && !ds.Spec.Refresh.Suspend
-	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
-		r.reason, r.message = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
-	default:
-		r.reason, r.reconciling = datav1alpha1.ReasonReplicasNotReady, true
-		r.message = fmt.Sprintf("%d of %d copies hold the current generation; %d needed", p.ready, len(p.chosen), minReady)
-		if p.seed == "" {
-			r.message = "No node that matches spec.replicas is Ready to seed the copies"
-		}
+// minReady is how many copies must hold the current generation.
+func minReady(ds *datav1alpha1.Dataset) int32 { return max(ds.Spec.Replicas.MinReady, 1) }
+
+// dataPublished says whether the data of the current source is there for readers, and how much: on
+// the claim, or on minReady per-node copies that hold the seed's current generation.
+func dataPublished(ds *datav1alpha1.Dataset, f datasetFacts) (bool, string) {
+	m := ds.Status.Manifest
+	if m == nil || m.SourceHash != f.hash || ds.Status.LastSuccessfulSyncTime == nil {
+		return false, ""
 	}
-	return r
+	p := f.replicas
+	if p == nil {
+		return true, fmt.Sprintf("%d files (%d bytes) published on claim %s", m.Files, m.Bytes, ds.Status.ClaimName)
+	}
+	if m.Generation != p.generation || p.generation == 0 || p.ready < minReady(ds) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("%d of %d copies hold generation %d (%d files, %d bytes); %d needed", p.ready, len(p.chosen), p.generation, m.Files, m.Bytes, minReady(ds))
+}
+
+// tooFewNodes says why a Dataset with per-node copies can never be Ready as it stands: fewer nodes
+// match than minReady asks for. "" otherwise.
+func tooFewNodes(ds *datav1alpha1.Dataset, f datasetFacts) string {
+	if f.replicas == nil || int32(f.replicas.matching) >= minReady(ds) {
+		return ""
+	}
+	return fmt.Sprintf("minReady is %d but %d node(s) match spec.replicas (nodeSelector, tolerations) and run the agent", minReady(ds), f.replicas.matching)
+}
+
+// copiesFilling says how far the per-node copies are.
+func copiesFilling(ds *datav1alpha1.Dataset, f datasetFacts) string {
+	p := f.replicas
+	if p.seed == "" {
+		return "No node that matches spec.replicas is Ready to seed the copies"
+	}
+	return fmt.Sprintf("%d of %d copies hold the current generation; %d needed", p.ready, len(p.chosen), minReady(ds))
 }

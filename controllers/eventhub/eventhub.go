@@ -231,10 +231,10 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 	}
 	s3 := ds.Spec.Source.S3
 	scope, err := notify.NewScope(s3.Bucket, s3.Prefix, ds.Spec.Include, ds.Spec.Exclude, ds.Spec.Fresh)
-	scope.Window, scope.MaxDelay = debounceOf(ds)
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", key, err)
 	}
+	scope.Window, scope.MaxDelay = debounceOf(ds)
 	w, cfg := &watched{kind: "webhook"}, notify.SQSConfig{}
 	if spec.SQS != nil {
 		if w, cfg, err = h.sqsSource(ctx, ds); err != nil {
