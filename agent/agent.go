@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +48,8 @@ import (
 // through new sync tokens).
 const retryAfter = 15 * time.Second
 
-// Agent reconciles this node's DatasetReplicas.
+// Agent reconciles this node's DatasetReplicas. What it may read and write is the chart's agent
+// ClusterRole (charts/pqcache/templates/agent.yaml, which says why it needs each verb).
 type Agent struct {
 	client.Client
 	// Reader reads what the agent does not cache: Secrets.
@@ -64,10 +66,6 @@ type Agent struct {
 	// PruneEvery is how often copies the node no longer keeps are removed (default pruneEvery).
 	PruneEvery time.Duration
 }
-
-// +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasetreplicas,verbs=get;list;watch
-// +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasetreplicas/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=data.pqcache.dev,resources=datasets,verbs=get;list;watch
 
 // Reconcile brings one copy to what its DatasetReplica asks.
 func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -212,7 +210,7 @@ func setReady(rep *datav1alpha1.DatasetReplica, s metav1.ConditionStatus, reason
 
 // writeStatus patches the status if it changed; a DatasetReplica deleted meanwhile is no error.
 func (a *Agent) writeStatus(ctx context.Context, orig, rep *datav1alpha1.DatasetReplica) error {
-	if equalStatus(orig.Status, rep.Status) {
+	if equality.Semantic.DeepEqual(orig.Status, rep.Status) {
 		return nil
 	}
 	if err := a.Status().Patch(ctx, rep, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {

@@ -20,7 +20,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,15 +30,16 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// pruneEvery is, by default, how often the agent removes the copies its node no longer keeps (a Dataset deleted,
-// a node taken out of a selector).
+// pruneEvery is, by default, how often the agent removes the copies its node no longer keeps (a
+// Dataset deleted, a node taken out of a selector).
 const pruneEvery = 30 * time.Second
 
 // concurrentCopies is how many copies the agent works on at once; their GETs share the Budget.
 const concurrentCopies = 4
 
-// CacheOptions makes the agent's informers hold only its node's DatasetReplicas (and the Datasets
-// they are copies of): a node agent in a cluster of many nodes never caches the others'.
+// CacheOptions makes the agent's informer of DatasetReplicas hold only its node's: a node agent in a
+// cluster of many nodes never caches the others'. It caches every Dataset (small objects, and the
+// agent needs the source of each copy it keeps).
 func CacheOptions(node string) crcache.Options {
 	return crcache.Options{ByObject: map[client.Object]crcache.ByObject{
 		&datav1alpha1.DatasetReplica{}: {Label: labels.SelectorFromSet(labels.Set{datav1alpha1.LabelReplicaNode: datav1alpha1.NodeLabelValue(node)})},
@@ -57,11 +57,6 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 		// One agent runs per process in a cluster; tests run several, one per node, in one process.
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentCopies, SkipNameValidation: ptr.To(true)}).
 		Complete(a)
-}
-
-// equalStatus says whether a status write would change nothing.
-func equalStatus(a, b datav1alpha1.DatasetReplicaStatus) bool {
-	return equality.Semantic.DeepEqual(a, b)
 }
 
 // pruner removes, now and then, the copies of this node that no DatasetReplica asks for any more.

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,11 +48,15 @@ const generationMinAge = 5 * time.Minute
 // Dataset's service account identity.
 var errServiceAccountCredentials = errors.New("credentials.serviceAccountName is not supported with spec.replicas yet: the node agent syncs every Dataset on its node in one process; use credentials.secretRef")
 
+// bucketHTTP sends every sync's requests to the buckets: one connection pool for the agent's
+// lifetime, not one per sync.
+var bucketHTTP = awshttp.NewBuildableClient()
+
 // bucketStore is the Dataset's bucket, with the credentials of its Secret (read for each sync,
 // never logged or kept).
 func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset) (*s3store.Store, error) {
 	s3 := ds.Spec.Source.S3
-	cfg := s3store.Config{Bucket: s3.Bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.ForcePathStyle}
+	cfg := s3store.Config{Bucket: s3.Bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.ForcePathStyle, HTTPClient: bucketHTTP}
 	if c := s3.Credentials; c != nil {
 		if c.ServiceAccountName != "" {
 			return nil, errServiceAccountCredentials

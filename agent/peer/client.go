@@ -35,6 +35,9 @@ import (
 // to fall back on, and a peer that fails twice is better skipped than waited for.
 const clientAttempts = 2
 
+// peerHTTP sends every request to peers: one connection pool per process, not one per sync.
+var peerHTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+
 // NewStore returns the sync engine's store for bucket on the peer at endpoint (http://HOST:PORT),
 // signed with key.
 func NewStore(ctx context.Context, endpoint string, key Key, bucket string) (*s3store.Store, error) {
@@ -43,7 +46,7 @@ func NewStore(ctx context.Context, endpoint string, key Key, bucket string) (*s3
 		BaseEndpoint: aws.String(endpoint),
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(key.ID, key.Secret, ""),
-		HTTPClient:   &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 0},
+		HTTPClient:   peerHTTP,
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = clientAttempts
 			o.MaxBackoff = time.Second

@@ -61,8 +61,7 @@ type indexCache struct {
 }
 
 type cachedIndex struct {
-	dir string // the generation's tree: a tree removed and built again has a new one only by inode,
-	// but a generation number is never reused for other contents on a volume
+	dir string // the generation's tree; a generation number never names other contents on a volume
 	idx *index
 }
 
@@ -87,6 +86,11 @@ func (c *indexCache) get(root string, g int64, dir string) (*index, error) {
 	idx := &index{objects: objs}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.dir == dir { // another request loaded it meanwhile: keep one copy in memory
+			return e.idx, nil
+		}
+	}
 	c.entries = append(c.entries, cachedIndex{dir: dir, idx: idx})
 	if len(c.entries) > cachedIndexes {
 		c.entries = slices.Delete(c.entries, 0, len(c.entries)-cachedIndexes)
