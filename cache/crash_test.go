@@ -34,6 +34,7 @@ import (
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // The crash test re-runs this test binary as a child that does one sync (TestMain dispatches on
@@ -83,13 +84,13 @@ func TestSIGKILLAtRandomMomentsNeverTearsTheCache(t *testing.T) {
 	keys := map[string]*version{}
 	for i := range 16 {
 		size := 64<<10 + i*200<<10 // 64 KiB to ~3 MiB; those over 1 MiB download in parts
-		keys[fmt.Sprintf("t%d/part-%02d.bin", i%3, i)] = &version{data: [2][]byte{randomBytes(size, uint64(i)), randomBytes(size+1, uint64(i+100))}}
+		keys[fmt.Sprintf("t%d/part-%02d.bin", i%3, i)] = &version{data: [2][]byte{testfiles.Random(size, uint64(i)), testfiles.Random(size+1, uint64(i+100))}}
 	}
 	for i := range 4 {
-		keys[fmt.Sprintf("p/part-%d.parquet", i)] = &version{data: [2][]byte{parquetFile(t, 30_000, 10_000, uint64(i)), parquetFile(t, 30_000, 10_000, uint64(i+50))}}
+		keys[fmt.Sprintf("p/part-%d.parquet", i)] = &version{data: [2][]byte{testfiles.Parquet(t, 30_000, 10_000, uint64(i)), testfiles.Parquet(t, 30_000, 10_000, uint64(i+50))}}
 	}
 	// flip.bin exists only in odd versions, so deletes are interrupted too.
-	flip := randomBytes(300<<10, 999)
+	flip := testfiles.Random(300<<10, 999)
 	known := map[string]map[string]bool{"flip.bin": {hashOf(flip): true}}
 	for k, v := range keys {
 		known[k] = map[string]bool{hashOf(v.data[0]): true, hashOf(v.data[1]): true}

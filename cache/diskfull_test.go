@@ -30,6 +30,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // mountSmallDisk mounts a tmpfs of size bytes for the test, or skips where mounting is not allowed.
@@ -82,7 +83,7 @@ func (f *fillOnFirstGet) Get(ctx context.Context, key, etag string, r s3store.Ra
 func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 	e := newEnv(t)
 	e.dir = filepath.Join(mountSmallDisk(t, "6m"), "cache")
-	v1 := map[string][]byte{"a.bin": randomBytes(1<<20, 1), "b.bin": randomBytes(1<<20, 2), "c.bin": randomBytes(1<<20, 3)}
+	v1 := map[string][]byte{"a.bin": testfiles.Random(1<<20, 1), "b.bin": testfiles.Random(1<<20, 2), "c.bin": testfiles.Random(1<<20, 3)}
 	for k, v := range v1 {
 		e.put(k, v)
 	}
@@ -107,7 +108,7 @@ func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 	}
 
 	{ // refused before downloading
-		e.put("a.bin", randomBytes(4<<20, 4)) // 4 MiB more while the old 1 MiB is still published
+		e.put("a.bin", testfiles.Random(4<<20, 4)) // 4 MiB more while the old 1 MiB is still published
 		rep, err := e.sync(nil)
 		check(rep, err, nil)
 		if rep.Space == nil || rep.Space.NeedBytes != 4<<20 || rep.Space.FreeBytes >= rep.Space.NeedBytes {
@@ -118,9 +119,9 @@ func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 		}
 	}
 	{ // the volume fills up during the sync
-		a2 := randomBytes(3<<19, 5)
+		a2 := testfiles.Random(3<<19, 5)
 		e.put("a.bin", a2) // 1.5 MiB + 1 MiB fit the ~3 MiB free, until someone else fills the volume
-		e.put("d.bin", randomBytes(1<<20, 6))
+		e.put("d.bin", testfiles.Random(1<<20, 6))
 		st, reqs := e.store(func(s *s3store.Store) cache.Store {
 			return &fillOnFirstGet{Store: s, path: filepath.Join(filepath.Dir(e.dir), "filler")}
 		})

@@ -25,6 +25,7 @@ import (
 
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/generations"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // TestSyncsPublishWholeGenerations syncs with generations on: each sync that changes something
@@ -33,7 +34,7 @@ import (
 // policy removes what nobody holds or pins; an unchanged sync keeps the current one.
 func TestSyncsPublishWholeGenerations(t *testing.T) {
 	e := newEnv(t)
-	a1, b := parquetFile(t, 200, 100, 1), parquetFile(t, 200, 100, 2)
+	a1, b := testfiles.Parquet(t, 200, 100, 1), testfiles.Parquet(t, 200, 100, 2)
 	e.put("t/a.parquet", a1)
 	e.put("t/b.parquet", b)
 	policy := func(pinned ...int64) func(*cache.Options) {
@@ -53,7 +54,7 @@ func TestSyncsPublishWholeGenerations(t *testing.T) {
 	}
 
 	// Generation 2 rewrites a and deletes b, while a reader holds generation 1.
-	a2 := parquetFile(t, 300, 100, 3)
+	a2 := testfiles.Parquet(t, 300, 100, 3)
 	e.put("t/a.parquet", a2)
 	e.remove("t/b.parquet")
 	rep = e.mustSync(policy())
@@ -102,7 +103,7 @@ func TestSyncsPublishWholeGenerations(t *testing.T) {
 // of the old generation 1 still on the volume.
 func TestALostManifestNeverReusesAnOldTree(t *testing.T) {
 	e := newEnv(t)
-	old, now := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	old, now := testfiles.Parquet(t, 100, 100, 1), testfiles.Parquet(t, 100, 100, 2)
 	e.put("a.parquet", old)
 	keep := func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} }
 	e.mustSync(keep)
@@ -133,9 +134,9 @@ func TestALostManifestNeverReusesAnOldTree(t *testing.T) {
 // keeps reading a generation that no longer moves), and so do the trees no reader holds.
 func TestTurningGenerationsOffRemovesThem(t *testing.T) {
 	e := newEnv(t)
-	e.put("a.parquet", parquetFile(t, 100, 100, 1))
+	e.put("a.parquet", testfiles.Parquet(t, 100, 100, 1))
 	e.mustSync(func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} })
-	e.put("a.parquet", parquetFile(t, 100, 100, 2))
+	e.put("a.parquet", testfiles.Parquet(t, 100, 100, 2))
 	e.mustSync(func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} })
 	lease, err := generations.Hold(e.dir, 2)
 	if err != nil {
@@ -164,7 +165,7 @@ func TestTurningGenerationsOffRemovesThem(t *testing.T) {
 // generation cannot be built, the sync says why, and the next one copies the file again.
 func TestAFileRemovedByHandIsCopiedAgain(t *testing.T) {
 	e := newEnv(t)
-	a, b := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	a, b := testfiles.Parquet(t, 100, 100, 1), testfiles.Parquet(t, 100, 100, 2)
 	e.put("a.parquet", a)
 	e.put("b.parquet", b)
 	keep := func(o *cache.Options) { o.Generations = &generations.Policy{Keep: 2} }
@@ -172,7 +173,7 @@ func TestAFileRemovedByHandIsCopiedAgain(t *testing.T) {
 	if err := os.Remove(filepath.Join(e.dir, "b.parquet")); err != nil {
 		t.Fatal(err)
 	}
-	e.put("a.parquet", parquetFile(t, 100, 100, 3)) // a change, so that a new generation is built
+	e.put("a.parquet", testfiles.Parquet(t, 100, 100, 3)) // a change, so that a new generation is built
 	_, err := e.sync(keep)
 	if err == nil || !strings.Contains(err.Error(), "missing from the volume") {
 		t.Fatalf("sync with a published file removed by hand: %v", err)

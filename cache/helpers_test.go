@@ -22,14 +22,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
@@ -37,51 +33,6 @@ import (
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/test/s3test"
 )
-
-// row is the schema of the Parquet files the tests write: real Parquet, written by parquet-go.
-type row struct {
-	ID    int64   `parquet:"id"`
-	Name  string  `parquet:"name"`
-	Value float64 `parquet:"value"`
-}
-
-// parquetFile returns a Parquet file of rows rows in groups of groupRows, its content set by seed.
-func parquetFile(t testing.TB, rows, groupRows int, seed uint64) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[row](&buf, parquet.MaxRowsPerRowGroup(int64(groupRows)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	batch := make([]row, 0, 1024)
-	for i := range rows {
-		batch = append(batch, row{ID: int64(i), Name: fmt.Sprintf("name-%d-%d", seed, rng.IntN(1000)), Value: rng.Float64()})
-		if len(batch) == cap(batch) {
-			if _, err := w.Write(batch); err != nil {
-				t.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	if _, err := w.Write(batch); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// randomBytes returns n bytes set by seed.
-func randomBytes(n int, seed uint64) []byte {
-	b := make([]byte, n)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	for i := 0; i < n; i += 8 {
-		v := rng.Uint64()
-		for j := 0; j < 8 && i+j < n; j++ {
-			b[i+j] = byte(v >> (8 * j))
-		}
-	}
-	return b
-}
 
 // env is one S3 server with one bucket, and a cache directory.
 type env struct {

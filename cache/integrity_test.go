@@ -36,6 +36,7 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/manifest"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // putMultipart uploads parts as one multipart object, with the checksum algorithm and type the
@@ -115,7 +116,7 @@ func (e *env) flipByteIn(path string, at int64) {
 // (requests), and that the same object with one byte changed behind the server's back is refused.
 func TestEveryKindOfObjectIsVerifiedAgainstTheStore(t *testing.T) {
 	const part = 5 << 20 // S3's smallest part but the last
-	parts := [][]byte{randomBytes(part, 1), randomBytes(part, 2), randomBytes(1234, 3)}
+	parts := [][]byte{testfiles.Random(part, 1), testfiles.Random(part, 2), testfiles.Random(1234, 3)}
 	whole := bytes.Join(parts, nil)
 	cases := []struct {
 		name     string
@@ -197,7 +198,7 @@ func TestEveryKindOfObjectIsVerifiedAgainstTheStore(t *testing.T) {
 // checksum gets that checksum as its manifest hash (one hash per byte, not two), `pqcache verify`
 // re-checks the file against it and catches a changed byte; --verify sha256 adds SHA-256 of the file.
 func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
-	small, large := randomBytes(300<<10, 7), randomBytes(9<<20+17, 8)
+	small, large := testfiles.Random(300<<10, 7), testfiles.Random(9<<20+17, 8)
 	for _, mode := range []cache.VerifyMode{cache.VerifyChecksum, cache.VerifySHA256} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
@@ -250,7 +251,7 @@ func TestTheStoresChecksumIsTheManifestsHash(t *testing.T) {
 func TestLargeFilesAreWrittenStraightToDisk(t *testing.T) {
 	const size = 9<<20 + 17     // pieces of 4 MiB: 4 MiB, 4 MiB, 1 MiB + 17 bytes
 	const midSize = 300<<10 + 5 // one buffer direct, the unaligned rest through the page cache
-	large, mid, small := randomBytes(size, 9), randomBytes(midSize, 11), randomBytes(64<<10, 10)
+	large, mid, small := testfiles.Random(size, 9), testfiles.Random(midSize, 11), testfiles.Random(64<<10, 10)
 	e := newEnv(t)
 	e.put("large.bin", large)
 	e.put("mid.bin", mid)

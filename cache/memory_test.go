@@ -27,6 +27,7 @@ import (
 
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // watchGets records how many GETs run at once and how many goroutines the process has while they do.
@@ -57,15 +58,15 @@ func (w *watchGets) Get(ctx context.Context, key, etag string, r s3store.Range) 
 // goroutines at any time, not one per piece.
 func TestMemoryIsBoundedWhateverTheObject(t *testing.T) {
 	e := newEnv(t)
-	big := randomBytes(32<<20, 1)
+	big := testfiles.Random(32<<20, 1)
 	e.put("big.bin", big)
 	var parts [][]byte
 	for i := range 8 {
-		parts = append(parts, randomBytes(5<<20, uint64(10+i)))
+		parts = append(parts, testfiles.Random(5<<20, uint64(10+i)))
 	}
 	e.putMultipart("parts.bin", parts, types.ChecksumAlgorithmCrc32, types.ChecksumTypeComposite)
 	for i := range 20 {
-		e.put("small/"+string(rune('a'+i))+".bin", randomBytes(1000, uint64(100+i)))
+		e.put("small/"+string(rune('a'+i))+".bin", testfiles.Random(1000, uint64(100+i)))
 	}
 
 	base := runtime.NumGoroutine()

@@ -39,6 +39,7 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // byteProxy stands between a sync and the server, on 127.0.0.1: it counts the bytes of GET responses
@@ -164,12 +165,12 @@ func TestKilledSyncResumesLargeFiles(t *testing.T) {
 	want := map[string][]byte{}
 	for i := range 3 {
 		k := fmt.Sprintf("t/big-%d.bin", i)
-		want[k] = randomBytes(18<<20+i*1000, uint64(i+1)) // ranges of 4 MiB, CRC64NVME combined
+		want[k] = testfiles.Random(18<<20+i*1000, uint64(i+1)) // ranges of 4 MiB, CRC64NVME combined
 		e.put(k, want[k])
 	}
 	var parts [][]byte
 	for i := range 4 {
-		parts = append(parts, randomBytes(5<<20, uint64(20+i)))
+		parts = append(parts, testfiles.Random(5<<20, uint64(20+i)))
 	}
 	e.putMultipart("t/parts.bin", parts, types.ChecksumAlgorithmCrc32, types.ChecksumTypeComposite) // upload parts
 	want["t/parts.bin"] = bytes.Join(parts, nil)
@@ -233,7 +234,7 @@ func TestKilledSyncResumesLargeFiles(t *testing.T) {
 func TestResumeDiscardsAChangedObjectAndBadPieces(t *testing.T) {
 	const partSize = 4 << 20
 	e := newEnv(t)
-	v1, v2 := randomBytes(20<<20, 1), randomBytes(20<<20, 2)
+	v1, v2 := testfiles.Random(20<<20, 1), testfiles.Random(20<<20, 2)
 	e.put("big.bin", v1)
 	proxy := newByteProxy(t, e.srv.Endpoint, 20<<20)
 	interrupt := func() { // once 13 of the 20 MiB are sent: 3 pieces of 4 MiB complete, the 4th begun

@@ -37,16 +37,17 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 func TestFullThenIncrementalSync(t *testing.T) {
 	e := newEnv(t)
 	files := map[string][]byte{
-		"lineitem/1/part.parquet": parquetFile(t, 20_000, 8_000, 1),
-		"lineitem/2/part.parquet": parquetFile(t, 20_000, 8_000, 2),
-		"orders/1/part.parquet":   parquetFile(t, 5_000, 5_000, 3),
-		"nation.parquet":          parquetFile(t, 25, 25, 4),
-		"notes/same-size.bin":     randomBytes(4096, 1),
+		"lineitem/1/part.parquet": testfiles.Parquet(t, 20_000, 8_000, 1),
+		"lineitem/2/part.parquet": testfiles.Parquet(t, 20_000, 8_000, 2),
+		"orders/1/part.parquet":   testfiles.Parquet(t, 5_000, 5_000, 3),
+		"nation.parquet":          testfiles.Parquet(t, 25, 25, 4),
+		"notes/same-size.bin":     testfiles.Random(4096, 1),
 	}
 	for k, v := range files {
 		e.put(k, v)
@@ -79,12 +80,12 @@ func TestFullThenIncrementalSync(t *testing.T) {
 	}
 
 	// Add one, delete one, rewrite one with the same size, rewrite one and move its LastModified back.
-	added := parquetFile(t, 1000, 1000, 9)
+	added := testfiles.Parquet(t, 1000, 1000, 9)
 	e.put("orders/2/part.parquet", added)
 	e.remove("lineitem/2/part.parquet")
-	sameSize := randomBytes(4096, 2)
+	sameSize := testfiles.Random(4096, 2)
 	e.put("notes/same-size.bin", sameSize)
-	older := parquetFile(t, 25, 25, 5)
+	older := testfiles.Parquet(t, 25, 25, 5)
 	e.put("nation.parquet", older)
 	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err := os.Chtimes(filepath.Join(e.srv.Root, "data", "tpch", "nation.parquet"), past, past); err != nil {
@@ -137,8 +138,8 @@ func TestFullThenIncrementalSync(t *testing.T) {
 
 func TestDryRunChangesNothing(t *testing.T) {
 	e := newEnv(t)
-	e.put("a.parquet", parquetFile(t, 100, 100, 1))
-	e.put("b.bin", randomBytes(1000, 1))
+	e.put("a.parquet", testfiles.Parquet(t, 100, 100, 1))
+	e.put("b.bin", testfiles.Random(1000, 1))
 	var planned []string
 	rep := e.mustSync(func(o *cache.Options) {
 		o.DryRun = true
@@ -157,9 +158,9 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 func TestIncludeExclude(t *testing.T) {
 	e := newEnv(t)
-	e.put("lineitem/1/part.parquet", parquetFile(t, 10, 10, 1))
+	e.put("lineitem/1/part.parquet", testfiles.Parquet(t, 10, 10, 1))
 	e.put("lineitem/1/part.crc", []byte("crc"))
-	e.put("orders/1/part.parquet", parquetFile(t, 10, 10, 2))
+	e.put("orders/1/part.parquet", testfiles.Parquet(t, 10, 10, 2))
 	rep := e.mustSync(func(o *cache.Options) { o.Include = []string{"lineitem/**"}; o.Exclude = []string{"**/*.crc"} })
 	if rep.FilesCopied != 1 {
 		t.Fatalf("copied %d, want 1", rep.FilesCopied)
@@ -180,9 +181,9 @@ func TestPaginationAndMultipartDownload(t *testing.T) {
 	for i := range n {
 		e.put(fmt.Sprintf("small/%04d.bin", i), []byte(fmt.Sprintf("object %d", i)))
 	}
-	big := randomBytes(9*(1<<20)+12345, 7) // > 8 parts of 1 MiB
+	big := testfiles.Random(9*(1<<20)+12345, 7) // > 8 parts of 1 MiB
 	e.put("big/blob.bin", big)
-	bigParquet := parquetFile(t, 200_000, 50_000, 8)
+	bigParquet := testfiles.Parquet(t, 200_000, 50_000, 8)
 	e.put("big/table.parquet", bigParquet)
 
 	rep := e.mustSync(func(o *cache.Options) { o.PartSize = 1 << 20; o.Parallelism = 8 })
@@ -252,7 +253,7 @@ func TestObjectRewrittenBetweenListAndGet(t *testing.T) {
 	for _, multipart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("multipart=%v", multipart), func(t *testing.T) {
 			e := newEnv(t)
-			v1, v2 := randomBytes(3<<20, 1), randomBytes(3<<20+1, 2)
+			v1, v2 := testfiles.Random(3<<20, 1), testfiles.Random(3<<20+1, 2)
 			e.put("t.bin", v1)
 			st, reqs := e.store(func(s *s3store.Store) cache.Store {
 				return &rewriteOnGet{Store: s, key: e.prefix + "t.bin", rewrite: func() { e.put("t.bin", v2) }}
@@ -292,12 +293,12 @@ func (k *killAfterGets) Get(ctx context.Context, key, etag string, r s3store.Ran
 
 func TestServerKilledMidTransferKeepsTheLastGoodCache(t *testing.T) {
 	e := newEnv(t)
-	v1 := randomBytes(8<<20, 1)
+	v1 := testfiles.Random(8<<20, 1)
 	e.put("big.bin", v1)
 	e.put("small.bin", []byte("v1"))
 	e.mustSync(nil)
 
-	v2 := randomBytes(8<<20, 2)
+	v2 := testfiles.Random(8<<20, 2)
 	e.put("big.bin", v2)
 	e.put("small.bin", []byte("v2"))
 	st, reqs := e.store(func(s *s3store.Store) cache.Store {
@@ -353,9 +354,9 @@ func TestTruncatedObjectIsNotPublished(t *testing.T) {
 			e := newEnv(t)
 			var v1, v2 []byte
 			if strings.HasSuffix(key, ".parquet") {
-				v1, v2 = parquetFile(t, 5000, 1000, 1), parquetFile(t, 5000, 1000, 2)
+				v1, v2 = testfiles.Parquet(t, 5000, 1000, 1), testfiles.Parquet(t, 5000, 1000, 2)
 			} else {
-				v1, v2 = randomBytes(100_000, 1), randomBytes(100_000, 2)
+				v1, v2 = testfiles.Random(100_000, 1), testfiles.Random(100_000, 2)
 			}
 			e.put(key, v1)
 			e.mustSync(nil)
@@ -380,8 +381,8 @@ func TestTruncatedObjectIsNotPublished(t *testing.T) {
 
 func TestVerifyCatchesAFlippedByte(t *testing.T) {
 	e := newEnv(t)
-	e.put("a.bin", randomBytes(10_000, 1))
-	e.put("b.bin", randomBytes(10_000, 2))
+	e.put("a.bin", testfiles.Random(10_000, 1))
+	e.put("b.bin", testfiles.Random(10_000, 2))
 	e.mustSync(nil)
 	e.expectVerified()
 
@@ -408,8 +409,8 @@ func TestVerifyCatchesAFlippedByte(t *testing.T) {
 
 func TestStageSyncsOnlyItsPrefixes(t *testing.T) {
 	e := newEnv(t)
-	e.put("lineitem/1/part.parquet", parquetFile(t, 100, 100, 1))
-	e.put("orders/1/part.parquet", parquetFile(t, 100, 100, 2))
+	e.put("lineitem/1/part.parquet", testfiles.Parquet(t, 100, 100, 1))
+	e.put("orders/1/part.parquet", testfiles.Parquet(t, 100, 100, 2))
 	rep := e.mustSync(func(o *cache.Options) { o.SubPrefixes = []string{"lineitem/"} })
 	if rep.FilesCopied != 1 || rep.Requests.List != 1 {
 		t.Fatalf("stage: %+v", rep)
@@ -432,17 +433,17 @@ func TestStageSyncsOnlyItsPrefixes(t *testing.T) {
 func TestEphemeralSkipsDurability(t *testing.T) {
 	e := newEnv(t)
 	for i := range 50 {
-		e.put(fmt.Sprintf("fresh/%02d.bin", i), randomBytes(10_000, uint64(i)))
+		e.put(fmt.Sprintf("fresh/%02d.bin", i), testfiles.Random(10_000, uint64(i)))
 	}
-	e.put("big.bin", randomBytes(3<<20, 99))
+	e.put("big.bin", testfiles.Random(3<<20, 99))
 	before := cache.Flushes()
 	rep := e.mustSync(func(o *cache.Options) { o.Ephemeral = true; o.PartSize = 1 << 20 })
 	if n := cache.Flushes() - before; n != 0 || rep.FilesCopied != 51 {
 		t.Fatalf("ephemeral sync: %d flushes, %d copied", n, rep.FilesCopied)
 	}
-	e.expectFile("big.bin", randomBytes(3<<20, 99))
+	e.expectFile("big.bin", testfiles.Random(3<<20, 99))
 	e.expectVerified()
-	e.put("fresh/00.bin", randomBytes(10_000, 1000))
+	e.put("fresh/00.bin", testfiles.Random(10_000, 1000))
 	before = cache.Flushes()
 	e.mustSync(nil)
 	if cache.Flushes() == before {
@@ -454,7 +455,7 @@ func TestEphemeralSkipsDurability(t *testing.T) {
 // wiped) numbers its next generation above it; an unchanged sync after it makes no new one.
 func TestGenerationAtLeast(t *testing.T) {
 	e := newEnv(t)
-	e.put("a.parquet", parquetFile(t, 10, 10, 1))
+	e.put("a.parquet", testfiles.Parquet(t, 10, 10, 1))
 	rep := e.mustSync(func(o *cache.Options) { o.GenerationAtLeast = 7 })
 	if rep.Manifest.Generation != 8 {
 		t.Fatalf("first generation %d, want 8: above the 7 other copies hold", rep.Manifest.Generation)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // etagOf is the ETag versitygw gives a single-part object: its MD5, quoted.
@@ -57,14 +58,14 @@ func targeted(changes ...wire.Change) func(*cache.Options) {
 
 func TestTargetedSyncAppliesJustTheNamedKeysWithoutListing(t *testing.T) {
 	e := newEnv(t)
-	a1, b, c := parquetFile(t, 500, 100, 1), parquetFile(t, 500, 100, 2), parquetFile(t, 500, 100, 3)
+	a1, b, c := testfiles.Parquet(t, 500, 100, 1), testfiles.Parquet(t, 500, 100, 2), testfiles.Parquet(t, 500, 100, 3)
 	e.put("orders/a.parquet", a1)
 	e.put("orders/b.parquet", b)
 	e.put("orders/c.parquet", c)
 	e.mustSync(func(o *cache.Options) { o.Exclude = []string{"**/*.tmp"} })
 
 	// The bucket changes: a rewritten, b removed, d new; e is new too but no event names it.
-	a2, d, unnamed := parquetFile(t, 500, 100, 11), parquetFile(t, 600, 100, 4), parquetFile(t, 100, 100, 5)
+	a2, d, unnamed := testfiles.Parquet(t, 500, 100, 11), testfiles.Parquet(t, 600, 100, 4), testfiles.Parquet(t, 100, 100, 5)
 	e.put("orders/a.parquet", a2)
 	e.remove("orders/b.parquet")
 	e.put("orders/d.parquet", d)
@@ -129,14 +130,14 @@ func TestTargetedSyncAppliesJustTheNamedKeysWithoutListing(t *testing.T) {
 
 func TestTargetedSyncTrustsTheBucketNotTheEvent(t *testing.T) {
 	e := newEnv(t)
-	e.put("t/keep.parquet", parquetFile(t, 100, 100, 1))
-	e.put("t/gone.parquet", parquetFile(t, 100, 100, 2))
+	e.put("t/keep.parquet", testfiles.Parquet(t, 100, 100, 1))
+	e.put("t/gone.parquet", testfiles.Parquet(t, 100, 100, 2))
 	e.mustSync(nil)
 
 	// Events that no longer describe the bucket: a's ETag is of a version since overwritten; back was
 	// removed and then written again; gone was written (the event) and then removed (no event yet);
 	// never was written and removed before the sync looked.
-	a1, a2, back := parquetFile(t, 100, 100, 10), parquetFile(t, 100, 100, 11), parquetFile(t, 100, 100, 12)
+	a1, a2, back := testfiles.Parquet(t, 100, 100, 10), testfiles.Parquet(t, 100, 100, 11), testfiles.Parquet(t, 100, 100, 12)
 	e.put("t/a.parquet", a1)
 	staleETag := e.etagOf("t/a.parquet")
 	e.put("t/a.parquet", a2)
@@ -172,7 +173,7 @@ func TestTargetedSyncTrustsTheBucketNotTheEvent(t *testing.T) {
 
 func TestTargetedSyncRespectsNoDelete(t *testing.T) {
 	e := newEnv(t)
-	kept := parquetFile(t, 100, 100, 1)
+	kept := testfiles.Parquet(t, 100, 100, 1)
 	e.put("k.parquet", kept)
 	e.mustSync(nil)
 	e.remove("k.parquet")
@@ -283,7 +284,7 @@ func TestNoChangeIsLostWhateverTheEvents(t *testing.T) {
 
 func TestATargetedSyncIntoANeverSyncedDirectoryLists(t *testing.T) {
 	e := newEnv(t)
-	a, b := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	a, b := testfiles.Parquet(t, 100, 100, 1), testfiles.Parquet(t, 100, 100, 2)
 	e.put("a.parquet", a)
 	e.put("b.parquet", b)
 	st, reqs := e.store()
@@ -301,7 +302,7 @@ func TestATargetedSyncIntoANeverSyncedDirectoryLists(t *testing.T) {
 
 func TestATargetedSyncIgnoresKeysNoSyncCanPublish(t *testing.T) {
 	e := newEnv(t)
-	e.put("a.parquet", parquetFile(t, 100, 100, 1))
+	e.put("a.parquet", testfiles.Parquet(t, 100, 100, 1))
 	e.mustSync(nil)
 	rep := e.mustSync(targeted(wire.Change{Key: e.prefix + ".pqcache/manifest.db"}, wire.Change{Key: e.prefix + "x//y.parquet"}))
 	if rep.Changes.Ignored != 2 || rep.FilesFailed != 0 {
@@ -311,12 +312,12 @@ func TestATargetedSyncIgnoresKeysNoSyncCanPublish(t *testing.T) {
 
 func TestATargetedSyncKeepsANewerPublishedVersion(t *testing.T) {
 	e := newEnv(t)
-	newer := parquetFile(t, 100, 100, 1)
+	newer := testfiles.Parquet(t, 100, 100, 1)
 	e.put("a.parquet", newer)
 	e.mustSync(nil)
 	// The bucket now answers with an older object (a lagging replica): another file whose
 	// LastModified is an hour before the published one.
-	e.put("a.parquet", parquetFile(t, 100, 100, 2))
+	e.put("a.parquet", testfiles.Parquet(t, 100, 100, 2))
 	backing := filepath.Join(e.srv.Root, e.bucket, e.prefix+"a.parquet")
 	if err := os.Chtimes(backing, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
@@ -332,7 +333,7 @@ func TestATargetedSyncKeepsANewerPublishedVersion(t *testing.T) {
 // directory cannot; the change is ignored (the listing sync reports the pair), and the rest applies.
 func TestATargetedSyncIgnoresAKeyWhosePathIsAnotherObjects(t *testing.T) {
 	e := newEnv(t)
-	file, other := parquetFile(t, 100, 100, 1), parquetFile(t, 100, 100, 2)
+	file, other := testfiles.Parquet(t, 100, 100, 1), testfiles.Parquet(t, 100, 100, 2)
 	e.put("t/a", file)
 	e.mustSync(nil)
 	// versitygw (posix) cannot hold both either: the bucket gets "t/a" removed and "t/a/b" written,

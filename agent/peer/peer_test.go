@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,7 +32,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/google/go-cmp/cmp"
-	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/pqcache/pqcache/agent/peer"
@@ -43,6 +41,7 @@ import (
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 const (
@@ -84,17 +83,17 @@ func newLake(t *testing.T) *lake {
 // a file with a full-object checksum.
 func (l *lake) fill(seed uint64) {
 	for i := range 4 {
-		l.srv.PutObject(l.t, bucket, fmt.Sprintf("%sday=%d/part-0.parquet", prefix, i), parquetFile(l.t, 2000, 500, seed+uint64(i)))
+		l.srv.PutObject(l.t, bucket, fmt.Sprintf("%sday=%d/part-0.parquet", prefix, i), testfiles.Parquet(l.t, 2000, 500, seed+uint64(i)))
 	}
-	l.srv.PutObject(l.t, bucket, prefix+"blob with space/ü.bin", randomBytes(3*partSize+17, seed))
-	l.putMultipart("big/multi.bin", [][]byte{randomBytes(5<<20, seed+10), randomBytes(1<<20+3, seed+11)})
+	l.srv.PutObject(l.t, bucket, prefix+"blob with space/ü.bin", testfiles.Random(3*partSize+17, seed))
+	l.putMultipart("big/multi.bin", [][]byte{testfiles.Random(5<<20, seed+10), testfiles.Random(1<<20+3, seed+11)})
 	// versitygw keeps a full-object CRC64NVME of every upload; without it, as in stores that predate
 	// such checksums, the multipart ETag is the check and the object is fetched part by part.
 	if err := unix.Removexattr(filepath.Join(l.srv.Root, bucket, prefix+"big/multi.bin"), "user.checksums"); err != nil {
 		l.t.Fatal(err)
 	}
 	_, err := l.srv.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(prefix + "sum.parquet"),
-		Body: bytes.NewReader(parquetFile(l.t, 100, 100, seed+20)), ChecksumAlgorithm: types.ChecksumAlgorithmCrc64nvme})
+		Body: bytes.NewReader(testfiles.Parquet(l.t, 100, 100, seed+20)), ChecksumAlgorithm: types.ChecksumAlgorithmCrc64nvme})
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -262,11 +261,11 @@ func TestFollowerNeverPublishesAPartialGeneration(t *testing.T) {
 	if rep, err, _ := l.follow(dir, g1); err != nil {
 		t.Fatalf("follow %d: %v (%+v)", g1, err, rep.Failed)
 	}
-	l.srv.PutObject(t, bucket, prefix+"day=0/part-0.parquet", parquetFile(t, 2000, 500, 40))
-	l.srv.PutObject(t, bucket, prefix+"day=1/part-0.parquet", parquetFile(t, 2000, 500, 41))
+	l.srv.PutObject(t, bucket, prefix+"day=0/part-0.parquet", testfiles.Parquet(t, 2000, 500, 40))
+	l.srv.PutObject(t, bucket, prefix+"day=1/part-0.parquet", testfiles.Parquet(t, 2000, 500, 41))
 	g2 := l.syncSeed()
 	flipByte(t, filepath.Join(l.seed, "day=0", "part-0.parquet"), 100)
-	l.srv.PutObject(t, bucket, prefix+"day=0/part-0.parquet", parquetFile(t, 2000, 500, 42)) // not g2's any more
+	l.srv.PutObject(t, bucket, prefix+"day=0/part-0.parquet", testfiles.Parquet(t, 2000, 500, 42)) // not g2's any more
 
 	rep, err, _ := l.follow(dir, g2)
 	if !errors.Is(err, cache.ErrFilesFailed) || rep.FilesFailed != 1 {
@@ -399,38 +398,4 @@ func flipByte(t *testing.T, path string, at int64) {
 	if _, err := f.WriteAt(b, at); err != nil {
 		t.Fatal(err)
 	}
-}
-
-type row struct {
-	ID    int64   `parquet:"id"`
-	Name  string  `parquet:"name"`
-	Value float64 `parquet:"value"`
-}
-
-// parquetFile returns real Parquet: rows rows in groups of groupRows, contents set by seed.
-func parquetFile(t testing.TB, rows, groupRows int, seed uint64) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[row](&buf, parquet.MaxRowsPerRowGroup(int64(groupRows)))
-	rng := rand.New(rand.NewPCG(seed, seed))
-	batch := make([]row, rows)
-	for i := range batch {
-		batch[i] = row{ID: int64(i), Name: fmt.Sprintf("name-%d-%d", seed, rng.IntN(1000)), Value: rng.Float64()}
-	}
-	if _, err := w.Write(batch); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func randomBytes(n int, seed uint64) []byte {
-	b := make([]byte, n)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	return b
 }
