@@ -22,18 +22,14 @@ import (
 	"net"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/peer"
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -77,7 +73,7 @@ func runAgent(o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New())
+	ctrl.SetLogger(logr.FromSlogHandler(log.Handler())) // one log, one format: the agent's
 	copies, err := agent.OpenCopies(o.cacheRoot)
 	if err != nil {
 		return err
@@ -109,9 +105,7 @@ func runAgent(o agentOptions) error {
 }
 
 func newAgentManager(o agentOptions) (ctrl.Manager, error) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+	scheme := newScheme()
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)

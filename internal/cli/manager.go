@@ -97,6 +97,15 @@ func newManagerCommand() *cobra.Command {
 	return cmd
 }
 
+// newScheme knows Kubernetes' built-in kinds and pqcache's: what the manager and the node agent read
+// and write.
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
 // newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless addr is "0",
 // the webhook endpoint on addr. It reads Secrets uncached.
 func newEventHub(mgr ctrl.Manager, addr string) *eventhub.Hub {
@@ -111,10 +120,7 @@ func runManager(opts managerOptions) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
 	log := ctrl.Log.WithName("manager")
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-
+	scheme := newScheme()
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
