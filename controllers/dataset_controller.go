@@ -34,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -530,8 +531,9 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&datav1alpha1.DatasetReplica{}).
-		// A node that comes, goes or changes readiness may change any Dataset's copies.
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.datasetsWithReplicas)).
+		// A node that comes, goes or changes readiness may change any Dataset's copies; its kubelet's
+		// heartbeats, every few seconds on every node, do not.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.datasetsWithReplicas), builder.WithPredicates(nodePlacementChanged)).
 		// When any sync Job finishes or goes, a slot frees up: wake the Datasets queued for one.
 		Watches(&batchv1.Job{}, slotFreed(r.admission, componentSync)).
 		WatchesRawSource(sweep.Source())

@@ -17,14 +17,19 @@ limitations under the License.
 package controllers
 
 import (
+	"maps"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -134,6 +139,18 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 	}
 	return nil
 }
+
+// nodePlacementChanged passes the node events that can change which nodes keep copies, or which
+// count as ready: a node created or deleted, its labels, taints or Ready status changed.
+var nodePlacementChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*corev1.Node)
+	cur, okNew := e.ObjectNew.(*corev1.Node)
+	if !okOld || !okNew {
+		return true
+	}
+	return !maps.Equal(old.Labels, cur.Labels) || !equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
+		nodeReady(old) != nodeReady(cur) || !cur.DeletionTimestamp.IsZero()
+}}
 
 func nodeReady(n *corev1.Node) bool {
 	c := nodeCondition(n, corev1.NodeReady)
@@ -246,7 +263,7 @@ func replicaNodeStatus(node string, r *datav1alpha1.DatasetReplica, nodeIsReady 
 	c := meta.FindStatusCondition(r.Status.Conditions, datav1alpha1.ConditionReady)
 	switch {
 	case st.Reason != "":
-	case c != nil && c.Status != "True" && c.Reason != datav1alpha1.ReasonSynced:
+	case c != nil && c.Status != metav1.ConditionTrue && c.Reason != datav1alpha1.ReasonSynced:
 		st.Reason = c.Reason
 	case g == 0 || r.Status.Generation != g:
 		st.Reason = datav1alpha1.ReasonCopying

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -148,5 +149,27 @@ func TestPlanReplicasFansOut(t *testing.T) {
 	replicas[3] = testReplica("d", 0, 9, "http://c")
 	if p = planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "a", planNow); p.peers["d"] != "http://c" {
 		t.Errorf("d moved from its source c to %q", p.peers["d"])
+	}
+}
+
+// TestNodePlacementChanged: a kubelet's heartbeat wakes no Dataset; a label, a taint or a change of
+// readiness does.
+func TestNodePlacementChanged(t *testing.T) {
+	base := testNode("a", true, time.Hour, map[string]string{"pool": "x"})
+	heartbeat := *base.DeepCopy()
+	heartbeat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(planNow)
+	relabelled := *base.DeepCopy()
+	relabelled.Labels["pool"] = "y"
+	tainted := *base.DeepCopy()
+	tainted.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+	stopped := testNode("a", false, 0, map[string]string{"pool": "x"})
+	for _, tt := range []struct {
+		name string
+		cur  corev1.Node
+		want bool
+	}{{"heartbeat", heartbeat, false}, {"label", relabelled, true}, {"taint", tainted, true}, {"NotReady", stopped, true}} {
+		if got := nodePlacementChanged.Update(event.UpdateEvent{ObjectOld: &base, ObjectNew: &tt.cur}); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
