@@ -18,6 +18,7 @@ package peer
 
 import (
 	"encoding/base64"
+	"errors"
 	"encoding/xml"
 	"net/http"
 	"strconv"
@@ -56,7 +57,7 @@ type listedEntry struct {
 
 // list answers ListObjectsV2 over one generation: the prefix must begin with "<generation>/". The
 // continuation token is the last key returned, encoded.
-func (s *Server) list(w http.ResponseWriter, r *http.Request, root string) {
+func (s *Server) list(w http.ResponseWriter, r *http.Request, bucket, root string) {
 	q := r.URL.Query()
 	prefix := q.Get("prefix")
 	g, rest, ok := splitGeneration(prefix)
@@ -86,7 +87,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, root string) {
 
 	genPrefix := Prefix(g)
 	objs := idx.after(rest, marker)
-	res := listResult{Name: strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0], Prefix: prefix, MaxKeys: limit,
+	res := listResult{Name: bucket, Prefix: prefix, MaxKeys: limit,
 		ContinuationToken: q.Get("continuation-token"), StartAfter: q.Get("start-after")}
 	if len(objs) > limit {
 		objs, res.IsTruncated = objs[:limit], true
@@ -124,11 +125,7 @@ func listMarker(token, startAfter string, g int64) (string, error) {
 	return rest, nil
 }
 
-type tokenError string
-
-func (e tokenError) Error() string { return string(e) }
-
-const errBadToken = tokenError("the continuation token or start-after is not a key of this generation")
+var errBadToken = errors.New("the continuation token or start-after is not a key of this generation")
 
 // listed is how one object appears in a listing.
 func listed(genPrefix string, o generations.Object) listedEntry {

@@ -99,7 +99,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, http.StatusNotImplemented, "NotImplemented", "a peer lists with ListObjectsV2 only")
 			return
 		}
-		s.list(w, r, root)
+		s.list(w, r, bucket, root)
 		return
 	}
 	s.object(w, r, root, key)
