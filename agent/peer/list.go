@@ -18,8 +18,8 @@ package peer
 
 import (
 	"encoding/base64"
-	"errors"
 	"encoding/xml"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
