@@ -42,7 +42,7 @@ const concurrentCopies = 4
 // agent needs the source of each copy it keeps).
 func CacheOptions(node string) crcache.Options {
 	return crcache.Options{ByObject: map[client.Object]crcache.ByObject{
-		&datav1alpha1.DatasetReplica{}: {Label: labels.SelectorFromSet(labels.Set{datav1alpha1.LabelReplicaNode: datav1alpha1.NodeLabelValue(node)})},
+		&datav1alpha1.DatasetReplica{}: {Label: labels.SelectorFromSet(labels.Set{datav1alpha1.LabelReplicaNode: datav1alpha1.LabelValue(node)})},
 	}}
 }
 

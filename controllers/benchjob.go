@@ -84,7 +84,7 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 // init container. Inputs that read S3 get the Dataset's endpoint, region, addressing, credentials and
 // CA bundle.
 func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, opts WorkerOptions, deadline time.Duration) *batchv1.Job {
-	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: labelValue(run.Name)}
+	labels := map[string]string{labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: datav1alpha1.LabelValue(run.Name)}
 	res := corev1.ResourceList{corev1.ResourceCPU: j.config.CPU, corev1.ResourceMemory: j.config.Memory}
 	container := corev1.Container{
 		Name: benchContainerName, Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy,

@@ -204,7 +204,7 @@ func (r *BenchRunReconciler) dataset(ctx context.Context, run *datav1alpha1.Benc
 // ownedJobs lists the Jobs the run controls, by name.
 func (r *BenchRunReconciler) ownedJobs(ctx context.Context, run *datav1alpha1.BenchRun) (map[string]*batchv1.Job, error) {
 	var list batchv1.JobList
-	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: labelValue(run.Name), LabelComponent: componentBench}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: datav1alpha1.LabelValue(run.Name), LabelComponent: componentBench}); err != nil {
 		return nil, fmt.Errorf("listing bench jobs: %w", err)
 	}
 	out := map[string]*batchv1.Job{}

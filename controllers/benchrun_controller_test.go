@@ -85,7 +85,7 @@ func getRun(run *datav1alpha1.BenchRun) *datav1alpha1.BenchRun {
 
 func benchJobsOf(g Gomega, run *datav1alpha1.BenchRun) []batchv1.Job {
 	var list batchv1.JobList
-	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: labelValue(run.Name)})).To(Succeed())
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: datav1alpha1.LabelValue(run.Name)})).To(Succeed())
 	return list.Items
 }
 

@@ -151,7 +151,7 @@ func (r *BenchRunReconciler) copyWorkload(ctx context.Context, run *datav1alpha1
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: workloadCopyName(run),
-			Labels: map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelBenchRun: labelValue(run.Name), LabelComponent: componentBench}},
+			Labels: map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelBenchRun: datav1alpha1.LabelValue(run.Name), LabelComponent: componentBench}},
 		Data: map[string]string{workloadFile: string(data)},
 	}
 	if err := controllerutil.SetControllerReference(run, cm, r.Scheme()); err != nil {

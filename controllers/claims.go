@@ -118,7 +118,7 @@ func (r *DatasetReconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dat
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
 		if pvc.CreationTimestamp.IsZero() {
-			pvc.Labels = map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name)}
+			pvc.Labels = map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: datav1alpha1.LabelValue(ds.Name)}
 			pvc.Spec.AccessModes = ds.Spec.Volume.AccessModes
 			if len(pvc.Spec.AccessModes) == 0 {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
@@ -201,7 +201,7 @@ func (r *DatasetReconciler) claimHolder(ctx context.Context, ds *datav1alpha1.Da
 	}
 	// A claim with the name pqcache derives for ds, not marked: pqcache's own from before claims were
 	// marked, or a claim of someone else's, which pqcache must not adopt (and delete with ds).
-	if metav1.IsControlledBy(pvc, ds) || (pvc.Labels[labelManagedBy] == "pqcache" && pvc.Labels[LabelDataset] == labelValue(ds.Name)) {
+	if metav1.IsControlledBy(pvc, ds) || (pvc.Labels[labelManagedBy] == "pqcache" && pvc.Labels[LabelDataset] == datav1alpha1.LabelValue(ds.Name)) {
 		return "", nil
 	}
 	return fmt.Sprintf("something else (it was not created by pqcache for this Dataset; to use it, set volume.existingClaim: %s)", pvc.Name), nil

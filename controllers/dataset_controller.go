@@ -351,7 +351,7 @@ func (r *DatasetReconciler) createChanges(ctx context.Context, ds *datav1alpha1.
 // syncJobs lists the Dataset's sync Jobs, oldest first.
 func (r *DatasetReconciler) syncJobs(ctx context.Context, ds *datav1alpha1.Dataset) ([]batchv1.Job, error) {
 	var list batchv1.JobList
-	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: labelValue(ds.Name), LabelComponent: componentSync}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: datav1alpha1.LabelValue(ds.Name), LabelComponent: componentSync}); err != nil {
 		return nil, fmt.Errorf("listing sync jobs: %w", err)
 	}
 	var owned []batchv1.Job

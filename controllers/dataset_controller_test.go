@@ -78,7 +78,7 @@ func getDataset(ds *datav1alpha1.Dataset) *datav1alpha1.Dataset {
 // syncJobsOf returns the Dataset's sync Jobs.
 func syncJobsOf(g Gomega, ds *datav1alpha1.Dataset) []batchv1.Job {
 	var list batchv1.JobList
-	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: labelValue(ds.Name)})).To(Succeed())
+	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{LabelDataset: datav1alpha1.LabelValue(ds.Name)})).To(Succeed())
 	return list.Items
 }
 

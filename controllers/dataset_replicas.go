@@ -118,7 +118,7 @@ func (r *DatasetReconciler) seedToken(ds *datav1alpha1.Dataset, seedNode string,
 // replicasOf lists the Dataset's DatasetReplicas.
 func (r *DatasetReconciler) replicasOf(ctx context.Context, ds *datav1alpha1.Dataset) ([]datav1alpha1.DatasetReplica, error) {
 	var list datav1alpha1.DatasetReplicaList
-	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{datav1alpha1.LabelReplicaDataset: labelValue(ds.Name)}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{datav1alpha1.LabelReplicaDataset: datav1alpha1.LabelValue(ds.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the copies of %s: %w", ds.Name, err)
 	}
 	var out []datav1alpha1.DatasetReplica
@@ -198,7 +198,7 @@ func (r *DatasetReconciler) applyReplica(ctx context.Context, ds *datav1alpha1.D
 	}
 	rep := &datav1alpha1.DatasetReplica{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: replicaName(ds.Name, node), Labels: map[string]string{
-			datav1alpha1.LabelReplicaDataset: labelValue(ds.Name), datav1alpha1.LabelReplicaNode: datav1alpha1.NodeLabelValue(node),
+			datav1alpha1.LabelReplicaDataset: datav1alpha1.LabelValue(ds.Name), datav1alpha1.LabelReplicaNode: datav1alpha1.LabelValue(node),
 			labelManagedBy: "pqcache",
 		}},
 		Spec: want,

@@ -109,7 +109,7 @@ func changesConfigMap(ds *datav1alpha1.Dataset, jobName string, b *EventBatch) (
 	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: jobName,
-			Labels: map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name), LabelComponent: componentSync}},
+			Labels: map[string]string{labelName: "pqcache", labelManagedBy: "pqcache", LabelDataset: datav1alpha1.LabelValue(ds.Name), LabelComponent: componentSync}},
 		Data: map[string]string{changesKey: string(data)},
 	}, nil
 }

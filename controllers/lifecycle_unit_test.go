@@ -73,7 +73,7 @@ func TestDerivedNamesAreValidForEveryNameTheAPIAdmits(t *testing.T) {
 				t.Errorf("%s name %q for a %d-character Dataset: %v", what, v, len(name), errs)
 			}
 		}
-		for what, v := range map[string]string{"sync job": syncJobName(ds), "label": labelValue(name)} {
+		for what, v := range map[string]string{"sync job": syncJobName(ds), "label": datav1alpha1.LabelValue(name)} {
 			if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
 				t.Errorf("%s %q for a %d-character name is no label value: %v", what, v, len(name), errs)
 			}
@@ -88,13 +88,13 @@ func TestDerivedNamesAreValidForEveryNameTheAPIAdmits(t *testing.T) {
 			}
 		}
 	}
-	if labelValue("short") != "short" || claimName(&datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Name: "tpch"}}) != "tpch-cache" {
+	if datav1alpha1.LabelValue("short") != "short" || claimName(&datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Name: "tpch"}}) != "tpch-cache" {
 		t.Error("names that fit must stay as they were")
 	}
 	// Long names that differ only past the cut stay apart.
 	a, b := strings.Repeat("a", 80)+"1", strings.Repeat("a", 80)+"2"
-	if labelValue(a) == labelValue(b) {
-		t.Errorf("labelValue(%q) == labelValue(%q)", a, b)
+	if datav1alpha1.LabelValue(a) == datav1alpha1.LabelValue(b) {
+		t.Errorf("LabelValue(%q) == LabelValue(%q)", a, b)
 	}
 }
 

@@ -28,9 +28,9 @@ import (
 // API admits: custom resources may be named with up to 253 characters, while label values and Job
 // names (the Job controller copies them into a label) hold at most 63. Derived names keep as much of
 // the user's name as fits, for people reading `kubectl get`, and end in a hash when they had to be
-// cut, so two long names never collide; the full name travels in an annotation.
+// cut, so two long names never collide (label values: datav1alpha1.LabelValue); the full name
+// travels in an annotation.
 const (
-	maxLabelValue = 63
 	// maxJobName is the longest Job name: the Job controller puts it in its pods' job-name label.
 	maxJobName = 63
 	// maxObjectName is the longest name of a PersistentVolumeClaim (a DNS subdomain).
@@ -58,10 +58,6 @@ func fitName(base, suffix string, limit int) string {
 	}
 	return cut + tag + suffix
 }
-
-// labelValue is name as a label value: itself when it fits, else shortened with a hash (see fitName).
-// Object names are DNS subdomains, whose characters are all valid in label values.
-func labelValue(name string) string { return fitName(name, "", maxLabelValue) }
 
 // humanBytes writes a byte count as `kubectl get pvc` writes sizes: binary units, a whole number
 // from 10 up ("22Mi"), one decimal below ("1.4Gi").

@@ -180,7 +180,7 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts WorkerOptions, trigger, hash st
 		args.Changes = changesMountPath + "/" + changesKey
 	}
 	labels := map[string]string{
-		labelName: "pqcache", LabelComponent: componentSync, labelManagedBy: "pqcache", LabelDataset: labelValue(ds.Name),
+		labelName: "pqcache", LabelComponent: componentSync, labelManagedBy: "pqcache", LabelDataset: datav1alpha1.LabelValue(ds.Name),
 	}
 	timeout := 6 * time.Hour
 	if ds.Spec.Sync.Timeout != nil {

@@ -207,7 +207,7 @@ type DatasetReplicaList struct {
 }
 
 // Labels on DatasetReplicas, so that an agent watches only its node's and the controller lists a
-// Dataset's. Values longer than a label admits are shortened with a hash (NodeLabelValue).
+// Dataset's. Values longer than a label admits are shortened with a hash (LabelValue).
 const (
 	LabelReplicaDataset = "data.pqcache.dev/dataset"
 	LabelReplicaNode    = "data.pqcache.dev/node"
@@ -231,13 +231,21 @@ func init() {
 	SchemeBuilder.Register(&DatasetReplica{}, &DatasetReplicaList{})
 }
 
-// NodeLabelValue is a node's name as the value of LabelReplicaNode: itself when it fits a label
-// value (63 characters), else its first 52 characters and a hash of the whole name. The controller
-// labels with it, and an agent selects its node's copies with it.
-func NodeLabelValue(node string) string {
-	if len(node) <= 63 {
-		return node
+// LabelValue is a name as a label value: itself when it fits (63 characters), else as much of it as
+// fits beside a hash of the whole name, so that two long names never collide. The controller labels
+// what it creates with it (a Dataset's DatasetReplicas by Dataset and by node), and a node agent
+// selects its node's copies with it.
+func LabelValue(name string) string {
+	if len(name) <= maxLabelValue {
+		return name
 	}
-	h := sha256.Sum256([]byte(node))
-	return strings.TrimRight(node[:52], "-.") + "-" + hex.EncodeToString(h[:])[:10]
+	h := sha256.Sum256([]byte(name))
+	tag := hex.EncodeToString(h[:])[:10]
+	if cut := strings.TrimRight(name[:maxLabelValue-len(tag)-1], "-."); cut != "" {
+		return cut + "-" + tag
+	}
+	return tag
 }
+
+// maxLabelValue is the longest label value Kubernetes admits.
+const maxLabelValue = 63
