@@ -58,10 +58,7 @@ func TestBenchPolarsFromS3(t *testing.T) {
 	if len(want) != 4 {
 		t.Fatalf("DuckDB answered %d queries, want 4", len(want))
 	}
-	polarsDir, err := filepath.Abs(filepath.Join("..", "..", "bench", "polars"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	polarsDir := checkoutPolarsDir(t)
 	same := func(what string, got map[string]string) {
 		t.Helper()
 		for q, d := range want {
@@ -82,6 +79,18 @@ func TestBenchPolarsFromS3(t *testing.T) {
 	if out, err := run(t, "bench", "--engine", "polars", "--polars-dir", t.TempDir(), "--data", dir); err == nil || !strings.Contains(err.Error(), "run.py") {
 		t.Errorf("a Polars directory without run.py was accepted: %v\n%s", err, out)
 	}
+}
+
+// checkoutPolarsDir is the checkout's Polars engine (bench/polars, run.py), for --polars-dir; the
+// interpreter is $PQCACHE_POLARS_PYTHON (make test sets it), else bin/polars-venv, and bench fails
+// before any query, saying to run `make polars-env`, when neither has Polars.
+func checkoutPolarsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "bench", "polars"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // benchDigests runs `pqcache bench` once per query with args and returns each query's digest by name;

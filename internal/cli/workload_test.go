@@ -26,18 +26,20 @@ import (
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/bench/workload"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
-// tpchData writes TPC-H SF 0.01, partitioned, with the scan layouts, and returns its directory.
-func tpchData(t *testing.T) string {
+// tpchData writes TPC-H at scale (0.01 unless a test needs more rows), partitioned, with the scan
+// layouts, and returns its directory.
+func tpchData(t *testing.T, scale string) string {
 	t.Helper()
 	ext := filepath.Join(t.TempDir(), "tpch.duckdb_extension")
 	if err := duckdb.BuildTPCHExtension(context.Background(), ext); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "tpch")
-	if out, err := run(t, "datagen", "--scale", "0.01", "--out", dir, "--layout", "partitioned", "--files-per-table", "2", "--scan", "64Ki", "--tpch-extension", ext); err != nil {
+	if out, err := run(t, "datagen", "--scale", scale, "--out", dir, "--layout", "partitioned", "--files-per-table", "2", "--scan", "64Ki", "--tpch-extension", ext); err != nil {
 		t.Fatalf("datagen: %v\n%s", err, out)
 	}
 	return dir
@@ -50,7 +52,7 @@ func TestDuckDBReadsS3(t *testing.T) {
 	if os.Getenv("PQCACHE_HTTPFS_EXTENSION") == "" {
 		t.Fatal("PQCACHE_HTTPFS_EXTENSION is not set: run `make httpfs-extension` (make test sets it)")
 	}
-	dir := tpchData(t)
+	dir := tpchData(t, "0.01")
 	srv := s3test.Start(t)
 	useTestCredentials(t)
 	s3flags := []string{"--endpoint", srv.Endpoint, "--region", s3test.Region, "--path-style"}
@@ -101,10 +103,11 @@ data:
               return t["nation"].filter(pl.col("n_regionkey") == 1).select("n_name")
 `
 
-// TestUserWorkloadFromAConfigMap runs a user's workload, read from a ConfigMap manifest, with DuckDB,
-// and checks that a table the data lacks stops the run before any query, naming it.
+// TestUserWorkloadFromAConfigMap runs a user's workload, read from a ConfigMap manifest, with DuckDB
+// and with Python Polars (its SQL through Polars' SQL interface, and the Polars form): the same
+// answers, query by query. A table the data lacks stops the run before any query, naming it.
 func TestUserWorkloadFromAConfigMap(t *testing.T) {
-	dir := tpchData(t)
+	dir := tpchData(t, "0.01")
 	cm := filepath.Join(t.TempDir(), "my-queries.yaml")
 	if err := os.WriteFile(cm, []byte(userWorkload), 0o644); err != nil {
 		t.Fatal(err)
@@ -118,15 +121,28 @@ func TestUserWorkloadFromAConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := map[string]int64{}
+	digests := map[string]string{}
 	for _, q := range res.Queries {
 		if q.Status != wire.StatusSucceeded {
 			t.Errorf("%s: %s %s", q.Name, q.Status, q.StderrTail)
 		}
 		rows[q.Name] = q.Rows
+		digests[q.Name] = q.Digest
 	}
 	// Three return flags; the two batches (the Hive column); the five nations of region 1.
-	if res.Workload != "lake" || rows["revenue-by-flag"] != 3 || rows["orders-per-batch"] != 2 || rows["nations"] != 5 {
+	if res.Workload != "lake" || len(res.Queries) != 3 || rows["revenue-by-flag"] != 3 || rows["orders-per-batch"] != 2 || rows["nations"] != 5 {
 		t.Fatalf("workload %q, rows %v", res.Workload, rows)
+	}
+
+	// The same manifest on Python Polars: every query, and each one's answer DuckDB's.
+	got := benchDigests(t, "--engine", "polars", "--polars-dir", checkoutPolarsDir(t), "--workload", cm, "--data", dir, "--threads", "2")
+	if len(got) != len(digests) {
+		t.Errorf("Polars ran %d queries %v, DuckDB %d", len(got), got, len(digests))
+	}
+	for name, want := range digests {
+		if want == "" || got[name] != want {
+			t.Errorf("%s: polars digest %q, DuckDB %q", name, got[name], want)
+		}
 	}
 
 	// The same workload over data without its facts: refused before any query, the table named, and
@@ -141,5 +157,31 @@ func TestUserWorkloadFromAConfigMap(t *testing.T) {
 	summary, err := wire.DecodeBenchSummary(string(data))
 	if err != nil || summary.ErrorReason != wire.ErrorMissingTables || !strings.Contains(summary.Error, "nation (nation)") || len(summary.Queries) != 0 {
 		t.Fatalf("summary %+v (%v)", summary, err)
+	}
+}
+
+// TestBuiltinPagingOnBothEngines runs the built-in paging workload on DuckDB and on Python Polars over
+// SF 0.1's lineitem as one file (600,572 rows: pages 0 and 2 full, page 4 partial): each query's
+// answer is the same on both engines, and a page by LIMIT/OFFSET is the page by file_row_number.
+func TestBuiltinPagingOnBothEngines(t *testing.T) {
+	w, err := workload.Builtin(workload.Paging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tpchData(t, "0.1")
+	want := benchDigests(t, "--engine", "duckdb", "--workload", workload.Paging, "--data", dir, "--threads", "2")
+	got := benchDigests(t, "--engine", "polars", "--polars-dir", checkoutPolarsDir(t), "--workload", workload.Paging, "--data", dir, "--threads", "2")
+	if len(want) != len(w.Queries) || len(got) != len(w.Queries) {
+		t.Errorf("DuckDB ran %d queries, Polars %d, want %d", len(want), len(got), len(w.Queries))
+	}
+	for _, name := range w.QueryNames() {
+		if d := want[name]; d == "" || strings.HasSuffix(d, "-0") || got[name] != d {
+			t.Errorf("%s: polars digest %q, DuckDB %q (want equal, and a page with rows)", name, got[name], d)
+		}
+	}
+	for _, page := range []string{"0", "2", "4"} {
+		if off, num := want["offset-page-"+page], want["rownum-page-"+page]; off != num {
+			t.Errorf("page %s: by offset %s, by file_row_number %s", page, off, num)
+		}
 	}
 }
