@@ -65,6 +65,9 @@ type Agent struct {
 	Log     *slog.Logger
 	// PruneEvery is how often copies the node no longer keeps are removed (default pruneEvery).
 	PruneEvery time.Duration
+	// InUse, when set, names the copies that pods still read (the CSI driver's published volumes):
+	// they are kept until their last reader goes, even when no DatasetReplica asks for them.
+	InUse func() map[string]bool
 }
 
 // Reconcile brings one copy to what its DatasetReplica asks.

@@ -87,6 +87,9 @@ func (a *Agent) prune(ctx context.Context) {
 		return
 	}
 	keep := map[string]bool{}
+	if a.InUse != nil {
+		keep = a.InUse()
+	}
 	for _, r := range reps.Items {
 		if r.Spec.NodeName != a.Node {
 			continue

@@ -105,7 +105,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		SecurityContext:              workerPodSecurity(),
 		Volumes:                      []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}
-	mountInput(&pod, &container, ds, j.input)
+	mountInput(&pod, &container, run, ds, j.input)
 	mountWorkload(&pod, &container, run)
 	switch j.engine.Name {
 	case datav1alpha1.EngineCommand:
@@ -189,9 +189,14 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 	return a
 }
 
-// mountInput mounts the volume an input reads, read-only at /data: the Dataset's claim, or another.
-func mountInput(pod *corev1.PodSpec, c *corev1.Container, ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) {
+// mountInput mounts the volume an input reads, read-only at /data: the Dataset's claim, another
+// claim, or for a Dataset with per-node copies the node's copy of the pinned generation.
+func mountInput(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) {
 	if in.Type == datav1alpha1.InputS3 {
+		return
+	}
+	if readsCopies(ds, in) {
+		mountCopy(pod, c, run, ds)
 		return
 	}
 	claim := claimName(ds)

@@ -83,10 +83,6 @@ func plannedJobs(run *datav1alpha1.BenchRun) []benchJob {
 // unsupportedWith says why the Dataset cannot serve the run's inputs, or "".
 func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) string {
 	for _, in := range run.Spec.Inputs {
-		readsVolume := in.Type == datav1alpha1.InputVolume || in.Type == datav1alpha1.InputMixedStaged || in.Type == datav1alpha1.InputMixedDirect
-		if readsVolume && ds.Spec.Replicas != nil {
-			return fmt.Sprintf("input %s reads the Dataset's claim, and Dataset %q keeps a copy per node instead (spec.replicas): BenchRuns over per-node copies need the CSI driver that is not there yet; use input s3 or claim, or a Dataset on a claim", in.Type, ds.Name)
-		}
 		if (in.Type == datav1alpha1.InputMixedStaged || in.Type == datav1alpha1.InputMixedDirect) && len(ds.Spec.Fresh) == 0 {
 			return fmt.Sprintf("input %s reads the Dataset's fresh prefixes apart, and Dataset %q has no spec.fresh", in.Type, ds.Name)
 		}

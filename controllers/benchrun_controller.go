@@ -22,6 +22,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -272,6 +273,8 @@ type jobView struct {
 	podState   podState
 	podProblem podProblem
 	conflict   string
+	// waitFor, for a queued Job, is what it waits for other than a slot under the cap.
+	waitFor string
 }
 
 // observeJobs matches the planned Jobs with their records in status and the Jobs that exist.
@@ -313,6 +316,7 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 		}
 		res := benchResultFrom(v.job, jobStateOf(v.job), pods)
 		res.StartTime, res.CompletionTime = &v.job.CreationTimestamp, &metav1.Time{Time: now}
+		placeResult(&res, pods, func(node string) string { return r.zoneOf(ctx, node) })
 		v.result = &res
 	case jobRunning:
 		r.admission.Running(key)
@@ -343,6 +347,10 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 		if ds == nil {
 			// Deleted after the run started: the Jobs that have not started never will.
 			v.phase = jobNeverRan
+			return nil
+		}
+		if why := generationHeldNowhere(run, ds, v.plan.input); why != "" {
+			v.phase, v.waitFor = jobQueued, why // the Dataset's status changes wake us
 			return nil
 		}
 		if r.MaxConcurrentJobs > 0 && !r.admission.Admit(key, activeJobs(ctx, r.Client, componentBench, r.MaxConcurrentJobs), now) {
@@ -382,6 +390,15 @@ func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.Bench
 	v.phase, v.job = jobRunning, job
 	v.result = &datav1alpha1.BenchResult{Engine: engineLabel(v.plan.engine), Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: job.Name, StartTime: &metav1.Time{Time: now}}
 	return nil
+}
+
+// zoneOf is a node's zone, or "" when the node is gone or has none.
+func (r *BenchRunReconciler) zoneOf(ctx context.Context, node string) string {
+	var n corev1.Node
+	if err := r.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
+		return ""
+	}
+	return n.Labels[corev1.LabelTopologyZone]
 }
 
 // lostResult records a Job that vanished before its result was recorded: none of its queries ran as

@@ -40,6 +40,9 @@ type runSummary struct {
 	stuckWhy  string   // the reason of the first stuck Job: Unschedulable or PodNotStarting
 	conflicts []string
 	starting  bool
+	// notHeld says why Jobs wait for a node holding the pinned generation (waitingForData of them).
+	notHeld        string
+	waitingForData int32
 	// dataBytes is the size of the Dataset's data, the transfer an s3 input pays per run.
 	dataBytes int64
 	// memory maps a configuration to its memory limit, for OOMKilled messages.
@@ -57,6 +60,9 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 		switch v.phase {
 		case jobQueued:
 			s.counts.Queued++
+			if v.waitFor != "" {
+				s.notHeld, s.waitingForData = v.waitFor, s.waitingForData+1
+			}
 		case jobNeverRan:
 			s.timedOut = s.timedOut || pastDeadline
 		case jobConflict:
@@ -170,10 +176,14 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 		return
 	case counts.Active+counts.Queued > 0:
 		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
-		if counts.Queued > 0 {
-			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", counts.Queued)
+		if n := counts.Queued - s.waitingForData; n > 0 {
+			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", n)
 		}
 		reason := datav1alpha1.ReasonRunning
+		if s.waitingForData > 0 {
+			reason = datav1alpha1.ReasonGenerationNotHeld
+			msg += fmt.Sprintf(", %d waiting until spec.timeout: %s", s.waitingForData, s.notHeld)
+		}
 		switch s.stuckWhy {
 		case datav1alpha1.ReasonUnschedulable:
 			reason = s.stuckWhy

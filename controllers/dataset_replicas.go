@@ -290,6 +290,7 @@ func replicasStatus(ds *datav1alpha1.Dataset, plan replicaPlan) *datav1alpha1.Re
 		Seed: plan.seed, Generation: plan.generation, Nodes: plan.nodes,
 	}
 	st.ReadyOfDesired = fmt.Sprintf("%d/%d", st.Ready, st.Desired)
+	st.NodeLabel = datav1alpha1.NodeLabelKey(ds.Namespace, ds.Name)
 	if prev := ds.Status.Replicas; prev != nil {
 		st.RecordedSyncToken = prev.RecordedSyncToken
 	}

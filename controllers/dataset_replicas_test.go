@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -154,6 +155,61 @@ var _ = Describe("Dataset with per-node copies", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(replicasOf(g, ds)["a"].Spec.SyncToken).To(HavePrefix(TriggerManual + "."))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("labels the nodes holding a ready copy, and runs BenchRuns there through the CSI driver", func() {
+		a, b := addNode("a"), addNode("b")
+		ds := newReplicated("lake", 1)
+		var reps map[string]datav1alpha1.DatasetReplica
+		Eventually(func(g Gomega) { reps = replicasOf(g, ds); g.Expect(reps).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		seed := reps["a"]
+		agentReports(&seed, 1, seed.Spec.SyncToken)
+		Eventually(func(g Gomega) {
+			g.Expect(replicasOf(g, ds)["b"].Spec.Generation).To(Equal(int64(1)))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		follower := replicasOf(Default, ds)["b"]
+		agentReports(&follower, 1, "")
+
+		key := datav1alpha1.NodeLabelKey(ns, "lake")
+		Eventually(func(g Gomega) {
+			g.Expect(getDataset(ds).Status.Replicas.NodeLabel).To(Equal(key))
+			for _, n := range []*corev1.Node{a, b} {
+				var cur corev1.Node
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(n), &cur)).To(Succeed())
+				g.Expect(cur.Labels).To(HaveKeyWithValue(key, ns), n.Name)
+			}
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("a BenchRun reads the pinned generation through the driver, on the nodes that hold it")
+		run := newBenchRun(ns, "oncopies", "lake", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}}
+			r.Spec.NodeSelector = nil
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		for _, j := range jobs {
+			pod := j.Spec.Template.Spec
+			Expect(pod.Volumes[0].CSI).NotTo(BeNil())
+			Expect(pod.Volumes[0].CSI.Driver).To(Equal("data.pqcache.dev"))
+			Expect(pod.Volumes[0].CSI.VolumeAttributes).To(Equal(map[string]string{"dataset": "lake", "generation": "1"}))
+			terms := pod.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+			Expect(terms).To(HaveLen(1))
+			Expect(terms[0].MatchFields).To(ConsistOf(corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{a.Name, b.Name}}))
+			Expect(pod.TopologySpreadConstraints).To(HaveLen(1))
+			Expect(pod.Containers[0].Args).To(ContainElements("--data", "/data"))
+		}
+
+		By("a node taken out of the selector loses its copy and its label")
+		Expect(k8sClient.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, label))))).To(Succeed())
+		Eventually(func(g Gomega) {
+			var cur corev1.Node
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(b), &cur)).To(Succeed())
+			g.Expect(cur.Labels).NotTo(HaveKey(key))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		for i := range jobs {
+			finishBenchJob(&jobs[i], runnerSummary(jobs[i].Annotations[annotationConfig], "answer"), false)
+		}
 	})
 
 	It("says at once when minReady is above the number of matching nodes", func() {

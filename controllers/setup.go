@@ -41,6 +41,9 @@ type Options struct {
 	MaxConcurrentBenchJobs int
 	// AdmissionSweepInterval is how often the admission queues drop keys of deleted objects (default 5m).
 	AdmissionSweepInterval time.Duration
+	// Namespaces are the namespaces the manager watches (none: all); the node labeller leaves other
+	// installations' labels alone.
+	Namespaces []string
 	// Events runs the Datasets' event sources (spec.refresh.events); nil: such Datasets refresh on
 	// their schedule only, and their EventSource condition says so.
 	Events EventHub
@@ -118,6 +121,10 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)
+	}
+	nl := &NodeLabelReconciler{Client: mgr.GetClient(), Namespaces: opts.Namespaces}
+	if err := nl.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up node label controller: %w", err)
 	}
 	br := &BenchRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock, Worker: opts.Worker,

@@ -569,6 +569,14 @@ type BenchResult struct {
 	// jobName is the Job that measured it.
 	// +optional
 	JobName string `json:"jobName,omitempty"`
+	// node is the node the Job's pod ran on.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node,omitempty"`
+	// zone is that node's topology.kubernetes.io/zone label.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Zone string `json:"zone,omitempty"`
 	// startTime is when the Job was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

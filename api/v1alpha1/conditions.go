@@ -149,4 +149,7 @@ const (
 	// cannot be pulled, a missing Secret or ConfigMap, a volume that cannot be mounted); the message
 	// carries the kubelet's words. It waits until the Job's deadline, or until the cause is fixed.
 	ReasonPodNotStarting = "PodNotStarting"
+	// ReasonGenerationNotHeld: the run reads per-node copies of its Dataset, and no node holds the
+	// generation it pinned at its start (yet, or any more); its Jobs wait for one until spec.timeout.
+	ReasonGenerationNotHeld = "GenerationNotHeld"
 )

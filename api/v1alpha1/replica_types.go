@@ -82,6 +82,10 @@ type ReplicasStatus struct {
 	// recordedSyncToken is the seed's sync request whose outcome lastSync records.
 	// +optional
 	RecordedSyncToken string `json:"recordedSyncToken,omitempty"`
+	// nodeLabel is the label that nodes holding a ready copy carry (its value is the Dataset's
+	// namespace): pods select those nodes with it. Long names are hashed to fit a label key.
+	// +optional
+	NodeLabel string `json:"nodeLabel,omitempty"`
 	// nodes lists each copy: which generation its node holds, and why it is not ready.
 	// +optional
 	// +listType=map
@@ -245,6 +249,17 @@ func LabelValue(name string) string {
 		return cut + "-" + tag
 	}
 	return tag
+}
+
+// NodeLabelPrefix starts the labels of nodes that hold a ready copy of a Dataset.
+const NodeLabelPrefix = "dataset.data.pqcache.dev/"
+
+// NodeLabelKey is the label a node carries while it holds a ready copy of Dataset namespace/name,
+// with the namespace as its value: "dataset.data.pqcache.dev/<namespace>.<name>", the name part
+// hashed when it is longer than a label key admits (status.replicas.nodeLabel gives the mapping).
+// Pods that read the Dataset select nodes by it; the locality webhook adds that selection.
+func NodeLabelKey(namespace, name string) string {
+	return NodeLabelPrefix + LabelValue(namespace+"."+name)
 }
 
 // maxLabelValue is the longest label value Kubernetes admits.

@@ -19,7 +19,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 
 	"github.com/go-logr/logr"
@@ -29,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/pqcache/pqcache/agent"
+	"github.com/pqcache/pqcache/agent/csi"
 	"github.com/pqcache/pqcache/agent/peer"
 	"github.com/pqcache/pqcache/internal/version"
 )
@@ -39,6 +42,9 @@ type agentOptions struct {
 	metricsAddr, probeAddr            string
 	parallelism                       int
 	logLevel                          string
+	// csi serves the data.pqcache.dev CSI driver, registered with the kubelet whose root is kubeletDir.
+	csi        bool
+	kubeletDir string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -58,6 +64,8 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz probes.")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error.")
+	f.BoolVar(&o.csi, "csi", false, "Serve the "+csi.DriverName+" CSI driver, so that pods mount this node's copies (needs a privileged pod with kubelet's directory mounted Bidirectional at the same path).")
+	f.StringVar(&o.kubeletDir, "kubelet-dir", "/var/lib/kubelet", "kubelet's root directory, for the CSI driver's sockets.")
 	return cmd
 }
 
@@ -93,6 +101,11 @@ func runAgent(o agentOptions) error {
 	}
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
 		Copies: copies, Budget: agent.NewBudget(o.parallelism), Log: log}
+	if o.csi {
+		if err := addCSIDriver(mgr, a, o, log); err != nil {
+			return err
+		}
+	}
 	if err := a.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -135,4 +148,33 @@ func peerEndpoint(flag string, addr net.Addr) (string, error) {
 		return "", err
 	}
 	return "http://" + net.JoinHostPort(ip, port), nil
+}
+
+// addCSIDriver adds the CSI node plugin to the agent. It first takes again the generations of the
+// volumes an earlier agent published, before any sync of this one can collect them.
+func addCSIDriver(mgr ctrl.Manager, a *agent.Agent, o agentOptions, log *slog.Logger) error {
+	paths := csi.Paths{KubeletDir: o.kubeletDir}
+	vols, err := csi.OpenVolumes(paths.VolumesDir())
+	if err != nil {
+		return err
+	}
+	n, err := vols.Restore(csi.BindMounter{})
+	if err != nil {
+		log.Warn("Some published volumes could not be held again", "error", err)
+	}
+	log.Info("Holding the generations of published volumes", "volumes", n)
+	a.InUse = vols.Dirs
+	reg := &csi.Registration{Endpoint: paths.Socket(), Log: log}
+	driver := &csi.Driver{Node: o.node, Reader: mgr.GetClient(), Copies: a.Copies, Mounter: csi.BindMounter{},
+		Volumes: vols, Version: version.Version, Log: log}
+	if err := mgr.Add(&csi.Server{Paths: paths, Driver: driver, Registration: reg, Log: log}); err != nil {
+		return err
+	}
+	// Ready once kubelet registered the driver: a rollout of the agent waits for each node's kubelet.
+	return mgr.AddReadyzCheck("csi-registered", func(*http.Request) error {
+		if !reg.Registered() {
+			return errors.New("kubelet has not registered the CSI driver yet")
+		}
+		return nil
+	})
 }

@@ -34,10 +34,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/controllers/eventhub"
+	"github.com/pqcache/pqcache/controllers/locality"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -60,6 +63,8 @@ type managerOptions struct {
 	workerCABundle         string
 	kubeAPIQPS             float32
 	kubeAPIBurst           int
+	localityWebhookPort    int
+	webhookCertDir         string
 	zap                    zap.Options
 }
 
@@ -91,6 +96,8 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.workerServiceAccount, "worker-service-account", "", "ServiceAccount of sync workers whose Dataset names none; with it, workers publish live progress (see config/rbac/worker_progress.yaml).")
 	f.Float32Var(&opts.kubeAPIQPS, "kube-api-qps", 50, "Requests per second the manager sends the API server at most (client-side rate limit).")
 	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 100, "Requests the manager may send in a burst above --kube-api-qps.")
+	f.IntVar(&opts.localityWebhookPort, "locality-webhook-port", 0, "Port of the admission webhook that gives pods reading a Dataset through the CSI driver a node affinity for its copies (TLS, certificate from --webhook-cert-dir); 0 disables it.")
+	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key.")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -139,9 +146,13 @@ func runManager(opts managerOptions) error {
 		// stale one that still creates Jobs.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         controllers.CacheOptions(opts.watchNamespaces),
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.localityWebhookPort, CertDir: opts.webhookCertDir}),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := addLocalityWebhook(mgr, opts); err != nil {
+		return err
 	}
 	if opts.syncJobTTL < time.Minute {
 		return fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
@@ -168,7 +179,7 @@ func runManager(opts managerOptions) error {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
-		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, Events: hub}); err != nil {
+		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, Events: hub, Namespaces: opts.watchNamespaces}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -181,6 +192,19 @@ func runManager(opts managerOptions) error {
 	log.Info("Starting manager", "version", version.Version, "leaderElection", opts.leaderElect)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
+
+// addLocalityWebhook serves the locality webhook when its port is set; the manager is ready only once
+// it serves, so that its Service never sends the API server to a pod that cannot answer.
+func addLocalityWebhook(mgr ctrl.Manager, opts managerOptions) error {
+	if opts.localityWebhookPort == 0 {
+		return nil
+	}
+	locality.Register(mgr.GetWebhookServer(), mgr.GetClient(), admission.NewDecoder(mgr.GetScheme()))
+	if err := mgr.AddReadyzCheck("locality-webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return fmt.Errorf("adding the webhook's readiness check: %w", err)
 	}
 	return nil
 }

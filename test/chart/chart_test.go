@@ -148,7 +148,7 @@ func TestNamespacedWatch(t *testing.T) {
 		t.Errorf("a namespaced install grants the ClusterRoles %v, want reading nodes and the workers' progress policy", clusterRoles)
 	}
 	nodes := r.named(t, "ClusterRole", "pq-pqcache-nodes")
-	want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"nodes"}, "verbs": []any{"get", "list", "watch"}}}
+	want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"nodes"}, "verbs": []any{"get", "list", "patch", "watch"}}}
 	if !reflect.DeepEqual(nodes.Object["rules"], want) {
 		t.Errorf("pqcache-nodes rules %v", nodes.Object["rules"])
 	}
@@ -182,14 +182,14 @@ func TestNamespacedWatch(t *testing.T) {
 	}
 }
 
-// TestAgent: the node agent is off by default; on, it is a DaemonSet that runs as root without any
-// capability on its hostPath, with exactly the permissions templates/agent.yaml explains, and a peer
-// key of its own.
+// TestAgent: the node agent is off by default; on, without its CSI driver, it is a DaemonSet that
+// runs as root without any capability on its hostPath, with exactly the permissions
+// templates/agent.yaml explains, and a peer key of its own.
 func TestAgent(t *testing.T) {
 	if n := len(render(t).all("DaemonSet")); n != 0 {
 		t.Fatalf("%d DaemonSets by default, want none: the agent is opt-in", n)
 	}
-	r := render(t, "agent.enabled=true", "agent.cacheRoot=/mnt/nvme/pqcache", "agent.nodeSelector.pool=cache")
+	r := render(t, "agent.enabled=true", "agent.csi.enabled=false", "agent.cacheRoot=/mnt/nvme/pqcache", "agent.nodeSelector.pool=cache")
 	ds := r.one(t, "DaemonSet").Object
 	pod, _, _ := unstructured.NestedMap(ds, "spec", "template", "spec")
 	c := pod["containers"].([]any)[0].(map[string]any)
@@ -224,6 +224,44 @@ func TestAgent(t *testing.T) {
 	key := r.named(t, "Secret", "pq-pqcache-agent-peer-key")
 	if secret, _, _ := unstructured.NestedString(key.Object, "data", "PQCACHE_PEER_SECRET"); len(secret) < 40 {
 		t.Errorf("peer secret %q is too short", secret)
+	}
+}
+
+// TestAgentCSI: with the agent comes its CSI driver by default: a CSIDriver for inline volumes with
+// the pod's namespace passed on, and an agent that can make mounts kubelet and pods see.
+func TestAgentCSI(t *testing.T) {
+	if n := len(render(t).all("CSIDriver")); n != 0 {
+		t.Fatalf("%d CSIDrivers without the agent", n)
+	}
+	if n := len(render(t, "agent.enabled=true", "agent.csi.enabled=false").all("CSIDriver")); n != 0 {
+		t.Fatalf("%d CSIDrivers with agent.csi.enabled=false", n)
+	}
+	r := render(t, "agent.enabled=true", "agent.csi.kubeletDir=/data/kubelet")
+	driver := r.named(t, "CSIDriver", "data.pqcache.dev").Object
+	spec, _, _ := unstructured.NestedMap(driver, "spec")
+	if spec["podInfoOnMount"] != true || spec["attachRequired"] != false || spec["fsGroupPolicy"] != "None" ||
+		!reflect.DeepEqual(spec["volumeLifecycleModes"], []any{"Ephemeral"}) {
+		t.Errorf("CSIDriver spec %v", spec)
+	}
+	pod, _, _ := unstructured.NestedMap(r.one(t, "DaemonSet").Object, "spec", "template", "spec")
+	c := pod["containers"].([]any)[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(c, "args")
+	if !hasArg(args, "--csi") || !hasArg(args, "--kubelet-dir=/data/kubelet") {
+		t.Errorf("agent args %v", args)
+	}
+	if v, _, _ := unstructured.NestedBool(c, "securityContext", "privileged"); !v {
+		t.Error("the agent is not privileged: Bidirectional mount propagation needs it")
+	}
+	mounts, _, _ := unstructured.NestedSlice(c, "volumeMounts")
+	found := false
+	for _, m := range mounts {
+		m := m.(map[string]any)
+		if m["mountPath"] == "/data/kubelet" && m["mountPropagation"] == "Bidirectional" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("kubelet's directory is not mounted Bidirectional at its own path: %v", mounts)
 	}
 }
 
