@@ -164,51 +164,15 @@ func Publish(ctx context.Context, root string, g int64, entries Entries, p Polic
 		return wire.GenerationSummary{}, err
 	}
 
-	changed := false
-	if !st.trees[g] {
-		m, err := st.build(ctx, root, g, entries, now, p)
-		if err != nil {
-			return wire.GenerationSummary{}, fmt.Errorf("building generation %d: %w", g, err)
-		}
-		st.trees[g], st.metas[g] = true, m
-		changed = true
-	} else if p.Index && !st.indexed[g] {
-		// A tree built before its volume was asked to serve peers.
-		if err := writeIndex(ctx, d, g, entries); err != nil {
-			return wire.GenerationSummary{}, err
-		}
-		st.indexed[g], changed = true, true
-	}
-	for n := range st.trees {
-		if _, ok := st.metas[n]; !ok {
-			// The tree is whole (it was renamed into place) but its record is lost or torn (a
-			// crash without Durable): count it again.
-			m, err := st.recount(n)
-			if err != nil {
-				return wire.GenerationSummary{}, err
-			}
-			st.metas[n] = m
-		}
-	}
-
-	prev, err := readCurrent(d, dir)
+	wrote, err := st.ensureTree(ctx, root, g, entries, p, now)
 	if err != nil {
-		prev = 0 // not a link to a generation: the switch replaces it, or says why it cannot
+		return wire.GenerationSummary{}, err
 	}
-	if prev != g {
-		if err := switchCurrent(d, g); err != nil {
-			return wire.GenerationSummary{}, err
-		}
-		changed = true
-		if m, ok := st.metas[prev]; ok && st.trees[prev] {
-			m.Superseded = now
-			st.metas[prev] = m
-			// Best effort: without it MinAge counts from the next generation's publication, which is
-			// the same moment unless generations were published out of order.
-			_ = writeMeta(d, m)
-		}
+	switched, err := st.makeCurrent(g, now)
+	if err != nil {
+		return wire.GenerationSummary{}, err
 	}
-	if changed && p.Durable {
+	if (wrote || switched) && p.Durable {
 		if err := syncFS(d, dir); err != nil {
 			return wire.GenerationSummary{}, err
 		}
@@ -220,6 +184,61 @@ func Publish(ctx context.Context, root string, g int64, entries Entries, p Polic
 		return sum, err
 	}
 	return sum, gcErr
+}
+
+// ensureTree makes sure g has a complete tree (and its object index, when p.Index asks for one) and
+// that every complete tree has a record, which the GC and the summary count on. It reports whether it
+// wrote anything, so that Publish flushes only what changed.
+func (st *state) ensureTree(ctx context.Context, root string, g int64, entries Entries, p Policy, now time.Time) (changed bool, err error) {
+	if !st.trees[g] {
+		m, err := st.build(ctx, root, g, entries, now, p)
+		if err != nil {
+			return false, fmt.Errorf("building generation %d: %w", g, err)
+		}
+		st.trees[g], st.metas[g] = true, m
+		changed = true
+	} else if p.Index && !st.indexed[g] {
+		// A tree built before its volume was asked to serve peers.
+		if err := writeIndex(ctx, st.d, g, entries); err != nil {
+			return false, err
+		}
+		st.indexed[g], changed = true, true
+	}
+	for n := range st.trees {
+		if _, ok := st.metas[n]; !ok {
+			// The tree is whole (it was renamed into place) but its record is lost or torn (a
+			// crash without Durable): count it again.
+			m, err := st.recount(n)
+			if err != nil {
+				return false, err
+			}
+			st.metas[n] = m
+		}
+	}
+	return changed, nil
+}
+
+// makeCurrent points current at g, unless it already does, and records when the generation it named
+// before was superseded, since MinAge counts from then. It reports whether current moved.
+func (st *state) makeCurrent(g int64, now time.Time) (switched bool, err error) {
+	prev, err := readCurrent(st.d, st.dir)
+	if err != nil {
+		prev = 0 // not a link to a generation: the switch replaces it, or says why it cannot
+	}
+	if prev == g {
+		return false, nil
+	}
+	if err := switchCurrent(st.d, g); err != nil {
+		return false, err
+	}
+	if m, ok := st.metas[prev]; ok && st.trees[prev] {
+		m.Superseded = now
+		st.metas[prev] = m
+		// Best effort: without it MinAge counts from the next generation's publication, which is
+		// the same moment unless generations were published out of order.
+		_ = writeMeta(st.d, m)
+	}
+	return true, nil
 }
 
 // state is what the generations directory holds, read once by Publish under the writer lock.

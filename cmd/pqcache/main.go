@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command pqcache is the single pqcache binary: the operator (`pqcache manager`) and the data-plane
-// commands its worker pods run (sync, stage, verify, manifest; bench later), which also work on a
-// laptop without Kubernetes.
+// Command pqcache is the single pqcache binary: the operator (`pqcache manager`), the node agent
+// (`pqcache agent`), the commands its worker pods run (sync, stage, bench) and the tools around them
+// (verify, manifest, generations, watch, report, query, s3, ...), which also work on a laptop
+// without Kubernetes. Its commands are package internal/cli.
 package main
 
 import (

@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -425,7 +426,8 @@ func (e *env) webhookToken(ds *datav1alpha1.Dataset) string {
 }
 
 // A notified PUT every 25 s (of the controller's clock) starts a targeted sync each time; none of them
-// moves the next listing, which runs once its minute is up and counts what it found unannounced.
+// moves the next listing, which runs once its minute is up and counts what it found unannounced. Once
+// is a Normal event; the next listing finding unannounced changes again is a Warning.
 func TestTargetedSyncsNeverPostponeTheListing(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	e := startWithClock(t, clk)
@@ -435,13 +437,18 @@ func TestTargetedSyncsNeverPostponeTheListing(t *testing.T) {
 	nextListing := listedAt.Add(time.Minute)
 	url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/busy?token=" + e.webhookToken(ds)
 
-	for i := 1; i <= 3; i++ { // the third comes 75 s after the listing
-		clk.Step(25 * time.Second)
+	put := func(i int) {
 		resp, err := http.Post(url, "application/json", strings.NewReader(s3Event(fmt.Sprintf("tpch/lineitem/part-%d.parquet", i), false, clk.Now())))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
+	}
+
+	var listing *batchv1.Job
+	for i := 1; i <= 3 && listing == nil; i++ { // the third comes 75 s after the listing
+		clk.Step(25 * time.Second)
+		put(i)
 		job := e.runningJob(ds)
 		trigger := job.Annotations[controllers.AnnotationTrigger]
 		if clk.Now().Before(nextListing) {
@@ -481,7 +488,62 @@ func TestTargetedSyncsNeverPostponeTheListing(t *testing.T) {
 			}
 			return nil
 		})
-		return
+		listing = job
 	}
-	t.Fatalf("no listing sync in 75 s of targeted syncs, with a schedule of a minute")
+	if listing == nil {
+		t.Fatalf("no listing sync in 75 s of targeted syncs, with a schedule of a minute")
+	}
+	if ev := e.eventFor(ds, listing, datav1alpha1.EventChangesFoundByListing); ev.Type != corev1.EventTypeNormal {
+		t.Fatalf("the first listing that found unannounced changes: a %s event (%q), want Normal", ev.Type, ev.Note)
+	}
+
+	// The next listing, a minute later, finds changes no notification announced again.
+	clk.Step(time.Minute)
+	put(4)
+	job := e.runningJob(ds)
+	if job.Annotations[controllers.AnnotationTrigger] == controllers.TriggerEvents {
+		// The third PUT's batch, if the listing started before it flushed: applied by a targeted sync.
+		e.finishAt(job, report(1, &wire.ChangeOutcome{Applied: 1, PublishedAt: time.Now()}), clk.Now())
+		job = e.runningJob(ds)
+	}
+	if trigger := job.Annotations[controllers.AnnotationTrigger]; trigger != controllers.TriggerScheduled {
+		t.Fatalf("a minute after the listing: trigger %q, want the scheduled listing", trigger)
+	}
+	// Four copied: more than the notified changes the source can still hold.
+	e.finishAt(job, report(4, nil), clk.Now())
+	e.eventually("the second listing recorded with the changes it found unannounced", 10*time.Second, func() error {
+		st := e.get(ds).Status.Events
+		if st == nil || st.FoundByListing <= 2 || st.LastFoundByListingTime == nil || !st.LastFoundByListingTime.Time.Equal(clk.Now()) {
+			return fmt.Errorf("status.events %+v, want more changes found by the listing at %s", st, clk.Now())
+		}
+		return nil
+	})
+	if ev := e.eventFor(ds, job, datav1alpha1.EventChangesFoundByListing); ev.Type != corev1.EventTypeWarning {
+		t.Fatalf("the second listing in a row that found unannounced changes: a %s event (%q), want a Warning", ev.Type, ev.Note)
+	}
+}
+
+// eventFor waits for the event with reason that the controller recorded about ds, related to the
+// sync Job job, and returns it.
+func (e *env) eventFor(ds *datav1alpha1.Dataset, job *batchv1.Job, reason string) eventsv1.Event {
+	e.t.Helper()
+	var found eventsv1.Event
+	e.eventually(fmt.Sprintf("a %s event for Job %s", reason, job.Name), 10*time.Second, func() error {
+		var list eventsv1.EventList
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
+			return err
+		}
+		var reasons []string
+		for _, ev := range list.Items {
+			if ev.Regarding.Name == ds.Name && ev.Related != nil && ev.Related.Name == job.Name {
+				if ev.Reason == reason {
+					found = ev
+					return nil
+				}
+				reasons = append(reasons, ev.Reason)
+			}
+		}
+		return fmt.Errorf("events about %s for Job %s: %v", ds.Name, job.Name, reasons)
+	})
+	return found
 }

@@ -14,17 +14,23 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cli is the pqcache command line, one file per command or family:
+// Package cli is the pqcache command line, one file per command or family; root.go assembles them:
 //
 //   - manager.go: `manager`, the operator (controllers, event hub, metrics, probes);
 //   - sync.go: `sync`, `stage`, `verify`, `manifest ls`, the sync engine's commands, and watch.go:
 //     `watch`, kept fresh by S3 event notifications;
 //   - generations.go: `generations ls|exec`, whole generations for readers;
-//   - benchrun.go: `bench`, the query runner (bench.go: `report`, `bench probe`, `install-runner`;
-//     duckdb.go: `datagen`, `bench-query`, the embedded DuckDB; polars.go: the Polars engine);
+//   - agent.go: `agent`, the node agent (its node's copies of Datasets with spec.replicas, their peer
+//     endpoint, and with --csi the CSI driver); peer.go: `peer serve`, and the follower side of
+//     `sync --peer`;
+//   - benchrun.go: `bench`, the query runner (workload.go: the workload it runs and the tables it
+//     finds; probe.go: what a throughput probe reads; bench.go: `report`, `bench probe`,
+//     `install-runner`; polars.go: the Polars engine);
+//   - duckdb.go, built with cgo: `datagen`, `bench-query`, the embedded DuckDB, and the commands
+//     below that need it (noduckdb.go leaves them out of a build without cgo);
 //   - query.go: `query`, SQL over a directory; report.go: reading BenchRuns back for `report`;
-//   - s3.go: `s3 put|rm`, a loader for demos and tests; readcheck.go and eventlag.go: `testdata`,
-//     readers and writers the e2e suite checks the operator with.
+//   - s3.go: `s3 put|rm`, a loader for demos and tests; readcheck.go and eventlag.go: `testdata`
+//     and `read-check`, readers and writers the e2e suite checks the operator with.
 //
 // The commands a controller starts (sync, stage, bench) bind their flags to the worker contract's
 // argument types (api/wire), so the command line a Job runs is the one these commands parse. It is a

@@ -105,5 +105,25 @@ var _ = Describe("A busy bucket whose store loses some notifications", Ordered, 
 			// one added and one deleted quietly, and the streamed objects
 			g.Expect(ds.Status.Manifest.Files).To(Equal(filesBefore+streamed), "manifest %+v", ds.Status.Manifest)
 		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+
+		// The add and the delete cancel out in the count: read the volume, as a reader would, for each
+		// unnotified change. The overwrite put nation's bytes under region.parquet, so that file now
+		// holds the same rows as nation.parquet (datagen writes the same rows every run).
+		By("reading the volume: the added key is there, the deleted one is gone, the overwritten one holds the new rows")
+		check := claimReaderJob(ns, "check", ds.Status.ClaimName, "/cache", pqcacheContainer("query", "query",
+			"--data", "/cache/.pqcache/generations/current", "--output", "/dev/termination-log",
+			"SELECT (SELECT count(*) FROM glob('{data}/quiet-new.parquet')) AS added, "+
+				"(SELECT count(*) FROM glob('{data}/supplier.parquet')) AS deleted, "+
+				"(SELECT count(*) FROM read_parquet('{data}/region.parquet')) AS overwritten_rows, "+
+				"(SELECT md5(string_agg(t::VARCHAR, ',' ORDER BY t::VARCHAR)) FROM read_parquet('{data}/region.parquet') t) = "+
+				"(SELECT md5(string_agg(t::VARCHAR, ',' ORDER BY t::VARCHAR)) FROM read_parquet('{data}/nation.parquet') t) AS overwritten_is_nation"))
+		Expect(c.Create(ctx, check)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
+			g.Expect(check.Status.Failed).To(BeZero(), "check Job failed: %s", describePods(ns, check.Name))
+			g.Expect(check.Status.Succeeded).To(Equal(int32(1)))
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(terminationMessage(ns, check.Name, "query")).To(Equal("added\tdeleted\toverwritten_rows\toverwritten_is_nation\n1\t0\t25\ttrue\n"),
+			"TPC-H's nation has 25 rows, its region 5")
 	})
 })
