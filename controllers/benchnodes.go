@@ -62,8 +62,9 @@ func generationHeldNowhere(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset,
 }
 
 // mountCopy mounts the node's copy of the pinned generation at /data through the CSI driver, and
-// places the pod on a node that holds it. The Jobs of one run spread over those nodes (a soft
-// constraint: configurations run side by side on different nodes when there are several).
+// places the pod on a node that holds it. The Jobs of one run spread evenly over those nodes (no
+// node runs two more of them than another), so that configurations run side by side on different
+// nodes instead of sharing one node's CPUs and disk.
 func mountCopy(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) {
 	g := run.Status.DatasetGeneration
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "data", MountPath: dataMountPath, ReadOnly: true}}, c.VolumeMounts...)
@@ -90,7 +91,7 @@ func mountCopy(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Bench
 		t.MatchFields = append(t.MatchFields, hosts)
 	}
 	pod.TopologySpreadConstraints = append(pod.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
-		MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
+		MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelBenchRun: datav1alpha1.LabelValue(run.Name)}},
 	})
 }

@@ -124,6 +124,7 @@ func newReadCheckCommand() *cobra.Command {
 		untilMarker      int64
 		duration         time.Duration
 		rows             int
+		pinned           bool
 	)
 	cmd := &cobra.Command{
 		Use:    "read-check --data DIR --duration 2m",
@@ -146,8 +147,11 @@ func newReadCheckCommand() *cobra.Command {
 				rep.Queries++
 				// A reader that wants one generation holds the current one for the query's length.
 				dir, release := "", func() {}
-				lease, err := generations.Hold(data, 0)
-				if err == nil {
+				var lease *generations.Lease
+				var err error
+				if pinned {
+					dir = data // one generation already, held by whoever mounted it
+				} else if lease, err = generations.Hold(data, 0); err == nil {
 					dir, release = lease.Dir, lease.Release
 					if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
 						gens[g] = true
@@ -194,6 +198,7 @@ func newReadCheckCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&duration, "duration", time.Minute, "How long to keep querying (at most, with --until-marker).")
 	cmd.Flags().Int64Var(&untilMarker, "until-marker", 0, "Stop once three queries saw only this marker (the last refresh).")
 	cmd.Flags().IntVar(&rows, "rows", 10000, "Rows per partition that `testdata marks` wrote.")
+	cmd.Flags().BoolVar(&pinned, "pinned", false, "DIR is one generation, held for as long as it is mounted (the CSI driver's volume): query it as it is.")
 	cmd.Flags().StringVar(&reportFile, "report-file", "", "Also write the findings (JSON) here, e.g. /dev/termination-log.")
 	return cmd
 }

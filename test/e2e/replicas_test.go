@@ -228,12 +228,7 @@ func followerNode(ns, name string) string {
 // labelNode sets (or with "" removes) the copy label on a node.
 func labelNode(name, value string) {
 	GinkgoHelper()
-	v := `"` + value + `"`
-	if value == "" {
-		v = "null"
-	}
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, copyLabel, v)
-	Expect(c.Patch(ctx, &corev1.Node{ObjectMeta: objectMeta("", name)}, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	setNodeLabel(name, copyLabel, value)
 }
 
 // refresh sets a new manual token.
