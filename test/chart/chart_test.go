@@ -17,6 +17,9 @@ limitations under the License.
 package chart
 
 import (
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -263,6 +266,84 @@ func TestAgentCSI(t *testing.T) {
 	if !found {
 		t.Errorf("kubelet's directory is not mounted Bidirectional at its own path: %v", mounts)
 	}
+}
+
+// TestLocalityWebhook: with the agent comes the locality webhook, asked only about pods that opted in
+// (by their own label or their namespace's), never blocking one, and served with a certificate whose
+// names are its Service's and whose CA the API server is given.
+func TestLocalityWebhook(t *testing.T) {
+	if n := len(render(t).all("MutatingWebhookConfiguration")); n != 0 {
+		t.Fatalf("%d webhooks without the agent", n)
+	}
+	r := render(t, "agent.enabled=true")
+	cfg := r.named(t, "MutatingWebhookConfiguration", "pq-pqcache-locality")
+	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+	if len(hooks) != 3 {
+		t.Fatalf("%d webhooks, want 3 (labelled pods, required and preferred namespaces)", len(hooks))
+	}
+	caBundle := ""
+	for _, h := range hooks {
+		h := h.(map[string]any)
+		if h["failurePolicy"] != "Ignore" || h["sideEffects"] != "None" {
+			t.Errorf("%s: failurePolicy %v, sideEffects %v", h["name"], h["failurePolicy"], h["sideEffects"])
+		}
+		if _, ok := h["objectSelector"]; !ok {
+			t.Errorf("%s has no objectSelector: it would be asked about every pod", h["name"])
+		}
+		path, _, _ := unstructured.NestedString(h, "clientConfig", "service", "path")
+		ns, _, _ := unstructured.NestedStringMap(h, "namespaceSelector", "matchLabels")
+		switch path {
+		case "/place-pods":
+			if len(ns) != 0 {
+				t.Errorf("labelled pods' webhook selects namespaces %v", ns)
+			}
+		case "/place-pods/required", "/place-pods/preferred":
+			if ns["data.pqcache.dev/locality"] != strings.TrimPrefix(path, "/place-pods/") {
+				t.Errorf("%s: namespaceSelector %v", path, ns)
+			}
+		default:
+			t.Errorf("unexpected path %q", path)
+		}
+		caBundle, _, _ = unstructured.NestedString(h, "clientConfig", "caBundle")
+	}
+	secret := r.named(t, "Secret", "pq-pqcache-webhook-cert")
+	crtB64, _, _ := unstructured.NestedString(secret.Object, "data", "tls.crt")
+	caB64, _, _ := unstructured.NestedString(secret.Object, "data", "ca.crt")
+	if caB64 == "" || caB64 != caBundle {
+		t.Fatal("the webhooks' caBundle is not the CA that signed the serving certificate")
+	}
+	crt := parseCert(t, crtB64)
+	ca := parseCert(t, caB64)
+	if err := crt.CheckSignatureFrom(ca); err != nil {
+		t.Fatalf("serving certificate not signed by the bundled CA: %v", err)
+	}
+	if err := crt.VerifyHostname("pq-pqcache-webhook.pqcache-system.svc"); err != nil {
+		t.Fatalf("serving certificate: %v", err)
+	}
+	r.named(t, "Service", "pq-pqcache-webhook")
+	if !hasArg(r.managerArgs(t), "--locality-webhook-port=9443") {
+		t.Errorf("manager args %v", r.managerArgs(t))
+	}
+	if off := render(t, "agent.enabled=true", "locality.webhook.enabled=false"); len(off.all("MutatingWebhookConfiguration")) != 0 || hasArg(off.managerArgs(t), "--locality-webhook-port=9443") {
+		t.Error("locality.webhook.enabled=false still serves the webhook")
+	}
+}
+
+func parseCert(t *testing.T, b64 string) *x509.Certificate {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		t.Fatal("no PEM block")
+	}
+	crt, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crt
 }
 
 func TestMetrics(t *testing.T) {

@@ -44,3 +44,8 @@ app.kubernetes.io/component: manager
 {{- define "pqcache.polarsImage" -}}
 {{- printf "%s:%s" .Values.polars.image.repository (default .Chart.AppVersion .Values.polars.image.tag) }}
 {{- end }}
+
+{{/* The locality webhook runs with the node agent: without copies on nodes it has nothing to place. */}}
+{{- define "pqcache.localityWebhook" -}}
+{{- if and .Values.agent.enabled .Values.locality.webhook.enabled }}true{{ end }}
+{{- end }}
