@@ -72,8 +72,6 @@ func mountCopy(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Bench
 		Driver: csiDriverName, ReadOnly: ptr.To(true),
 		VolumeAttributes: map[string]string{"dataset": ds.Name, "generation": strconv.FormatInt(g, 10)},
 	}}}}, pod.Volumes...)
-	// By name, not by the hostname label, which some clusters set to something else.
-	hosts := corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: nodesHolding(ds, g)}
 	if pod.Affinity == nil {
 		pod.Affinity = &corev1.Affinity{}
 	} else {
@@ -83,17 +81,33 @@ func mountCopy(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Bench
 		pod.Affinity.NodeAffinity = &corev1.NodeAffinity{}
 	}
 	na := pod.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
+	var terms []corev1.NodeSelectorTerm
+	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	}
-	for i := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		t := &na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
-		t.MatchFields = append(t.MatchFields, hosts)
-	}
+	na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: onNodes(terms, nodesHolding(ds, g))}
 	pod.TopologySpreadConstraints = append(pod.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
 		MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelBenchRun: datav1alpha1.LabelValue(run.Name)}},
 	})
+}
+
+// onNodes narrows ORed node selector terms to the named nodes: each term on each node. Nodes are
+// matched by name, not by the hostname label, which some clusters set to something else; a
+// matchFields requirement names one node, so a term per node.
+func onNodes(terms []corev1.NodeSelectorTerm, nodes []string) []corev1.NodeSelectorTerm {
+	if len(terms) == 0 {
+		terms = []corev1.NodeSelectorTerm{{}}
+	}
+	var out []corev1.NodeSelectorTerm
+	for _, t := range terms {
+		for _, n := range nodes {
+			t := *t.DeepCopy()
+			t.MatchFields = append(t.MatchFields, corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{n}})
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // placeResult records where a finished Job ran: its pod's node, and the node's zone when the node is

@@ -295,14 +295,6 @@ var _ = Describe("BenchRun controller", func() {
 		expectUnsupported(newBenchRun(ns, "staged", "nofresh", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
 		}), "has no spec.fresh")
-		copies := newDataset(ns, "copies", func(ds *datav1alpha1.Dataset) {
-			ds.Spec.Volume = datav1alpha1.DatasetVolume{}
-			ds.Spec.Replicas = &datav1alpha1.ReplicaPolicy{}
-		})
-		Expect(k8sClient.Create(ctx, copies)).To(Succeed())
-		expectUnsupported(newBenchRun(ns, "oncopies", "copies", func(r *datav1alpha1.BenchRun) {
-			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}}
-		}), "keeps a copy per node instead (spec.replicas)")
 	})
 
 	It("runs a command engine in its own image, with pqcache's static runner injected, reading S3 or the volume", func() {

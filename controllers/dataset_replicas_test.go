@@ -187,15 +187,20 @@ var _ = Describe("Dataset with per-node copies", func() {
 		})
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		var jobs []batchv1.Job
-		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			jobs = benchJobsOf(g, run)
+			g.Expect(jobs).To(HaveLen(2), "run status %+v", getRun(run).Status)
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 		for _, j := range jobs {
 			pod := j.Spec.Template.Spec
 			Expect(pod.Volumes[0].CSI).NotTo(BeNil())
 			Expect(pod.Volumes[0].CSI.Driver).To(Equal("data.pqcache.dev"))
 			Expect(pod.Volumes[0].CSI.VolumeAttributes).To(Equal(map[string]string{"dataset": "lake", "generation": "1"}))
 			terms := pod.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-			Expect(terms).To(HaveLen(1))
-			Expect(terms[0].MatchFields).To(ConsistOf(corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{a.Name, b.Name}}))
+			Expect(terms).To(HaveLen(2), "a term per node holding the generation")
+			for i, n := range []*corev1.Node{a, b} {
+				Expect(terms[i].MatchFields).To(ConsistOf(corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n.Name}}))
+			}
 			Expect(pod.TopologySpreadConstraints).To(HaveLen(1))
 			Expect(pod.Containers[0].Args).To(ContainElements("--data", "/data"))
 		}
