@@ -30,6 +30,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -123,7 +124,13 @@ spec:
 	})
 
 	It("places a reader beside a copy when its namespace asks, and leaves other namespaces alone", func() {
-		out := followerNode(ns, ds.Name)
+		out := ""
+		for _, r := range replicasOf(ns, ds.Name) {
+			if r.Spec.Role == datav1alpha1.RoleFollower {
+				out = r.Spec.NodeName
+			}
+		}
+		Expect(out).NotTo(BeEmpty(), "no follower copy")
 		By("taking " + out + " out of the Dataset's nodes: its copy and its label go")
 		setNodeLabel(out, csiLabel, "")
 		waitCopies(&ds, len(nodes)-1, 2*time.Minute)
@@ -245,8 +252,11 @@ func csiReaderSpec(dataset string, rows int, duration time.Duration) corev1.PodS
 	read := pqcacheContainer("read", "read-check", "--data", "/data", "--pinned", "--rows", strconv.Itoa(rows),
 		"--duration", duration.String(), "--report-file", "/dev/termination-log")
 	read.VolumeMounts = append(read.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/data", ReadOnly: true})
+	// Small, so that several readers fit beside the suite's other pods on nodes that share two cores.
+	read.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("256Mi")}
 	podSec, _ := restricted()
-	return corev1.PodSpec{Containers: []corev1.Container{read}, SecurityContext: podSec, Volumes: []corev1.Volume{csiVolume(dataset)},
+	work := corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}} // pqcacheContainer's
+	return corev1.PodSpec{Containers: []corev1.Container{read}, SecurityContext: podSec, Volumes: []corev1.Volume{csiVolume(dataset), work},
 		TerminationGracePeriodSeconds: ptr.To[int64](1)}
 }
 
