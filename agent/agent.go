@@ -48,6 +48,10 @@ import (
 // through new sync tokens).
 const retryAfter = 15 * time.Second
 
+// sourceLagRetry is how soon a seed looks again when its cache has not caught up with the Dataset
+// spec a sync request was made for.
+const sourceLagRetry = 200 * time.Millisecond
+
 // Agent reconciles this node's DatasetReplicas. What it may read and write is the chart's agent
 // ClusterRole (charts/pqcache/templates/agent.yaml, which says why it needs each verb).
 type Agent struct {
@@ -104,6 +108,11 @@ func (a *Agent) converge(ctx context.Context, ds *datav1alpha1.Dataset, rep *dat
 	case datav1alpha1.RoleSeed:
 		if rep.Spec.SyncToken == "" || rep.Spec.SyncToken == st.ObservedSyncToken {
 			return ctrl.Result{}
+		}
+		if h := rep.Spec.SourceHash; h != "" && h != datav1alpha1.SourceHash(&ds.Spec) {
+			// The request is for a Dataset spec this agent's cache has not seen yet (the two kinds are
+			// watched apart): syncing the old source now would be recorded as the new one's.
+			return ctrl.Result{RequeueAfter: sourceLagRetry}
 		}
 		a.sync(ctx, ds, rep, dir, "")
 		st.ObservedSyncToken = rep.Spec.SyncToken

@@ -113,7 +113,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := ds.DeepCopy()
-	facts := datasetFacts{hash: sourceHash(&ds.Spec)}
+	facts := datasetFacts{hash: datav1alpha1.SourceHash(&ds.Spec)}
 
 	reconcile := r.reconcileSync
 	if ds.Spec.Replicas != nil {

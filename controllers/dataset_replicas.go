@@ -181,6 +181,7 @@ func (r *DatasetReconciler) applyReplica(ctx context.Context, ds *datav1alpha1.D
 	}
 	if node == plan.seed {
 		want.Role, want.SyncToken, want.Generation, want.Peer = datav1alpha1.RoleSeed, token, 0, ""
+		want.SourceHash = datav1alpha1.SourceHash(&ds.Spec)
 		want.MinGeneration = plan.highest
 	} else if peer, ok := plan.peers[node]; ok {
 		want.Generation, want.Peer = plan.generation, peer

@@ -20,7 +20,6 @@ package controllers
 // live in this package (internal/cli imports it).
 var (
 	BuildSyncJob         = buildSyncJob
-	SourceHash           = sourceHash
 	OutcomeFromPods      = outcomeFromPods
 	RecordSync           = recordSync
 	SetDatasetConditions = setDatasetConditions

@@ -17,9 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -81,20 +78,6 @@ func parseSchedule(s string, now time.Time) (cron.Schedule, error) {
 		return nil, errors.New("the schedule never fires: no date matches it")
 	}
 	return sched, nil
-}
-
-// sourceHash identifies the settings that decide what the cache holds; a change means the published
-// data no longer matches the spec. Schedule and tuning changes do not count.
-func sourceHash(spec *datav1alpha1.DatasetSpec) string {
-	s3 := spec.Source.S3
-	data, _ := json.Marshal(struct {
-		Bucket, Prefix, Region, Endpoint string
-		PathStyle                        bool
-		Include, Exclude                 []string
-		Prune                            bool
-	}{s3.Bucket, s3.Prefix, s3.Region, s3.Endpoint, s3.ForcePathStyle, spec.Include, spec.Exclude, ptr.Deref(spec.Sync.Prune, true)})
-	h := sha256.Sum256(data)
-	return hex.EncodeToString(h[:8])
 }
 
 // syncDecision says whether a sync is due now, and when to look again.

@@ -68,7 +68,7 @@ func TestWorkerJobRunsAndReportsEndToEnd(t *testing.T) {
 			Sync:    datav1alpha1.SyncOptions{Parallelism: 4, PartSize: ptr.To(resource.MustParse("1Mi")), Prune: ptr.To(true)},
 		},
 	}
-	hash := controllers.SourceHash(&ds.Spec)
+	hash := datav1alpha1.SourceHash(&ds.Spec)
 	job := controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerInitial, hash)
 	c := job.Spec.Template.Spec.Containers[0]
 
@@ -151,7 +151,7 @@ func TestWorkerTrustsAPrivateCA(t *testing.T) {
 	}
 	opts := controllers.DefaultWorkerOptions()
 	opts.CABundle = &controllers.ConfigMapKey{Name: "corp-ca", Key: "ca.crt"}
-	job := controllers.BuildSyncJob(ds, opts, controllers.TriggerInitial, controllers.SourceHash(&ds.Spec))
+	job := controllers.BuildSyncJob(ds, opts, controllers.TriggerInitial, datav1alpha1.SourceHash(&ds.Spec))
 	pod := job.Spec.Template.Spec
 	c := pod.Containers[0]
 
@@ -240,13 +240,13 @@ func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
 		}
 		return msg
 	}
-	run(controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerInitial, controllers.SourceHash(&ds.Spec)), nil)
+	run(controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerInitial, datav1alpha1.SourceHash(&ds.Spec)), nil)
 
 	srv.PutObject(t, "lake", "sales/2026/13.bin", []byte("the thirteenth month"))
 	if err := os.Remove(filepath.Join(srv.Root, "lake", "sales/2026/11.bin")); err != nil {
 		t.Fatal(err)
 	}
-	job := controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerEvents, controllers.SourceHash(&ds.Spec))
+	job := controllers.BuildSyncJob(ds, controllers.DefaultWorkerOptions(), controllers.TriggerEvents, datav1alpha1.SourceHash(&ds.Spec))
 	batch := &controllers.EventBatch{ID: "b1", Changes: []wire.Change{
 		{Key: "sales/2026/13.bin", EventTime: time.Now().Add(-2 * time.Second)},
 		{Key: "sales/2026/11.bin", Removed: true, EventTime: time.Now().Add(-3 * time.Second)},

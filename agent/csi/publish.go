@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -33,6 +34,7 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 	if req.GetVolumeId() == "" || req.GetTargetPath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume ID and target path are required")
 	}
+	start := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if vol, ok := d.Volumes.Get(req.GetVolumeId()); ok {
@@ -61,7 +63,7 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	d.Log.Info("Published a Dataset's copy", "volume", vol.ID, "dataset", vol.Dataset, "generation", vol.Generation,
-		"pod", req.GetVolumeContext()[attributePodName])
+		"pod", req.GetVolumeContext()[attributePodName], "tookMicros", time.Since(start).Microseconds())
 	return &csipb.NodePublishVolumeResponse{}, nil
 }
 

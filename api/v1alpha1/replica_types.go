@@ -136,6 +136,12 @@ type DatasetReplicaSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SyncToken string `json:"syncToken,omitempty"`
+	// sourceHash, on the seed, is the SourceHash of the Dataset spec the sync token was made for. The
+	// agent syncs only once the Dataset it reads has it: its cache of Datasets may lag behind the
+	// DatasetReplica, and a sync of the old source would be recorded as one of the new.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SourceHash string `json:"sourceHash,omitempty"`
 	// minGeneration, on the seed, is the newest generation any copy holds: the seed's next generation
 	// is numbered above it, so that a seed that lost its disk never reuses a number the followers hold.
 	// +optional
