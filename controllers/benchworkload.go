@@ -44,6 +44,9 @@ const (
 	workloadMountPath = "/workload"
 	// MaxRunQueries bounds a run's queries: each Job reports every query in its termination message.
 	MaxRunQueries = 32
+	// maxWorkloadCopy bounds the run's copy of a user's workload: a ConfigMap holds at most 1 MiB,
+	// metadata included.
+	maxWorkloadCopy = 1000 * 1024
 )
 
 // runWorkload is a run's settled workload.
@@ -96,7 +99,23 @@ func (r *BenchRunReconciler) loadWorkload(ctx context.Context, run *datav1alpha1
 		return rw, gate{refuse: fmt.Sprintf("the run has %d queries; a BenchRun runs at most %d (each Job reports every query in its termination message): choose some with spec.queries, or split the workload into several runs", len(names), MaxRunQueries)}, nil
 	}
 	rw.names = names
+	if why := copyTooBig(rw); why != "" {
+		return rw, gate{refuse: why}, nil
+	}
 	return rw, gate{}, nil
+}
+
+// copyTooBig says why a user's workload cannot be copied for the run's Jobs: its copy would not fit
+// a ConfigMap. Said before any Job starts, instead of a run that fails at its first step.
+func copyTooBig(rw runWorkload) string {
+	if rw.builtin != "" {
+		return ""
+	}
+	data, err := json.Marshal(rw.w)
+	if err != nil || len(data) <= maxWorkloadCopy {
+		return ""
+	}
+	return fmt.Sprintf("the workload is %d KiB once encoded for the run's Jobs, and its copy must fit a ConfigMap (%d KiB): split it into several workloads", len(data)/1024, maxWorkloadCopy/1024)
 }
 
 // workloadConfigMap reads the workload text from the user's ConfigMap: wait says what is missing.

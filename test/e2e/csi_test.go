@@ -201,6 +201,8 @@ spec:
 	})
 
 	It("runs a BenchRun's configurations on different nodes that hold its generation, with equal answers", func() {
+		setBenchJobCap(2) // side by side, as a cluster's operator would allow
+		DeferCleanup(setBenchJobCap, 1)
 		var br datav1alpha1.BenchRun
 		fromYAML(&br, `
 apiVersion: data.pqcache.dev/v1alpha1
