@@ -47,26 +47,7 @@ var _ = Describe("Mount latency of the CSI driver", Label("benchmark"), Ordered,
 
 	BeforeAll(func() {
 		nodes := readyNodes()
-		for _, n := range nodes {
-			setNodeLabel(n.Name, csiLabel, "yes")
-			DeferCleanup(setNodeLabel, n.Name, csiLabel, "")
-		}
-		ns = newNamespace("pqcache-csibench-")
-		endpoint := startS3(ns)
-		runJob(ns, "data", pqcacheContainer("marks", "testdata", "marks", "--out", "/work/m", "--versions", "1", "--partitions", "4", "--rows", "2000"),
-			pqcacheContainer("put", "s3", "put", "/work/m", "s3://"+bucket+"/csibench/", "--endpoint", endpoint, "--path-style"))
-		fromYAML(&ds, `
-apiVersion: data.pqcache.dev/v1alpha1
-kind: Dataset
-metadata: {name: marked, namespace: %s}
-spec:
-  source:
-    s3: {bucket: %s, prefix: csibench/v1/, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
-  replicas:
-    nodeSelector: {%s: "yes"}
-`, ns, bucket, endpoint, s3Secret, csiLabel)
-		Expect(c.Create(ctx, &ds)).To(Succeed())
-		waitCopies(&ds, len(nodes), 3*time.Minute)
+		ns, ds = markedCopies("pqcache-csibench-", "csibench", 1, 4, 2000, nodes)
 	})
 
 	It("starts pods with the driver's volume about as fast as with an emptyDir", func() {

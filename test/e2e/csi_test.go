@@ -51,37 +51,16 @@ var _ = Describe("Reading a Dataset's per-node copies through the CSI driver", O
 		rows       = 2000
 	)
 	var (
-		ns, endpoint string
-		nodes        []corev1.Node
-		ds           datav1alpha1.Dataset
+		ns    string
+		nodes []corev1.Node
+		ds    datav1alpha1.Dataset
 	)
 
 	BeforeAll(func() {
 		nodes = readyNodes()
 		Expect(len(nodes)).To(BeNumerically(">=", 3),
 			"these specs need a cluster of at least 3 nodes and this one has %d Ready: hack/local-cluster up --nodes 3 starts one", len(nodes))
-		for _, n := range nodes {
-			setNodeLabel(n.Name, csiLabel, "yes")
-			DeferCleanup(setNodeLabel, n.Name, csiLabel, "")
-		}
-		ns = newNamespace("pqcache-csi-")
-		endpoint = startS3(ns)
-		runJob(ns, "versions",
-			pqcacheContainer("marks", "testdata", "marks", "--out", "/work/m", "--versions", strconv.Itoa(versions),
-				"--partitions", strconv.Itoa(partitions), "--rows", strconv.Itoa(rows)),
-			pqcacheContainer("put", "s3", "put", "/work/m", "s3://"+bucket+"/csi/", "--endpoint", endpoint, "--path-style"))
-		fromYAML(&ds, `
-apiVersion: data.pqcache.dev/v1alpha1
-kind: Dataset
-metadata: {name: marked, namespace: %s}
-spec:
-  source:
-    s3: {bucket: %s, prefix: csi/v1/, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
-  replicas:
-    nodeSelector: {%s: "yes"}
-`, ns, bucket, endpoint, s3Secret, csiLabel)
-		Expect(c.Create(ctx, &ds)).To(Succeed())
-		waitCopies(&ds, len(nodes), 3*time.Minute)
+		ns, ds = markedCopies("pqcache-csi-", "csi", versions, partitions, rows, nodes)
 	})
 
 	It("serves readers on every node one generation each while the Dataset refreshes, with no mixed answer", func() {
@@ -236,6 +215,36 @@ spec:
 		Expect(br.Status.DatasetGeneration).To(Equal(ds.Status.Replicas.Generation))
 	})
 })
+
+// markedCopies writes versions of a marked table (testdata marks) into a new namespace's S3 server
+// under prefix/vN/, and makes a Dataset "marked" of prefix/v1/ with a copy on each of nodes, Ready.
+func markedCopies(nsPrefix, prefix string, versions, partitions, rows int, nodes []corev1.Node) (string, datav1alpha1.Dataset) {
+	GinkgoHelper()
+	for _, n := range nodes {
+		setNodeLabel(n.Name, csiLabel, "yes")
+		DeferCleanup(setNodeLabel, n.Name, csiLabel, "")
+	}
+	ns := newNamespace(nsPrefix)
+	endpoint := startS3(ns)
+	runJob(ns, "versions",
+		pqcacheContainer("marks", "testdata", "marks", "--out", "/work/m", "--versions", strconv.Itoa(versions),
+			"--partitions", strconv.Itoa(partitions), "--rows", strconv.Itoa(rows)),
+		pqcacheContainer("put", "s3", "put", "/work/m", "s3://"+bucket+"/"+prefix+"/", "--endpoint", endpoint, "--path-style"))
+	var ds datav1alpha1.Dataset
+	fromYAML(&ds, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: Dataset
+metadata: {name: marked, namespace: %s}
+spec:
+  source:
+    s3: {bucket: %s, prefix: %s/v1/, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
+  replicas:
+    nodeSelector: {%s: "yes"}
+`, ns, bucket, prefix, endpoint, s3Secret, csiLabel)
+	Expect(c.Create(ctx, &ds)).To(Succeed())
+	waitCopies(&ds, len(nodes), 3*time.Minute)
+	return ns, ds
+}
 
 // csiVolume is an inline volume of the agent's CSI driver for a Dataset.
 func csiVolume(dataset string) corev1.Volume {
