@@ -165,12 +165,13 @@ spec:
 })
 
 // setBenchJobCap sets the operator's cap on concurrent bench Jobs (the suite keeps it at 1, so that
-// timings elsewhere are comparable), and waits for the manager to run with it.
+// timings elsewhere are comparable), and waits until the new manager alone runs, and leads.
 func setBenchJobCap(n int) {
 	GinkgoHelper()
 	out, err := helm("upgrade", releaseName, filepath.Join(repoRoot, "charts", "pqcache"), "-n", releaseNamespace, "--reuse-values", "--wait",
 		"--set", "worker.maxConcurrentBenchJobs="+strconv.Itoa(n))
 	Expect(err).NotTo(HaveOccurred(), out)
+	waitManagerLeads()
 }
 
 // quantile is the q-quantile of ds (nearest rank).

@@ -133,20 +133,7 @@ var _ = BeforeSuite(func() {
 	// duration for the old lease (helm deletes the Role the old one needed to release it), and only
 	// the leader reconciles and serves the events endpoint, which stores must reach when they start.
 	By("waiting for the manager to hold the leader lease")
-	var pods corev1.PodList
-	Expect(c.List(ctx, &pods, client.InNamespace(releaseNamespace), client.MatchingLabels(dep.Spec.Selector.MatchLabels))).To(Succeed())
-	var started time.Time
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.CreationTimestamp.After(started) {
-			started = p.CreationTimestamp.Time
-		}
-	}
-	Eventually(func(g Gomega) {
-		var lease coordinationv1.Lease
-		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: "pqcache.data.pqcache.dev"}, &lease)).To(Succeed())
-		g.Expect(lease.Spec.AcquireTime).NotTo(BeNil())
-		g.Expect(lease.Spec.AcquireTime.Time).To(BeTemporally(">=", started.Truncate(time.Second)), "the lease is still the previous manager's")
-	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	waitManagerLeads()
 })
 
 var _ = AfterSuite(func() {
@@ -232,3 +219,24 @@ var _ = Describe("An installed pqcache", func() {
 		}
 	})
 })
+
+// waitManagerLeads waits until one manager pod runs, the old ones of a rollout gone, and it holds the
+// leader lease: only the leader reconciles and serves the events endpoint. The old manager can hold
+// the lease for its duration (helm deletes the Role it needed to release it).
+func waitManagerLeads() {
+	GinkgoHelper()
+	var started time.Time
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(c.List(ctx, &pods, client.InNamespace(releaseNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1), "manager pods of a rollout")
+		g.Expect(pods.Items[0].DeletionTimestamp).To(BeNil())
+		started = pods.Items[0].CreationTimestamp.Time
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	Eventually(func(g Gomega) {
+		var lease coordinationv1.Lease
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: "pqcache.data.pqcache.dev"}, &lease)).To(Succeed())
+		g.Expect(lease.Spec.AcquireTime).NotTo(BeNil())
+		g.Expect(lease.Spec.AcquireTime.Time).To(BeTemporally(">=", started.Truncate(time.Second)), "the lease is still the previous manager's")
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+}
