@@ -237,12 +237,13 @@ func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1
 // followActive copies the running sync's progress into status and says when to look again: the
 // worker's progress lives on its pod, which does not wake us.
 func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (ctrl.Result, error) {
-	running, err := r.readProgress(ctx, ds, facts.activeJob, facts)
+	running, since, err := r.readProgress(ctx, ds, facts.activeJob, facts)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if running && ds.Status.Progress == nil {
-		// Its pod runs and publishes no progress: only the Job's end is news, and that wakes us.
+	if running && ds.Status.Progress == nil && r.Clock.Since(since) > quietAfter {
+		// Its pod has run for a while and publishes no progress: only the Job's end is news, and that
+		// wakes us. A pod that started moments ago may simply not have published yet.
 		return ctrl.Result{RequeueAfter: quietPoll}, nil
 	}
 	return ctrl.Result{RequeueAfter: progressPoll}, nil
@@ -470,16 +471,20 @@ const progressPoll = 10 * time.Second
 // safety net, since a pod list per running sync every 10 s is load on a large cluster's API server.
 const quietPoll = time.Minute
 
+// quietAfter is how long a running worker may take to publish its first progress (it publishes every
+// 5 s) before the Dataset polls it only once a minute.
+const quietAfter = 20 * time.Second
+
 // readProgress copies the progress the worker published on its pod into status, notes what keeps the
 // pod from running, if anything, and reports whether it runs.
-func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) (bool, error) {
+func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) (running bool, since time.Time, err error) {
 	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
-		return false, err
+		return false, since, err
 	}
 	state, problem, err := jobPodProblem(ctx, r.APIReader, pods, r.Clock.Now())
 	if err != nil {
-		return false, err
+		return false, since, err
 	}
 	if state == podStuck {
 		facts.podProblem = problem
@@ -487,7 +492,12 @@ func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.D
 	if p := progressFromPods(pods); p != nil {
 		ds.Status.Progress = p
 	}
-	return state == podRunning, nil
+	for _, p := range pods {
+		if t := p.Status.StartTime; t != nil && t.After(since) {
+			since = t.Time // the newest pod's start: a retried pod starts its progress again
+		}
+	}
+	return state == podRunning, since, nil
 }
 
 // failingWarningAfter is the number of consecutive failures after which a Warning is sent: one failure
