@@ -97,7 +97,7 @@ func (d *Driver) keepsCopy(ctx context.Context, ds *datav1alpha1.Dataset) bool {
 }
 
 // hold takes the generation the pod asked for from the copy at dir.
-func (d *Driver) hold(r request, dir string) (*generations.Lease, error) {
+func (d *Driver) hold(ctx context.Context, r request, dir string) (*generations.Lease, error) {
 	lease, err := generations.Hold(dir, r.generation)
 	if err == nil {
 		return lease, nil
@@ -110,7 +110,7 @@ func (d *Driver) hold(r request, dir string) (*generations.Lease, error) {
 		what = fmt.Sprintf("no generation %d", r.generation)
 	}
 	var ds datav1alpha1.Dataset
-	_ = d.Reader.Get(context.Background(), client.ObjectKey{Namespace: r.namespace, Name: r.dataset}, &ds)
+	_ = d.Reader.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: r.dataset}, &ds)
 	return nil, errorf(codes.FailedPrecondition, "Dataset %s has %s on node %s yet; %s", r.key(), what, d.Node, holders(&ds, r.generation))
 }
 

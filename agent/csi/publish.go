@@ -48,7 +48,7 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 	if err != nil {
 		return nil, err
 	}
-	lease, err := d.hold(want, dir)
+	lease, err := d.hold(ctx, want, dir)
 	if err != nil {
 		return nil, err
 	}
