@@ -69,4 +69,14 @@ func TestQueryAndReadCheckOnAGeneration(t *testing.T) {
 	if rep.Errors != 0 || rep.Mixed != 0 || rep.Queries != 3 || len(rep.Generation) != 1 || rep.Generation[0] != "1" {
 		t.Fatalf("read-check: %+v", rep)
 	}
+
+	// --pinned: the directory is one generation as it is, as the CSI driver mounts it.
+	out, err = run(t, "read-check", "--data", filepath.Join(dir, ".pqcache", "generations", "1"), "--pinned", "--rows", "10", "--until-marker", "2", "--duration", "30s")
+	rep = readCheckReport{}
+	if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("read-check --pinned: %v\n%s", err, out)
+	}
+	if rep.Errors != 0 || rep.Mixed != 0 || rep.Queries != 3 || len(rep.Generation) != 0 || len(rep.Markers) != 1 || rep.Markers[0] != 2 {
+		t.Fatalf("read-check --pinned: %+v", rep)
+	}
 }

@@ -24,6 +24,8 @@ package cli
 // refreshes at once. The e2e suite runs them on the local cluster.
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,40 +147,7 @@ func newReadCheckCommand() *cobra.Command {
 			lastSeen := 0
 			for time.Now().Before(end) && cmd.Context().Err() == nil && (untilMarker == 0 || lastSeen < 3) {
 				rep.Queries++
-				// A reader that wants one generation holds the current one for the query's length.
-				dir, release := "", func() {}
-				var lease *generations.Lease
-				var err error
-				if pinned {
-					dir = data // one generation already, held by whoever mounted it
-				} else if lease, err = generations.Hold(data, 0); err == nil {
-					dir, release = lease.Dir, lease.Release
-					if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
-						gens[g] = true
-						rep.Generation = append(rep.Generation, g)
-					}
-				}
-				if err == nil {
-					var n, parts, minM, maxM int64
-					err = db.QueryRowContext(cmd.Context(), fmt.Sprintf(
-						`SELECT count(*), count(DISTINCT part), min(marker), max(marker) FROM read_parquet('%s/marks/*/*.parquet')`, dir)).Scan(&n, &parts, &minM, &maxM)
-					if err == nil {
-						if minM != maxM || n != parts*int64(rows) {
-							rep.Mixed++
-						}
-						if untilMarker != 0 && minM == untilMarker && maxM == untilMarker {
-							lastSeen++ // three queries of the last version, and the reader is done
-						}
-						for _, m := range []int64{minM, maxM} {
-							if !seen[m] {
-								seen[m] = true
-								rep.Markers = append(rep.Markers, m)
-							}
-						}
-					}
-				}
-				release()
-				if err != nil {
+				if err := checkOnce(cmd.Context(), db, data, pinned, rows, untilMarker, &rep, seen, gens, &lastSeen); err != nil {
 					rep.Errors++
 					if rep.FirstError == "" {
 						rep.FirstError = strings.TrimSpace(err.Error())
@@ -201,4 +170,42 @@ func newReadCheckCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&pinned, "pinned", false, "DIR is one generation, held for as long as it is mounted (the CSI driver's volume): query it as it is.")
 	cmd.Flags().StringVar(&reportFile, "report-file", "", "Also write the findings (JSON) here, e.g. /dev/termination-log.")
 	return cmd
+}
+
+// checkOnce runs one query of read-check over data: the current generation, held for the query's
+// length, or with pinned the directory as it is (a CSI volume of one generation). It counts in rep a
+// mixed answer and the markers seen, and in lastSeen the queries that saw only untilMarker.
+func checkOnce(ctx context.Context, db *sql.DB, data string, pinned bool, rows int, untilMarker int64, rep *readCheckReport, seen map[int64]bool, gens map[string]bool, lastSeen *int) error {
+	dir := data // pinned: one generation already, held by whoever mounted it
+	if !pinned {
+		lease, err := generations.Hold(data, 0)
+		if err != nil {
+			return err
+		}
+		defer lease.Release()
+		dir = lease.Dir
+		if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
+			gens[g] = true
+			rep.Generation = append(rep.Generation, g)
+		}
+	}
+	var n, parts, minM, maxM int64
+	err := db.QueryRowContext(ctx, fmt.Sprintf(
+		`SELECT count(*), count(DISTINCT part), min(marker), max(marker) FROM read_parquet('%s/marks/*/*.parquet')`, dir)).Scan(&n, &parts, &minM, &maxM)
+	if err != nil {
+		return err
+	}
+	if minM != maxM || n != parts*int64(rows) {
+		rep.Mixed++
+	}
+	if untilMarker != 0 && minM == untilMarker && maxM == untilMarker {
+		*lastSeen++ // three queries of the last version, and the reader is done
+	}
+	for _, m := range []int64{minM, maxM} {
+		if !seen[m] {
+			seen[m] = true
+			rep.Markers = append(rep.Markers, m)
+		}
+	}
+	return nil
 }
