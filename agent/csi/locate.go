@@ -64,21 +64,21 @@ func parseRequest(attrs map[string]string) (request, error) {
 // locate finds this node's copy of the Dataset: the Dataset must keep per-node copies, and this
 // node must be one of its nodes. Every refusal names the nodes that do hold a copy, which kubelet
 // puts in the pod's FailedMount event.
-func (d *Driver) locate(ctx context.Context, r request) (string, error) {
+func (d *Driver) locate(ctx context.Context, r request) (*datav1alpha1.Dataset, error) {
 	var ds datav1alpha1.Dataset
 	if err := d.Reader.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: r.dataset}, &ds); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", errorf(codes.NotFound, "Dataset %s not found", r.key())
+			return nil, errorf(codes.NotFound, "Dataset %s not found", r.key())
 		}
-		return "", errorf(codes.Unavailable, "reading Dataset %s: %v", r.key(), err)
+		return nil, errorf(codes.Unavailable, "reading Dataset %s: %v", r.key(), err)
 	}
 	if ds.Spec.Replicas == nil {
-		return "", errorf(codes.FailedPrecondition, "Dataset %s keeps its data on a claim, not on nodes: mount its PersistentVolumeClaim instead of the %s driver", r.key(), DriverName)
+		return nil, errorf(codes.FailedPrecondition, "Dataset %s keeps its data on a claim, not on nodes: mount its PersistentVolumeClaim instead of the %s driver", r.key(), DriverName)
 	}
 	if !d.keepsCopy(ctx, &ds) {
-		return "", errorf(codes.FailedPrecondition, "Dataset %s has no copy on node %s; %s", r.key(), d.Node, holders(&ds, r.generation))
+		return nil, errorf(codes.FailedPrecondition, "Dataset %s has no copy on node %s; %s", r.key(), d.Node, holders(&ds, r.generation))
 	}
-	return d.Copies.Dir(&ds), nil
+	return &ds, nil
 }
 
 // keepsCopy says whether the controller placed a copy of ds on this node.
@@ -96,8 +96,9 @@ func (d *Driver) keepsCopy(ctx context.Context, ds *datav1alpha1.Dataset) bool {
 	return false
 }
 
-// hold takes the generation the pod asked for from the copy at dir.
-func (d *Driver) hold(ctx context.Context, r request, dir string) (*generations.Lease, error) {
+// hold takes the generation the pod asked for from the copy at dir; a refusal names the nodes that
+// ds's status says hold one.
+func (d *Driver) hold(r request, ds *datav1alpha1.Dataset, dir string) (*generations.Lease, error) {
 	lease, err := generations.Hold(dir, r.generation)
 	if err == nil {
 		return lease, nil
@@ -109,9 +110,7 @@ func (d *Driver) hold(ctx context.Context, r request, dir string) (*generations.
 	if r.generation != 0 {
 		what = fmt.Sprintf("no generation %d", r.generation)
 	}
-	var ds datav1alpha1.Dataset
-	_ = d.Reader.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: r.dataset}, &ds)
-	return nil, errorf(codes.FailedPrecondition, "Dataset %s has %s on node %s yet; %s", r.key(), what, d.Node, holders(&ds, r.generation))
+	return nil, errorf(codes.FailedPrecondition, "Dataset %s has %s on node %s yet; %s", r.key(), what, d.Node, holders(ds, r.generation))
 }
 
 // holders names the nodes with a ready copy (of generation g, when g is not 0), from the Dataset's

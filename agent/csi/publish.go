@@ -44,11 +44,12 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 	if err != nil {
 		return nil, err
 	}
-	dir, err := d.locate(ctx, want)
+	ds, err := d.locate(ctx, want)
 	if err != nil {
 		return nil, err
 	}
-	lease, err := d.hold(ctx, want, dir)
+	dir := d.Copies.Dir(ds)
+	lease, err := d.hold(want, ds, dir)
 	if err != nil {
 		return nil, err
 	}

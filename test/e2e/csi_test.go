@@ -307,17 +307,22 @@ func readerReport(ns, pod string) readCheck {
 // setNodeLabel sets (or with "" removes) a label on a node.
 func setNodeLabel(name, key, value string) {
 	GinkgoHelper()
+	setLabel(&corev1.Node{ObjectMeta: objectMeta("", name)}, key, value)
+}
+
+// setNamespaceLabel sets (or with "" removes) a label on a namespace.
+func setNamespaceLabel(name, key, value string) {
+	GinkgoHelper()
+	setLabel(&corev1.Namespace{ObjectMeta: objectMeta("", name)}, key, value)
+}
+
+// setLabel sets (or with "" removes) a label on obj with a merge patch, which writes nothing else.
+func setLabel(obj client.Object, key, value string) {
+	GinkgoHelper()
 	v := `"` + value + `"`
 	if value == "" {
 		v = "null"
 	}
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, key, v)
-	Expect(c.Patch(ctx, &corev1.Node{ObjectMeta: objectMeta("", name)}, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
-}
-
-// setNamespaceLabel sets a label on a namespace.
-func setNamespaceLabel(name, key, value string) {
-	GinkgoHelper()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
-	Expect(c.Patch(ctx, &corev1.Namespace{ObjectMeta: objectMeta("", name)}, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	Expect(c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
