@@ -72,11 +72,14 @@ vet: ## Run go vet, including the e2e suite's build tag.
 	go vet -tags e2e ./test/e2e/...
 
 .PHONY: build
-build: tpch-extension httpfs-extension ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), bin/kubectl-pqcache, and the DuckDB extensions.
+build: tpch-extension httpfs-extension plugin ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), bin/kubectl-pqcache, and the DuckDB extensions.
 	# -trimpath as hack/image-rootfs.sh builds the images' copies: the two share the compiled packages.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache ./cmd/pqcache
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/kubectl-pqcache ./cmd/kubectl-pqcache
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/pqcache-runner ./cmd/pqcache
+
+.PHONY: plugin
+plugin: ## Build bin/kubectl-pqcache only: what the demo runs on the host.
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/kubectl-pqcache ./cmd/kubectl-pqcache
 
 .PHONY: httpfs-extension
 httpfs-extension: ## Install bin/httpfs.duckdb_extension (DuckDB's s3:// reader) from its PyPI wheel, pinned with its hash in hack/httpfs-requirements.txt.

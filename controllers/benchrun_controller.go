@@ -144,7 +144,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 		return ctrl.Result{}, nil
 	}
 	next := time.Minute
-	if sum.starting || len(sum.stuck) > 0 || len(sum.conflicts) > 0 {
+	if sum.starting || len(sum.stuck) > 0 || len(sum.conflicts) > 0 || len(sum.rejected) > 0 {
 		next = 10 * time.Second // what the scheduler and kubelet say is not a Job event: look again sooner
 	}
 	return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
@@ -259,6 +259,8 @@ const (
 	jobNeverRan
 	// jobConflict: a Job of that name exists and belongs to something else.
 	jobConflict
+	// jobRejected: the API server refused to create it; tried again at the next reconcile.
+	jobRejected
 )
 
 // jobView is one planned Job with what is known of it.
@@ -273,6 +275,8 @@ type jobView struct {
 	podState   podState
 	podProblem podProblem
 	conflict   string
+	// rejected, for a Job the API server refused, is what it said.
+	rejected string
 	// waitFor, for a queued Job, is what it waits for other than a slot under the cap.
 	waitFor string
 }
@@ -385,11 +389,22 @@ func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.Bench
 	}
 	if err != nil {
 		r.admission.Forget(types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + v.plan.name})
+		if refusedByAPIServer(err) {
+			// Retrying as an error would say it only in the manager's log: the user must see it.
+			v.phase, v.rejected = jobRejected, fmt.Sprintf("the API server refused %s: %v", describeJob(job), err)
+			return nil
+		}
 		return fmt.Errorf("creating bench %s: %w", describeJob(job), err)
 	}
 	v.phase, v.job = jobRunning, job
 	v.result = &datav1alpha1.BenchResult{Engine: engineLabel(v.plan.engine), Config: v.plan.config.Name, Input: inputLabel(v.plan.input), JobName: job.Name, StartTime: &metav1.Time{Time: now}}
 	return nil
+}
+
+// refusedByAPIServer says the API server answered a create with a refusal of the object (a quota, a
+// policy, a webhook's denial, an invalid field), not with a failure of its own that a retry may clear.
+func refusedByAPIServer(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
 }
 
 // zoneOf is a node's zone, or "" when the node is gone or has none.

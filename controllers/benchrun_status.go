@@ -39,7 +39,9 @@ type runSummary struct {
 	stuck     []string // per Job: "config/input: why"
 	stuckWhy  string   // the reason of the first stuck Job: Unschedulable or PodNotStarting
 	conflicts []string
-	starting  bool
+	// rejected, per Job the API server refused: "config/input: what it said".
+	rejected []string
+	starting bool
 	// notHeld says why Jobs wait for a node holding the pinned generation (waitingForData of them).
 	notHeld        string
 	waitingForData int32
@@ -67,6 +69,9 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 			s.timedOut = s.timedOut || pastDeadline
 		case jobConflict:
 			s.conflicts = append(s.conflicts, v.conflict)
+		case jobRejected:
+			s.counts.Queued++
+			s.rejected = append(s.rejected, where+": "+v.rejected)
 		case jobRunning:
 			s.counts.Active++
 			switch v.podState {
@@ -173,6 +178,11 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 	case len(s.conflicts) > 0:
 		msg := strings.Join(limit(s.conflicts, 4), "; ")
 		setStalled(run, datav1alpha1.ReasonJobConflict, msg)
+		return
+	case len(s.rejected) > 0:
+		msg := fmt.Sprintf("%d of %d Jobs cannot be created; tried again every 10 s until spec.timeout (%s)",
+			len(s.rejected), counts.Total, strings.Join(limit(s.rejected, 4), "; "))
+		setStalled(run, datav1alpha1.ReasonJobRejected, msg)
 		return
 	case counts.Active+counts.Queued > 0:
 		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)

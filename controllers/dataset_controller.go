@@ -62,6 +62,9 @@ type DatasetReconciler struct {
 	SweepInterval time.Duration
 	// Events runs the Datasets' event sources (spec.refresh.events); nil: none.
 	Events EventHub
+	// AgentPods finds the node agents, whose absence on a node makes its copies not ready (NoAgent);
+	// nil: only a DatasetReplica no agent ever reported on says so.
+	AgentPods *AgentPods
 
 	admission *admission
 }

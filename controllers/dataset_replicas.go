@@ -71,7 +71,12 @@ func (r *DatasetReconciler) reconcileReplicas(ctx context.Context, ds *datav1alp
 	if ds.Status.Replicas != nil {
 		prevSeed = ds.Status.Replicas.Seed
 	}
+	agents, err := r.agentNodes(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	plan := planReplicas(ds.Spec.Replicas, nodes.Items, replicas, prevSeed, now)
+	plan.markAgentsDown(agents)
 	seed := replicaOn(replicas, plan.seed)
 	r.recordSeedSync(ctx, ds, seed, facts)
 

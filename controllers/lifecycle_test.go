@@ -234,6 +234,37 @@ var _ = Describe("Lifecycle edges", func() {
 		Eventually(func(g Gomega) { g.Expect(runCondition(g, run).Reason).To(Equal(datav1alpha1.ReasonCompleted)) }).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
+	It("says when the API server refuses a BenchRun's Job, and starts it once it is admitted", func() {
+		readyDataset(ns, "data")
+		quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-jobs"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}}
+		Expect(k8sClient.Create(ctx, quota)).To(Succeed())
+		// envtest runs no quota controller: its status is written here, as that controller would.
+		quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}
+		Expect(k8sClient.Status().Update(ctx, quota)).To(Succeed())
+		run := newBenchRun(ns, "refused", "data", oneConfigOneInput)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := runCondition(g, run)
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonJobRejected))
+			g.Expect(c.Message).To(HavePrefix("1 of 1 Jobs cannot be created; tried again every 10 s until spec.timeout"))
+			g.Expect(c.Message).To(ContainSubstring("the API server refused"))
+			g.Expect(c.Message).To(ContainSubstring("quota"))
+			g.Expect(kstatusOf(getRun(run))).To(Equal(status.FailedStatus))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, quota)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) {
+			jobs = benchJobsOf(g, run)
+			g.Expect(jobs).To(HaveLen(1))
+			g.Expect(runCondition(g, run).Reason).To(Equal(datav1alpha1.ReasonRunning))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		// Finished, so that its Job leaves the suite's bench Job slots to the other specs.
+		finishBenchJob(&jobs[0], runnerSummary("refused", "answer"), false)
+		Eventually(func(g Gomega) { g.Expect(runCondition(g, run).Reason).To(Equal(datav1alpha1.ReasonCompleted)) }).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
 	It("works with the longest names the API admits, for both kinds", func() {
 		longest := strings.Repeat("long-name.", 25) + "end"
 		Expect(longest).To(HaveLen(253))

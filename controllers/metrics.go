@@ -72,6 +72,10 @@ var (
 		Name: "pqcache_benchruns_finished_total",
 		Help: "BenchRuns that finished, by result (Succeeded or Failed) and reason (Completed, OOMKilled, ResultMismatch, ...).",
 	}, []string{"namespace", "result", "reason"})
+	copiesWithoutAgent = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pqcache_dataset_copies_without_agent",
+		Help: "Copies of a Dataset with spec.replicas whose node runs no Ready node agent (status reason NoAgent): nobody keeps them fresh, and pods there cannot mount them.",
+	}, datasetLabels)
 	cacheBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pqcache_dataset_cache_bytes",
 		Help: "Bytes published on the Dataset's volume, from its manifest.",
@@ -79,7 +83,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, benchRunsFinished)
+	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, copiesWithoutAgent, benchRunsFinished)
 }
 
 // observeSync records one finished sync; it is called once per Job.
@@ -124,6 +128,7 @@ func observeDataset(ds *datav1alpha1.Dataset, ready, listing bool) {
 	if m := ds.Status.Manifest; m != nil {
 		cacheBytes.With(l).Set(float64(m.Bytes))
 	}
+	observeCopies(ds, l)
 	if t := ds.Status.NextSyncTime; t != nil && !listing {
 		nextListing.With(l).Set(float64(t.Unix()))
 	} else {
@@ -131,10 +136,26 @@ func observeDataset(ds *datav1alpha1.Dataset, ready, listing bool) {
 	}
 }
 
+// observeCopies sets the count of copies without an agent, 0 included, for a Dataset with copies;
+// a Dataset that keeps none (or no longer does) has no such series.
+func observeCopies(ds *datav1alpha1.Dataset, l prometheus.Labels) {
+	if ds.Spec.Replicas == nil || ds.Status.Replicas == nil {
+		copiesWithoutAgent.Delete(l)
+		return
+	}
+	n := 0
+	for _, c := range ds.Status.Replicas.Nodes {
+		if c.Reason == datav1alpha1.ReasonNoAgent {
+			n++
+		}
+	}
+	copiesWithoutAgent.With(l).Set(float64(n))
+}
+
 // forgetDataset drops a deleted Dataset's series.
 func forgetDataset(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "dataset": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, copiesWithoutAgent} {
 		v.DeletePartialMatch(l)
 	}
 }

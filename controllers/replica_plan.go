@@ -247,6 +247,26 @@ func assignPeers(chosen []string, seed string, g int64, byNode map[string]*datav
 	return peers
 }
 
+// markAgentsDown reports the copies whose node runs no Ready agent (up: the nodes that do; nil:
+// unknown) as not ready, with reason NoAgent: nobody keeps such a copy fresh, and pods there cannot
+// mount it through the CSI driver. Only the report changes, not the plan: the seed and the peers stay,
+// so that agents restarting for an upgrade neither move a seed nor cost a listing of the bucket.
+func (p *replicaPlan) markAgentsDown(up map[string]bool) {
+	if up == nil {
+		return
+	}
+	for i := range p.nodes {
+		st := &p.nodes[i]
+		if up[st.Node] || st.Reason == datav1alpha1.ReasonNoAgent || st.Reason == datav1alpha1.ReasonNodeNotReady {
+			continue
+		}
+		if st.Ready {
+			p.ready--
+		}
+		st.Ready, st.Reason = false, datav1alpha1.ReasonNoAgent
+	}
+}
+
 // replicaNodeStatus is one copy's line in the Dataset's status.
 func replicaNodeStatus(node string, r *datav1alpha1.DatasetReplica, nodeIsReady bool, g int64) datav1alpha1.ReplicaNodeStatus {
 	st := datav1alpha1.ReplicaNodeStatus{Node: node}

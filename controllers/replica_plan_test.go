@@ -119,6 +119,33 @@ func TestPlanReplicasSeedAndReadiness(t *testing.T) {
 	}
 }
 
+// TestCopiesWithoutAgentAreNotReady: a copy whose node runs no Ready agent is reported NoAgent and
+// not counted ready; a NotReady node keeps its own reason; the seed and the peers do not move.
+func TestCopiesWithoutAgentAreNotReady(t *testing.T) {
+	nodes := []corev1.Node{testNode("a", true, time.Hour, nil), testNode("b", true, time.Hour, nil), testNode("c", false, time.Minute, nil)}
+	replicas := []datav1alpha1.DatasetReplica{testReplica("a", 5, 0, ""), testReplica("b", 5, 5, "http://a"), testReplica("c", 4, 4, "")}
+	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "a", planNow)
+	unknown := p
+	unknown.nodes = slices.Clone(p.nodes)
+	unknown.markAgentsDown(nil)
+	if unknown.ready != 2 || !slices.Equal(unknown.nodes, p.nodes) {
+		t.Fatalf("with the agents unknown: ready %d, nodes %+v; want the plan's", unknown.ready, unknown.nodes)
+	}
+	seed, peers := p.seed, maps.Clone(p.peers)
+	p.markAgentsDown(map[string]bool{"b": true})
+	want := []datav1alpha1.ReplicaNodeStatus{
+		{Node: "a", Generation: 5, Reason: datav1alpha1.ReasonNoAgent},
+		{Node: "b", Generation: 5, Ready: true},
+		{Node: "c", Generation: 4, Reason: datav1alpha1.ReasonNodeNotReady},
+	}
+	if !slices.Equal(p.nodes, want) || p.ready != 1 {
+		t.Errorf("nodes %+v (ready %d), want %+v (ready 1)", p.nodes, p.ready, want)
+	}
+	if p.seed != seed || !maps.Equal(p.peers, peers) {
+		t.Errorf("seed %q peers %v moved from %q %v", p.seed, p.peers, seed, peers)
+	}
+}
+
 // TestPlanReplicasFansOut: each source serves at most peerFanout followers; a follower that got
 // the generation becomes a source for the next round.
 func TestPlanReplicasFansOut(t *testing.T) {

@@ -47,6 +47,8 @@ type Options struct {
 	// Events runs the Datasets' event sources (spec.refresh.events); nil: such Datasets refresh on
 	// their schedule only, and their EventSource condition says so.
 	Events EventHub
+	// AgentPods finds the node agents' pods (the chart's DaemonSet); nil: not looked for.
+	AgentPods *AgentPods
 }
 
 // minJobTTL is the shortest TTLAfterFinished the operator accepts: a finished Job's report is read
@@ -118,6 +120,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		MaxConcurrentSyncs: opts.MaxConcurrentSyncs,
 		SweepInterval:      opts.AdmissionSweepInterval,
 		Events:             opts.Events,
+		AgentPods:          opts.AgentPods,
 	}
 	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)

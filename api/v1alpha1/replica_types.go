@@ -233,7 +233,7 @@ const (
 	ReasonNodeNotReady = "NodeNotReady"
 	// ReasonCopying: a follower copies the current generation.
 	ReasonCopying = "Copying"
-	// ReasonNoAgent: no agent reported for the node yet.
+	// ReasonNoAgent: no agent reported for the node yet, or no Ready agent pod runs on it now.
 	ReasonNoAgent = "NoAgent"
 )
 

@@ -72,11 +72,13 @@ func startWithClock(t *testing.T, clock clock.PassiveClock) *env {
 	return startWith(t, envOptions{clock: clock})
 }
 
-// envOptions change what start runs: the controllers' clock, and where the manager serves /metrics
-// ("" serves none).
+// envOptions change what start runs: the controllers' clock, where the manager serves /metrics
+// ("" serves none), and whether it looks for node agents.
 type envOptions struct {
 	clock   clock.PassiveClock
 	metrics string
+	// agents makes the manager look for node agents (testAgents).
+	agents bool
 }
 
 func startWith(t *testing.T, o envOptions) *env {
@@ -114,7 +116,11 @@ func startWith(t *testing.T, o envOptions) *env {
 	}
 	worker := controllers.DefaultWorkerOptions()
 	worker.Image = "example.test/pqcache:test"
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, Events: hub, Clock: clock}); err != nil {
+	opts := controllers.Options{Worker: worker, Events: hub, Clock: clock}
+	if o.agents {
+		opts.AgentPods = &testAgents
+	}
+	if err := controllers.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -49,11 +49,11 @@ import (
 
 // TestMetricsTheChartNamesExist drives the manager through what every pqcache metric records (a
 // listing sync, a targeted one applying an event, a listing that finds unannounced changes, a failed
-// sync, a finished BenchRun), scrapes its real /metrics endpoint, and fails when the chart's alerting
+// sync, a finished BenchRun, a copy whose node's agent is down), scrapes its real /metrics endpoint, and fails when the chart's alerting
 // rules or its Grafana dashboard name a metric, or a label of one, that the manager does not serve.
 func TestMetricsTheChartNamesExist(t *testing.T) {
 	addr := freeAddress(t)
-	e := startWith(t, envOptions{metrics: addr})
+	e := startWith(t, envOptions{metrics: addr, agents: true})
 	ds := e.dataset("watched", datav1alpha1.EventSource{Webhook: &datav1alpha1.WebhookEventSource{}})
 	e.finish(e.runningJob(ds), report(10, nil))
 	url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/watched?token=" + e.webhookToken(ds)
@@ -81,6 +81,8 @@ func TestMetricsTheChartNamesExist(t *testing.T) {
 	e.finish(e.runningJob(broken), &wire.SyncReport{Result: wire.ResultFailed, Reason: wire.ReasonAccessDenied, Message: "denied"})
 	// A BenchRun that finishes.
 	e.finishedBenchRun(ds)
+	// A copy whose node's agent is not Ready.
+	copied, agent := e.copyWithoutAgent("copied")
 
 	// The manager observes a finished sync or run just after its status write lands, so a scrape may
 	// come before the counter it names: scrape until every name is served, or report what is missing.
@@ -96,6 +98,13 @@ func TestMetricsTheChartNamesExist(t *testing.T) {
 		}
 		return nil
 	})
+
+	// The copy counts as without an agent, though its agent reported on it, until the agent's pod is
+	// Ready again; the agent's next report wakes the Dataset (the manager polls agents every 30 s).
+	e.expectCopiesWithoutAgent(addr, copied, 1)
+	e.setPodReady(agent)
+	e.agentReports(copied, 1)
+	e.expectCopiesWithoutAgent(addr, copied, 0)
 }
 
 // finishedBenchRun runs a one-Job BenchRun over ds to its end, as its runner and the Job controller

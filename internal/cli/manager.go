@@ -27,6 +27,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -65,6 +66,8 @@ type managerOptions struct {
 	kubeAPIBurst           int
 	localityWebhookPort    int
 	webhookCertDir         string
+	agentNamespace         string
+	agentSelector          string
 	zap                    zap.Options
 }
 
@@ -98,6 +101,8 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 100, "Requests the manager may send in a burst above --kube-api-qps.")
 	f.IntVar(&opts.localityWebhookPort, "locality-webhook-port", 0, "Port of the admission webhook that gives pods reading a Dataset through the CSI driver a node affinity for its copies (TLS, certificate from --webhook-cert-dir); 0 disables it.")
 	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key.")
+	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
+	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -174,12 +179,16 @@ func runManager(opts managerOptions) error {
 		}
 		worker.Resources = res
 	}
+	agents, err := agentPods(opts)
+	if err != nil {
+		return err
+	}
 	hub := newEventHub(mgr, opts.eventsAddr)
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
-		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, Events: hub, Namespaces: opts.watchNamespaces}); err != nil {
+		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, Events: hub, Namespaces: opts.watchNamespaces, AgentPods: agents}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -207,4 +216,23 @@ func addLocalityWebhook(mgr ctrl.Manager, opts managerOptions) error {
 		return fmt.Errorf("adding the webhook's readiness check: %w", err)
 	}
 	return nil
+}
+
+// agentPods is where the node agents run, from --agent-namespace and --agent-selector: both or
+// neither.
+func agentPods(opts managerOptions) (*controllers.AgentPods, error) {
+	if opts.agentNamespace == "" && opts.agentSelector == "" {
+		return nil, nil
+	}
+	if opts.agentNamespace == "" || opts.agentSelector == "" {
+		return nil, fmt.Errorf("--agent-namespace and --agent-selector go together (got %q and %q)", opts.agentNamespace, opts.agentSelector)
+	}
+	sel, err := labels.Parse(opts.agentSelector)
+	if err != nil {
+		return nil, fmt.Errorf("--agent-selector %q: %w", opts.agentSelector, err)
+	}
+	if sel.Empty() {
+		return nil, fmt.Errorf("--agent-selector %q selects every pod of %s", opts.agentSelector, opts.agentNamespace)
+	}
+	return &controllers.AgentPods{Namespace: opts.agentNamespace, Selector: sel}, nil
 }

@@ -29,6 +29,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
 
@@ -228,6 +229,51 @@ func TestAgent(t *testing.T) {
 	if secret, _, _ := unstructured.NestedString(key.Object, "data", "PQCACHE_PEER_SECRET"); len(secret) < 40 {
 		t.Errorf("peer secret %q is too short", secret)
 	}
+}
+
+// TestManagerFindsTheAgents: with the agent, the manager is told where its pods are, by a selector that
+// matches the DaemonSet's pods and nothing else the chart runs, and it may list pods there.
+func TestManagerFindsTheAgents(t *testing.T) {
+	if args := render(t).managerArgs(t); argWithPrefix(args, "--agent-selector=") != "" {
+		t.Errorf("manager args %v name agents the chart does not run", args)
+	}
+	r := render(t, "agent.enabled=true")
+	args := r.managerArgs(t)
+	if !hasArg(args, "--agent-namespace=pqcache-system") {
+		t.Errorf("manager args %v lack --agent-namespace=pqcache-system", args)
+	}
+	sel, err := labels.Parse(argWithPrefix(args, "--agent-selector="))
+	if err != nil || sel.Empty() {
+		t.Fatalf("--agent-selector in %v: %v", args, err)
+	}
+	agentPod, _, _ := unstructured.NestedStringMap(r.one(t, "DaemonSet").Object, "spec", "template", "metadata", "labels")
+	if !sel.Matches(labels.Set(agentPod)) {
+		t.Errorf("--agent-selector %s does not match the agent's pods %v", sel, agentPod)
+	}
+	managerPod, _, _ := unstructured.NestedStringMap(r.one(t, "Deployment").Object, "spec", "template", "metadata", "labels")
+	if sel.Matches(labels.Set(managerPod)) {
+		t.Errorf("--agent-selector %s matches the manager's pods %v", sel, managerPod)
+	}
+	role := r.named(t, "Role", "pq-pqcache-agent-pods")
+	want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"pods"}, "verbs": []any{"list"}}}
+	if !reflect.DeepEqual(role.Object["rules"], want) || role.GetNamespace() != "pqcache-system" {
+		t.Errorf("Role %s/%s rules %v", role.GetNamespace(), role.GetName(), role.Object["rules"])
+	}
+	binding := r.named(t, "RoleBinding", "pq-pqcache-agent-pods")
+	subjects, _, _ := unstructured.NestedSlice(binding.Object, "subjects")
+	if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != "pq-pqcache" {
+		t.Errorf("RoleBinding subjects %v, want the manager's ServiceAccount pq-pqcache", subjects)
+	}
+}
+
+// argWithPrefix is the value of the first argument starting with prefix, or "".
+func argWithPrefix(args []string, prefix string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, prefix); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // TestAgentCSI: with the agent comes its CSI driver by default: a CSIDriver for inline volumes with
