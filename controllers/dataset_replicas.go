@@ -75,13 +75,12 @@ func (r *DatasetReconciler) reconcileReplicas(ctx context.Context, ds *datav1alp
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := planReplicas(ds.Spec.Replicas, nodes.Items, replicas, prevSeed, now)
-	plan.markAgentsDown(agents)
+	plan := planReplicas(ds.Spec.Replicas, nodes.Items, replicas, agents, prevSeed, now)
 	seed := replicaOn(replicas, plan.seed)
 	r.recordSeedSync(ctx, ds, seed, facts)
 
 	token, d := r.seedToken(ds, plan.seed, seed, sched, key, facts, now)
-	if err := r.applyReplicas(ctx, ds, plan, replicas, token); err != nil {
+	if err := r.applyReplicas(ctx, ds, plan, replicas, token, facts.hash); err != nil {
 		return ctrl.Result{}, err
 	}
 	ds.Status.Replicas = replicasStatus(ds, plan)
@@ -156,11 +155,12 @@ func replicaName(ds, node string) string {
 }
 
 // applyReplicas creates and updates the DatasetReplicas of the chosen nodes, and deletes the others.
-func (r *DatasetReconciler) applyReplicas(ctx context.Context, ds *datav1alpha1.Dataset, plan replicaPlan, existing []datav1alpha1.DatasetReplica, token string) error {
+// The seed gets the sync token and the source hash it was made for.
+func (r *DatasetReconciler) applyReplicas(ctx context.Context, ds *datav1alpha1.Dataset, plan replicaPlan, existing []datav1alpha1.DatasetReplica, token, hash string) error {
 	chosen := map[string]bool{}
 	for _, node := range plan.chosen {
 		chosen[node] = true
-		if err := r.applyReplica(ctx, ds, plan, replicaOn(existing, node), node, token); err != nil {
+		if err := r.applyReplica(ctx, ds, plan, replicaOn(existing, node), node, token, hash); err != nil {
 			return err
 		}
 	}
@@ -179,14 +179,13 @@ func (r *DatasetReconciler) applyReplicas(ctx context.Context, ds *datav1alpha1.
 }
 
 // applyReplica makes node's DatasetReplica say what the plan asks of it.
-func (r *DatasetReconciler) applyReplica(ctx context.Context, ds *datav1alpha1.Dataset, plan replicaPlan, cur *datav1alpha1.DatasetReplica, node, token string) error {
+func (r *DatasetReconciler) applyReplica(ctx context.Context, ds *datav1alpha1.Dataset, plan replicaPlan, cur *datav1alpha1.DatasetReplica, node, token, hash string) error {
 	want := datav1alpha1.DatasetReplicaSpec{DatasetName: ds.Name, NodeName: node, Role: datav1alpha1.RoleFollower}
 	if cur != nil {
 		want.Generation, want.Peer = cur.Spec.Generation, cur.Spec.Peer
 	}
 	if node == plan.seed {
-		want.Role, want.SyncToken, want.Generation, want.Peer = datav1alpha1.RoleSeed, token, 0, ""
-		want.SourceHash = datav1alpha1.SourceHash(&ds.Spec)
+		want.Role, want.SyncToken, want.SourceHash, want.Generation, want.Peer = datav1alpha1.RoleSeed, token, hash, 0, ""
 		want.MinGeneration = plan.highest
 	} else if peer, ok := plan.peers[node]; ok {
 		want.Generation, want.Peer = plan.generation, peer

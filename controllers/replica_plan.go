@@ -67,7 +67,11 @@ type replicaPlan struct {
 // new ones go to the first matching nodes by name up to maxReplicas. The seed stays the seed while
 // its node is Ready; otherwise the Ready copy with the newest generation takes over. Each source (the
 // seed, then followers that hold the current generation) serves at most peerFanout followers.
-func planReplicas(policy *datav1alpha1.ReplicaPolicy, nodes []corev1.Node, replicas []datav1alpha1.DatasetReplica, prevSeed string, now time.Time) replicaPlan {
+//
+// agents are the nodes running a Ready agent (nil: unknown). A copy on a node without one is reported
+// NoAgent and not ready, but the seed and the peers do not follow the agents: agents restarting for an
+// upgrade neither move a seed nor cost a listing of the bucket.
+func planReplicas(policy *datav1alpha1.ReplicaPolicy, nodes []corev1.Node, replicas []datav1alpha1.DatasetReplica, agents map[string]bool, prevSeed string, now time.Time) replicaPlan {
 	var p replicaPlan
 	byNode := map[string]*datav1alpha1.DatasetReplica{}
 	for i := range replicas {
@@ -94,7 +98,7 @@ func planReplicas(policy *datav1alpha1.ReplicaPolicy, nodes []corev1.Node, repli
 		p.highest = max(p.highest, r.Status.Generation)
 	}
 	for _, n := range p.chosen {
-		st := replicaNodeStatus(n, byNode[n], readyNode[n], p.generation)
+		st := replicaNodeStatus(n, byNode[n], readyNode[n], agents == nil || agents[n], p.generation)
 		if st.Ready {
 			p.ready++
 		}
@@ -247,34 +251,18 @@ func assignPeers(chosen []string, seed string, g int64, byNode map[string]*datav
 	return peers
 }
 
-// markAgentsDown reports the copies whose node runs no Ready agent (up: the nodes that do; nil:
-// unknown) as not ready, with reason NoAgent: nobody keeps such a copy fresh, and pods there cannot
-// mount it through the CSI driver. Only the report changes, not the plan: the seed and the peers stay,
-// so that agents restarting for an upgrade neither move a seed nor cost a listing of the bucket.
-func (p *replicaPlan) markAgentsDown(up map[string]bool) {
-	if up == nil {
-		return
-	}
-	for i := range p.nodes {
-		st := &p.nodes[i]
-		if up[st.Node] || st.Reason == datav1alpha1.ReasonNoAgent || st.Reason == datav1alpha1.ReasonNodeNotReady {
-			continue
-		}
-		if st.Ready {
-			p.ready--
-		}
-		st.Ready, st.Reason = false, datav1alpha1.ReasonNoAgent
-	}
-}
-
-// replicaNodeStatus is one copy's line in the Dataset's status.
-func replicaNodeStatus(node string, r *datav1alpha1.DatasetReplica, nodeIsReady bool, g int64) datav1alpha1.ReplicaNodeStatus {
+// replicaNodeStatus is one copy's line in the Dataset's status. agentUp says a Ready agent runs on the
+// node: one that reported before may be gone since (nobody keeps the copy fresh, and pods there cannot
+// mount it through the CSI driver, which the agent serves).
+func replicaNodeStatus(node string, r *datav1alpha1.DatasetReplica, nodeIsReady, agentUp bool, g int64) datav1alpha1.ReplicaNodeStatus {
 	st := datav1alpha1.ReplicaNodeStatus{Node: node}
 	switch {
 	case r == nil || r.Status.Endpoint == "":
 		st.Reason = datav1alpha1.ReasonNoAgent
 	case !nodeIsReady:
 		st.Reason = datav1alpha1.ReasonNodeNotReady
+	case !agentUp:
+		st.Reason = datav1alpha1.ReasonNoAgent
 	}
 	if r == nil {
 		return st

@@ -85,7 +85,7 @@ func TestPlanReplicasChoosesNodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := planReplicas(&tt.policy, nodes, tt.replicas, "", planNow)
+			p := planReplicas(&tt.policy, nodes, tt.replicas, nil, "", planNow)
 			if !slices.Equal(p.chosen, tt.want) || p.matching != tt.matching {
 				t.Errorf("chosen %v of %d matching, want %v of %d", p.chosen, p.matching, tt.want, tt.matching)
 			}
@@ -96,7 +96,7 @@ func TestPlanReplicasChoosesNodes(t *testing.T) {
 func TestPlanReplicasSeedAndReadiness(t *testing.T) {
 	nodes := []corev1.Node{testNode("a", true, time.Hour, nil), testNode("b", false, time.Minute, nil), testNode("c", true, time.Hour, nil)}
 	replicas := []datav1alpha1.DatasetReplica{testReplica("a", 4, 4, "http://b"), testReplica("b", 5, 0, ""), testReplica("c", 5, 5, "http://b")}
-	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "b", planNow)
+	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "b", planNow)
 	if p.highest != 5 {
 		t.Errorf("highest generation %d, want 5", p.highest)
 	}
@@ -114,25 +114,22 @@ func TestPlanReplicasSeedAndReadiness(t *testing.T) {
 	if p.peers["a"] != "http://c" {
 		t.Errorf("a copies from %q, want the new seed", p.peers["a"])
 	}
-	if again := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "c", planNow); again.seed != "c" {
+	if again := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "c", planNow); again.seed != "c" {
 		t.Errorf("the seed moved to %q although its node is Ready", again.seed)
 	}
 }
 
 // TestCopiesWithoutAgentAreNotReady: a copy whose node runs no Ready agent is reported NoAgent and
-// not counted ready; a NotReady node keeps its own reason; the seed and the peers do not move.
+// not counted ready; a NotReady node keeps its own reason; the seed and the peers do not move; with the
+// agents unknown (nil) nothing changes.
 func TestCopiesWithoutAgentAreNotReady(t *testing.T) {
 	nodes := []corev1.Node{testNode("a", true, time.Hour, nil), testNode("b", true, time.Hour, nil), testNode("c", false, time.Minute, nil)}
 	replicas := []datav1alpha1.DatasetReplica{testReplica("a", 5, 0, ""), testReplica("b", 5, 5, "http://a"), testReplica("c", 4, 4, "")}
-	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "a", planNow)
-	unknown := p
-	unknown.nodes = slices.Clone(p.nodes)
-	unknown.markAgentsDown(nil)
-	if unknown.ready != 2 || !slices.Equal(unknown.nodes, p.nodes) {
-		t.Fatalf("with the agents unknown: ready %d, nodes %+v; want the plan's", unknown.ready, unknown.nodes)
+	unknown := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "a", planNow)
+	if unknown.ready != 2 || unknown.nodes[0].Reason != "" {
+		t.Fatalf("with the agents unknown: ready %d, nodes %+v; want a and b ready", unknown.ready, unknown.nodes)
 	}
-	seed, peers := p.seed, maps.Clone(p.peers)
-	p.markAgentsDown(map[string]bool{"b": true})
+	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, map[string]bool{"b": true}, "a", planNow)
 	want := []datav1alpha1.ReplicaNodeStatus{
 		{Node: "a", Generation: 5, Reason: datav1alpha1.ReasonNoAgent},
 		{Node: "b", Generation: 5, Ready: true},
@@ -141,8 +138,8 @@ func TestCopiesWithoutAgentAreNotReady(t *testing.T) {
 	if !slices.Equal(p.nodes, want) || p.ready != 1 {
 		t.Errorf("nodes %+v (ready %d), want %+v (ready 1)", p.nodes, p.ready, want)
 	}
-	if p.seed != seed || !maps.Equal(p.peers, peers) {
-		t.Errorf("seed %q peers %v moved from %q %v", p.seed, p.peers, seed, peers)
+	if p.seed != unknown.seed || !maps.Equal(p.peers, unknown.peers) {
+		t.Errorf("seed %q peers %v moved from %q %v", p.seed, p.peers, unknown.seed, unknown.peers)
 	}
 }
 
@@ -158,13 +155,13 @@ func TestPlanReplicasFansOut(t *testing.T) {
 			replicas = append(replicas, testReplica(n, 0, 0, ""))
 		}
 	}
-	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "a", planNow)
+	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "a", planNow)
 	if len(p.peers) != peerFanout || p.peers["b"] != "http://a" || p.peers["c"] != "http://a" {
 		t.Fatalf("first round: %v, want b and c from the seed", p.peers)
 	}
 	// b and c got generation 9 and serve; d..g copy from a, b and c, at most two each.
 	replicas[1], replicas[2] = testReplica("b", 9, 9, "http://a"), testReplica("c", 9, 9, "http://a")
-	p = planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "a", planNow)
+	p = planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "a", planNow)
 	load := map[string]int{}
 	for _, src := range p.peers {
 		load[src]++
@@ -174,7 +171,7 @@ func TestPlanReplicasFansOut(t *testing.T) {
 	}
 	// A follower keeps the source it copies from.
 	replicas[3] = testReplica("d", 0, 9, "http://c")
-	if p = planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, "a", planNow); p.peers["d"] != "http://c" {
+	if p = planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "a", planNow); p.peers["d"] != "http://c" {
 		t.Errorf("d moved from its source c to %q", p.peers["d"])
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,14 +141,12 @@ func newReadCheckCommand() *cobra.Command {
 			}
 			defer db.Close()
 			db.SetMaxOpenConns(1)
-			var rep readCheckReport
-			seen := map[int64]bool{}
-			gens := map[string]bool{}
+			rc := readChecker{db: db, data: data, pinned: pinned, rows: rows, untilMarker: untilMarker}
+			rep := &rc.rep
 			end := time.Now().Add(duration)
-			lastSeen := 0
-			for time.Now().Before(end) && cmd.Context().Err() == nil && (untilMarker == 0 || lastSeen < 3) {
+			for time.Now().Before(end) && cmd.Context().Err() == nil && (untilMarker == 0 || rc.lastSeen < 3) {
 				rep.Queries++
-				if err := checkOnce(cmd.Context(), db, data, pinned, rows, untilMarker, &rep, seen, gens, &lastSeen); err != nil {
+				if err := rc.once(cmd.Context()); err != nil {
 					rep.Errors++
 					if rep.FirstError == "" {
 						rep.FirstError = strings.TrimSpace(err.Error())
@@ -172,39 +171,49 @@ func newReadCheckCommand() *cobra.Command {
 	return cmd
 }
 
-// checkOnce runs one query of read-check over data: the current generation, held for the query's
-// length, or with pinned the directory as it is (a CSI volume of one generation). It counts in rep a
-// mixed answer and the markers seen, and in lastSeen the queries that saw only untilMarker.
-func checkOnce(ctx context.Context, db *sql.DB, data string, pinned bool, rows int, untilMarker int64, rep *readCheckReport, seen map[int64]bool, gens map[string]bool, lastSeen *int) error {
-	dir := data // pinned: one generation already, held by whoever mounted it
-	if !pinned {
-		lease, err := generations.Hold(data, 0)
+// readChecker is read-check's loop state: what it queries, and what it found so far.
+type readChecker struct {
+	db          *sql.DB
+	data        string
+	pinned      bool
+	rows        int
+	untilMarker int64
+	rep         readCheckReport
+	// lastSeen counts the queries that saw only untilMarker.
+	lastSeen int
+}
+
+// once runs one query over data: the current generation, held for the query's length, or with pinned
+// the directory as it is (a CSI volume of one generation). It counts a mixed answer and notes the
+// markers and generations seen.
+func (rc *readChecker) once(ctx context.Context) error {
+	dir := rc.data // pinned: one generation already, held by whoever mounted it
+	if !rc.pinned {
+		lease, err := generations.Hold(rc.data, 0)
 		if err != nil {
 			return err
 		}
 		defer lease.Release()
 		dir = lease.Dir
-		if g := strconv.FormatInt(lease.Generation, 10); !gens[g] {
-			gens[g] = true
-			rep.Generation = append(rep.Generation, g)
+		if g := strconv.FormatInt(lease.Generation, 10); !slices.Contains(rc.rep.Generation, g) {
+			rc.rep.Generation = append(rc.rep.Generation, g)
 		}
 	}
 	var n, parts, minM, maxM int64
-	err := db.QueryRowContext(ctx, fmt.Sprintf(
+	err := rc.db.QueryRowContext(ctx, fmt.Sprintf(
 		`SELECT count(*), count(DISTINCT part), min(marker), max(marker) FROM read_parquet('%s/marks/*/*.parquet')`, dir)).Scan(&n, &parts, &minM, &maxM)
 	if err != nil {
 		return err
 	}
-	if minM != maxM || n != parts*int64(rows) {
-		rep.Mixed++
+	if minM != maxM || n != parts*int64(rc.rows) {
+		rc.rep.Mixed++
 	}
-	if untilMarker != 0 && minM == untilMarker && maxM == untilMarker {
-		*lastSeen++ // three queries of the last version, and the reader is done
+	if rc.untilMarker != 0 && minM == rc.untilMarker && maxM == rc.untilMarker {
+		rc.lastSeen++ // three queries of the last version, and the reader is done
 	}
 	for _, m := range []int64{minM, maxM} {
-		if !seen[m] {
-			seen[m] = true
-			rep.Markers = append(rep.Markers, m)
+		if !slices.Contains(rc.rep.Markers, m) {
+			rc.rep.Markers = append(rc.rep.Markers, m)
 		}
 	}
 	return nil

@@ -266,16 +266,6 @@ func TestManagerFindsTheAgents(t *testing.T) {
 	}
 }
 
-// argWithPrefix is the value of the first argument starting with prefix, or "".
-func argWithPrefix(args []string, prefix string) string {
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, prefix); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // TestAgentCSI: with the agent comes its CSI driver by default: a CSIDriver for inline volumes with
 // the pod's namespace passed on, and an agent that can make mounts kubelet and pods see.
 func TestAgentCSI(t *testing.T) {

@@ -131,6 +131,16 @@ func hasArg(args []string, want string) bool {
 	return false
 }
 
+// argWithPrefix is the value of the first argument starting with prefix, or "".
+func argWithPrefix(args []string, prefix string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // syncWriter serialises writes from the manager's goroutines into a buffer.
 type syncWriter struct {
 	mu sync.Mutex
