@@ -11,6 +11,9 @@ HELM_VERSION ?= v3.22.0
 PROMTOOL_VERSION ?= v0.316.0
 # rclone for the sync benchmark (hack/bench/sync.sh), beside Debian's older one.
 RCLONE_VERSION ?= v1.76.0
+# golangci-lint with Kubernetes' API linter compiled in, built from the wrapper module hack/golangci-lint
+# (its go.mod pins both, and must pin the same golangci-lint).
+GOLANGCI_LINT_VERSION ?= v2.15.0
 # CoreDNS for the local cluster's DNS add-on, built static for its image from the wrapper module
 # hack/coredns (the plugins a cluster DNS uses); its go.mod must pin the same.
 COREDNS_VERSION ?= v1.15.0
@@ -23,6 +26,7 @@ VERSITYGW := $(LOCALBIN)/versitygw-$(VERSITYGW_VERSION)
 GOAWS := $(LOCALBIN)/goaws-$(GOAWS_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 RCLONE := $(LOCALBIN)/rclone-$(RCLONE_VERSION)
+GOLANGCI_LINT := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 PROMTOOL := $(LOCALBIN)/promtool-$(PROMTOOL_VERSION)
 COREDNS := $(LOCALBIN)/coredns-$(COREDNS_VERSION)
 ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)-linux-amd64
@@ -70,6 +74,11 @@ fmt: ## Run gofmt on the tree.
 vet: ## Run go vet, including the e2e suite's build tag.
 	go vet ./...
 	go vet -tags e2e ./test/e2e/...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint (.golangci.yaml) on the tree and Kubernetes' API linter (.golangci-kal.yaml) on api/.
+	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --config .golangci-kal.yaml ./api/...
 
 .PHONY: build
 build: tpch-extension httpfs-extension plugin ## Build bin/pqcache, the static bin/pqcache-runner (injected into engine images), bin/kubectl-pqcache, and the DuckDB extensions.
@@ -153,7 +162,7 @@ test-e2e-local: helm ## Start (or reuse) the local cluster of 3 nodes, load the 
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate everything and fail if the tree changed (generated files out of date, or unformatted code).
+verify: manifests generate fmt lint ## Regenerate everything, lint, and fail if the tree changed (generated files out of date, or unformatted code) or a linter finds anything.
 	@if [ -n "$$(git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs)" ]; then \
 		echo "verify: generated or formatted files differ from the commit; run 'make manifests generate fmt' and commit:"; \
 		git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs; \
@@ -197,6 +206,11 @@ $(GOAWS):
 helm: $(HELM) ## Build the Helm CLI used by the chart tests into bin/.
 $(HELM):
 	hack/install-tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint with Kubernetes' API linter compiled in into bin/.
+$(GOLANGCI_LINT):
+	hack/install-tool.sh golangci-lint ./hack/golangci-lint $(GOLANGCI_LINT_VERSION)
 
 .PHONY: promtool
 promtool: $(PROMTOOL) ## Build Prometheus' promtool into bin/ (checks and unit-tests the chart's alerting rules).

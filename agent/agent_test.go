@@ -27,7 +27,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,6 +59,7 @@ import (
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 var peerKey = peer.Key{ID: "agents", Secret: "agents-secret"}
@@ -453,14 +453,7 @@ func (cl *cluster) waitEverywhere(ds *datav1alpha1.Dataset, key string, start ti
 // TestAFullCacheRootMarksOnlyItsCopy: a node whose cache root cannot hold the data reports its copy
 // InsufficientCapacity; the other copies are Ready, and so is the Dataset at minReady 2.
 func TestAFullCacheRootMarksOnlyItsCopy(t *testing.T) {
-	small := filepath.Join(t.TempDir(), "small")
-	if err := os.Mkdir(small, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "pqcache-agent-test", small).CombinedOutput(); err != nil {
-		t.Fatalf("mounting a small tmpfs for the full cache root (the test suite runs as root, as CI does): %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", small).Run() })
+	small := testfiles.SmallDisk(t, "1m")
 	cl := startCluster(t, nil)
 	cl.startS3()
 	for i := range 4 {

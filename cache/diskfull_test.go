@@ -21,7 +21,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,24 +31,6 @@ import (
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/test/testfiles"
 )
-
-// mountSmallDisk mounts a tmpfs of size bytes for the test, or skips where mounting is not allowed.
-func mountSmallDisk(t *testing.T, size string) string {
-	t.Helper()
-	mnt := filepath.Join(t.TempDir(), "small")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "pqcache-test", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a small tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
-			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
-		}
-	})
-	return mnt
-}
 
 // fillOnFirstGet fills the volume just before the first GET, as another writer on the same volume
 // would after the sync checked the space. The file being fetched has its space reserved already; the
@@ -82,7 +63,7 @@ func (f *fillOnFirstGet) Get(ctx context.Context, key, etag string, r s3store.Ra
 // it. Both report InsufficientCapacity and leave the previous files whole and verified.
 func TestDiskFullKeepsTheLastGoodCache(t *testing.T) {
 	e := newEnv(t)
-	e.dir = filepath.Join(mountSmallDisk(t, "6m"), "cache")
+	e.dir = filepath.Join(testfiles.SmallDisk(t, "6m"), "cache")
 	v1 := map[string][]byte{"a.bin": testfiles.Random(1<<20, 1), "b.bin": testfiles.Random(1<<20, 2), "c.bin": testfiles.Random(1<<20, 3)}
 	for k, v := range v1 {
 		e.put(k, v)

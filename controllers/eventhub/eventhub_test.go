@@ -434,7 +434,7 @@ func (e *env) webhookToken(ds *datav1alpha1.Dataset) string {
 // A notified PUT every 25 s (of the controller's clock) starts a targeted sync each time; none of them
 // moves the next listing, which runs once its minute is up and counts what it found unannounced. Once
 // is a Normal event; the next listing finding unannounced changes again is a Warning.
-func TestTargetedSyncsNeverPostponeTheListing(t *testing.T) {
+func TestNotifiedPutsNeverPostponeTheListing(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	e := startWithClock(t, clk)
 	ds := e.scheduledDataset("busy", "@every 1m", datav1alpha1.EventSource{Webhook: &datav1alpha1.WebhookEventSource{}})

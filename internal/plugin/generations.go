@@ -25,7 +25,7 @@ import (
 
 func (o *options) generationsCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "generations NAME",
+		Use:   "generations (NAME | dataset/NAME)",
 		Short: "The whole generations of a Dataset's data its volume keeps for readers, newest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -359,6 +359,10 @@ func TestWhyNamesTheReasonAndTheFix(t *testing.T) {
 	if strings.Contains(out, "wrong-secret") {
 		t.Errorf("why shows the secret:\n%s", out)
 	}
+	// kubectl's TYPE/NAME names the same Dataset.
+	if typed, _, err := k.kubectl("why", "dataset/orders"); err != nil || !strings.Contains(typed, "Dataset "+k.ns+"/orders: Ready=False") {
+		t.Errorf("why dataset/orders: %v\n%s", err, typed)
+	}
 	out, _, err = k.kubectl("why", "orders", "-o", "yaml")
 	if err != nil || !strings.Contains(out, "advice:") || !strings.Contains(out, "reason: InvalidCredentials") {
 		t.Errorf("why -o yaml: %v\n%s", err, out)

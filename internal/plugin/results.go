@@ -34,7 +34,7 @@ import (
 
 func (o *options) resultsCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "results RUN",
+		Use:   "results (RUN | benchrun/RUN)",
 		Short: "A BenchRun's per-query results: median time and peak memory per engine / configuration / input",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,7 +53,7 @@ func (o *options) resultsCommand() *cobra.Command {
 func (o *options) reportCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "report RUN -o FILE",
+		Use:   "report (RUN | benchrun/RUN) -o FILE",
 		Short: "Write a BenchRun's report: a self-contained HTML page that answers first, then the details",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,7 +90,11 @@ func (o *options) reportCommand() *cobra.Command {
 }
 
 // benchRun reads one BenchRun of the namespace.
-func (o *options) benchRun(ctx context.Context, name string) (*datav1alpha1.BenchRun, error) {
+func (o *options) benchRun(ctx context.Context, arg string) (*datav1alpha1.BenchRun, error) {
+	name, err := objectName(arg, benchRunKind)
+	if err != nil {
+		return nil, err
+	}
 	c, ns, err := o.namedClient()
 	if err != nil {
 		return nil, err

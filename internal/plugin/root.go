@@ -124,7 +124,11 @@ func (o *options) printObject(w io.Writer, v any) (bool, error) {
 
 // dataset connects and reads the named Dataset in the namespace kubectl's flags choose: the start of
 // every command about one Dataset.
-func (o *options) dataset(ctx context.Context, name string) (client.Client, *datav1alpha1.Dataset, error) {
+func (o *options) dataset(ctx context.Context, arg string) (client.Client, *datav1alpha1.Dataset, error) {
+	name, err := objectName(arg, datasetKind)
+	if err != nil {
+		return nil, nil, err
+	}
 	c, ns, err := o.namedClient()
 	if err != nil {
 		return nil, nil, err

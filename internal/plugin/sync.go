@@ -36,7 +36,7 @@ func (o *options) syncCommand() *cobra.Command {
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "sync NAME [--wait]",
+		Use:   "sync (NAME | dataset/NAME) [--wait]",
 		Short: "Start a sync now (a new spec.refresh.manual token) and, with --wait, follow it to its end",
 		Long: `sync sets spec.refresh.manual to a new token, which starts one listing sync of the Dataset (the
 same as editing it by hand: GitOps tools that own the field will set it back). With --wait it shows

@@ -41,7 +41,7 @@ const recentEvents = 10
 
 func (o *options) whyCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "why NAME",
+		Use:   "why (NAME | dataset/NAME)",
 		Short: "Why a Dataset is (not) Ready: its conditions, its last and running Jobs and their pods, recent events, and what to do",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
