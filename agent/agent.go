@@ -151,7 +151,7 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	start := metav1.Now()
 	bucket, err := bucketStore(ctx, a.Reader, ds)
 	if err != nil {
-		a.recordFailure(rep, start, datav1alpha1.ReasonInvalidCredentials, err)
+		a.recordFailure(rep, start, wire.ReasonInvalidCredentials, err)
 		return false
 	}
 	parallelism := max(int(ds.Spec.Sync.Parallelism), 1)
@@ -168,7 +168,7 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	if peerURL != "" {
 		p, err := peer.NewStore(ctx, peerURL, a.PeerKey, Bucket(ds.Namespace, ds.Name))
 		if err != nil {
-			a.recordFailure(rep, start, datav1alpha1.ReasonSyncFailed, err)
+			a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 			return false
 		}
 		from = p
@@ -198,7 +198,7 @@ func (a *Agent) record(rep *datav1alpha1.DatasetReplica, start metav1.Time, r *w
 	}
 	reason := r.Reason
 	if reason == "" {
-		reason = datav1alpha1.ReasonSyncFailed
+		reason = wire.ReasonSyncFailed
 	}
 	ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reason, wire.Truncate(err.Error(), 1024)
 	if errors.Is(err, context.Canceled) {

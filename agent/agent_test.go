@@ -54,6 +54,7 @@ import (
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/peer"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
@@ -471,7 +472,7 @@ func TestAFullCacheRootMarksOnlyItsCopy(t *testing.T) {
 		}
 		for _, n := range st.Nodes {
 			if n.Node == "node-c" {
-				return n.Reason == datav1alpha1.ReasonInsufficientCapacity, fmt.Sprintf("%+v", n)
+				return n.Reason == wire.ReasonInsufficientCapacity, fmt.Sprintf("%+v", n)
 			}
 		}
 		return false, "no line for node-c"

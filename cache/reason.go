@@ -55,15 +55,13 @@ func volumeReason(err error) string {
 	return ""
 }
 
-// reason picks the condition reason a Dataset reports for a failed sync.
+// reason picks the condition reason a Dataset reports for a failed sync. An S3 error that stops the
+// whole sync gives its class when that class is a reason; otherwise the most frequent class among the
+// failed files does, when it is one of the reasons a file's failure can give.
 func (s *syncer) reason(err error) string {
-	switch s3store.Classify(err) {
-	case s3store.ClassAccessDenied:
-		return wire.ReasonAccessDenied
-	case s3store.ClassNoSuchBucket:
-		return wire.ReasonNoSuchBucket
-	case s3store.ClassInvalidCredentials:
-		return wire.ReasonInvalidCredentials
+	switch c := s3store.Classify(err); c {
+	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials:
+		return c
 	}
 	if errors.Is(err, ErrInsufficientCapacity) {
 		return wire.ReasonInsufficientCapacity
@@ -81,12 +79,8 @@ func (s *syncer) reason(err error) string {
 		}
 	}
 	switch best {
-	case s3store.ClassAccessDenied:
-		return wire.ReasonAccessDenied
-	case s3store.ClassInvalidCredentials:
-		return wire.ReasonInvalidCredentials
-	case wire.ReasonHostileKeys:
-		return wire.ReasonHostileKeys
+	case wire.ReasonAccessDenied, wire.ReasonInvalidCredentials, wire.ReasonHostileKeys:
+		return best
 	}
 	return wire.ReasonSyncFailed
 }

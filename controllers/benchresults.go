@@ -68,9 +68,9 @@ func benchResultFrom(j *batchv1.Job, js jobState, pods []corev1.Pod) datav1alpha
 // why (a table the data lacks, a workload it could not read).
 func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	if res.Error != "" {
-		r.Reason, r.Message = datav1alpha1.ReasonInvalidWorkload, wire.Truncate(res.Error, 1024)
-		if res.ErrorReason == wire.ErrorMissingTables {
-			r.Reason = datav1alpha1.ReasonMissingTables
+		r.Reason, r.Message = wire.ReasonInvalidWorkload, wire.Truncate(res.Error, 1024)
+		if res.ErrorReason == wire.ReasonMissingTables {
+			r.Reason = wire.ReasonMissingTables
 		}
 		r.Queries = []datav1alpha1.QueryResult{{Name: wire.WholeRun, Status: datav1alpha1.QueryNotRun}}
 		return

@@ -170,7 +170,7 @@ func (r *BenchRunReconciler) start(ctx context.Context, run *datav1alpha1.BenchR
 	case err != nil:
 		return ctrl.Result{}, false, err
 	case g.refuse != "":
-		finishRun(run, datav1alpha1.ReasonInvalidWorkload, g.refuse, now)
+		finishRun(run, wire.ReasonInvalidWorkload, g.refuse, now)
 		r.admission.ForgetOwner(owner)
 		return ctrl.Result{}, false, nil
 	case g.wait != "":

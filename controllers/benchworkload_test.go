@@ -103,14 +103,14 @@ var _ = Describe("A BenchRun of a user's workload", func() {
 		}).WithTimeout(2 * time.Second).Should(Succeed())
 
 		// The Job found a table missing in the data: the run fails, saying which.
-		missing := &wire.BenchResult{Engine: "duckdb", Error: "the data has no Parquet files for table events (events)", ErrorReason: wire.ErrorMissingTables}
+		missing := &wire.BenchResult{Engine: "duckdb", Error: "the data has no Parquet files for table events (events)", ErrorReason: wire.ReasonMissingTables}
 		enc, err := wire.EncodeBenchSummary(missing, wire.TerminationMessageLimit)
 		Expect(err).NotTo(HaveOccurred())
 		finishBenchJob(&job, string(enc), false)
 		Eventually(func(g Gomega) {
 			c := runCondition(g, run)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonMissingTables))
+			g.Expect(c.Reason).To(Equal(wire.ReasonMissingTables))
 			g.Expect(c.Message).To(ContainSubstring("no Parquet files for table events (events)"))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
@@ -130,7 +130,7 @@ var _ = Describe("A BenchRun of a user's workload", func() {
 			Eventually(func(g Gomega) {
 				c := runCondition(g, tc.run)
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-				g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonInvalidWorkload))
+				g.Expect(c.Reason).To(Equal(wire.ReasonInvalidWorkload))
 				g.Expect(c.Message).To(ContainSubstring(tc.want))
 			}).WithTimeout(10*time.Second).Should(Succeed(), tc.run.Name)
 			Expect(benchJobsOf(Default, tc.run)).To(BeEmpty())

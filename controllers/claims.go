@@ -222,7 +222,7 @@ func (r *DatasetReconciler) markClaim(ctx context.Context, ds *datav1alpha1.Data
 // the current size plus what was missing, with the headroom of a sized claim; zero otherwise.
 func neededCapacity(ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) resource.Quantity {
 	ls := ds.Status.LastSync
-	if ls == nil || ls.Reason != datav1alpha1.ReasonInsufficientCapacity || ls.NeededBytes == 0 {
+	if ls == nil || ls.Reason != wire.ReasonInsufficientCapacity || ls.NeededBytes == 0 {
 		return resource.Quantity{}
 	}
 	// From the size the volume has now, not the one requested: a resize still in progress must not

@@ -132,7 +132,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		st, problem := r.Events.Status(req.NamespacedName)
 		setEventConditions(&ds, &st, problem)
 	} else if ds.Spec.Refresh.Events != nil {
-		setEventConditions(&ds, &datav1alpha1.EventStatus{}, &EventProblem{Reason: datav1alpha1.ReasonUnavailable,
+		setEventConditions(&ds, &datav1alpha1.EventStatus{}, &EventProblem{Reason: wire.ReasonUnavailable,
 			Message: "this operator runs no event sources; the Dataset refreshes on its schedule"})
 	}
 	listing := facts.activeJob != nil && facts.activeJob.Annotations[AnnotationTrigger] != TriggerEvents

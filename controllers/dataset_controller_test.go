@@ -405,7 +405,7 @@ var _ = Describe("Dataset controller", func() {
 			d := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionDegraded)
 			g.Expect(d).NotTo(BeNil())
 			g.Expect(d.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(d.Reason).To(Equal(datav1alpha1.ReasonAccessDenied))
+			g.Expect(d.Reason).To(Equal(wire.ReasonAccessDenied))
 			g.Expect(cur.Status.FailedAttempts).To(Equal(int32(1)))
 			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, datav1alpha1.ConditionStalled)).To(BeTrue())
 			g.Expect(kstatusOf(cur)).To(Equal(status.FailedStatus))
@@ -614,7 +614,7 @@ var _ = Describe("Dataset controller", func() {
 			g.Expect(cur.Status.LastSync).NotTo(BeNil())
 			g.Expect(cur.Status.LastSync.Trigger).To(Equal(TriggerSizing))
 			d := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionDegraded)
-			g.Expect(d.Reason).To(Equal(datav1alpha1.ReasonNoSuchBucket))
+			g.Expect(d.Reason).To(Equal(wire.ReasonNoSuchBucket))
 			g.Expect(kstatusOf(cur)).To(Equal(status.FailedStatus))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		var pvcs corev1.PersistentVolumeClaimList

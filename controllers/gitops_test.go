@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // argoHealth runs an Argo CD health script, as it stands in config/argocd/argocd-cm-patch.yaml (what
@@ -155,7 +156,7 @@ func TestGitOpsHealth(t *testing.T) {
 			failed(datav1alpha1.ReasonJobFailed)(ds)
 			ds.Status.Manifest.SourceHash = hash
 		}), "Healthy", status.CurrentStatus, "last refresh failed"},
-		{"denied", base(func(ds *datav1alpha1.Dataset, _ *datasetFacts) { failed(datav1alpha1.ReasonAccessDenied)(ds) }), "Degraded", status.FailedStatus, "AccessDenied"},
+		{"denied", base(func(ds *datav1alpha1.Dataset, _ *datasetFacts) { failed(wire.ReasonAccessDenied)(ds) }), "Degraded", status.FailedStatus, "AccessDenied"},
 		{"retrying", base(func(ds *datav1alpha1.Dataset, _ *datasetFacts) { failed(datav1alpha1.ReasonDeadlineExceeded)(ds) }), "Progressing", status.InProgressStatus, "DeadlineExceeded"},
 		{"missing claim", base(func(_ *datav1alpha1.Dataset, f *datasetFacts) {
 			f.claimError, f.claimReason = "no claim", datav1alpha1.ReasonClaimNotFound

@@ -163,7 +163,7 @@ func syncResultOf(job *batchv1.Job, js jobState, wo workerOutcome) (*datav1alpha
 		ls.Result, ls.Reason = datav1alpha1.SyncFailed, datav1alpha1.ReasonJobFailed
 		ls.Message = "the worker was OOMKilled: raise spec.sync.resources.limits.memory or lower spec.sync.parallelism"
 	case rep != nil && rep.Result == wire.ResultFailed:
-		ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reasonFromReport(rep.Reason), rep.Message
+		ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, wire.SyncFailureReason(rep.Reason), rep.Message
 		if rep.Space != nil {
 			ls.NeededBytes = rep.Space.NeedBytes - rep.Space.FreeBytes
 		}
@@ -196,36 +196,13 @@ func recordManifest(st *datav1alpha1.DatasetStatus, rep *wire.SyncReport, syncHa
 	}
 }
 
-// reasonFromReport maps the worker's failure reason to a condition reason.
-func reasonFromReport(r string) string {
-	switch r {
-	case wire.ReasonAccessDenied:
-		return datav1alpha1.ReasonAccessDenied
-	case wire.ReasonNoSuchBucket:
-		return datav1alpha1.ReasonNoSuchBucket
-	case wire.ReasonInvalidCredentials:
-		return datav1alpha1.ReasonInvalidCredentials
-	case wire.ReasonInsufficientCapacity:
-		return datav1alpha1.ReasonInsufficientCapacity
-	case wire.ReasonHostileKeys:
-		return datav1alpha1.ReasonHostileKeys
-	case wire.ReasonVolumeReadOnly:
-		return datav1alpha1.ReasonVolumeReadOnly
-	case wire.ReasonVolumePermissionDenied:
-		return datav1alpha1.ReasonVolumePermissionDenied
-	case wire.ReasonVolumeIOError:
-		return datav1alpha1.ReasonVolumeIOError
-	}
-	return datav1alpha1.ReasonSyncFailed
-}
-
 // retryWontHelp lists failure reasons that need a person: Flux and Argo CD should see the Dataset as
 // failed (Stalled), not as progressing.
 func retryWontHelp(reason string) bool {
 	switch reason {
-	case datav1alpha1.ReasonAccessDenied, datav1alpha1.ReasonNoSuchBucket, datav1alpha1.ReasonInvalidCredentials,
-		datav1alpha1.ReasonInsufficientCapacity, datav1alpha1.ReasonHostileKeys,
-		datav1alpha1.ReasonVolumeReadOnly, datav1alpha1.ReasonVolumePermissionDenied:
+	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials,
+		wire.ReasonInsufficientCapacity, wire.ReasonHostileKeys,
+		wire.ReasonVolumeReadOnly, wire.ReasonVolumePermissionDenied:
 		return true
 	}
 	return false

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pqcache/pqcache/agent/peer"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
 
@@ -72,14 +73,14 @@ func TestPeerSpeaksS3ToTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := wrong.Get(context.Background(), peer.Prefix(g)+"sum.parquet", "", s3store.Whole); s3store.Classify(err) != s3store.ClassInvalidCredentials {
+	if _, _, err := wrong.Get(context.Background(), peer.Prefix(g)+"sum.parquet", "", s3store.Whole); s3store.Classify(err) != wire.ReasonInvalidCredentials {
 		t.Errorf("a request signed with another secret: %v, want SignatureDoesNotMatch", err)
 	}
 	other, err := peer.NewStore(context.Background(), l.peer.URL, testKey, "default.other")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := other.Get(context.Background(), peer.Prefix(g)+"sum.parquet", "", s3store.Whole); s3store.Classify(err) != s3store.ClassNoSuchBucket {
+	if _, _, err := other.Get(context.Background(), peer.Prefix(g)+"sum.parquet", "", s3store.Whole); s3store.Classify(err) != wire.ReasonNoSuchBucket {
 		t.Errorf("an unknown dataset: %v, want NoSuchBucket", err)
 	}
 	req, _ := http.NewRequest(http.MethodPut, l.peer.URL+"/"+dataset+"/"+peer.Prefix(g)+"x", strings.NewReader("x"))

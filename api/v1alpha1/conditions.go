@@ -44,6 +44,17 @@ const (
 
 // Condition reasons. They are part of the API: alerts, dashboards and the troubleshooting guide key on
 // them, so they never change meaning once released.
+//
+// The reasons that a worker, the sync engine or an event source decides are not here but in api/wire
+// (reasons.go), the one place they are written: the packages that decide them import no Kubernetes
+// package, so they cannot import this one, and a second name here would be a second list to keep.
+// Controllers and the agent use them from there:
+//   - a failed sync: wire.ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials,
+//     ReasonInsufficientCapacity, ReasonHostileKeys, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
+//     ReasonVolumeIOError, ReasonSyncFailed;
+//   - an event source (the EventSource condition): wire.ReasonQueueNotFound, ReasonAccessDenied,
+//     ReasonInvalidCredentials, ReasonUnavailable, and ReasonTokenRejected below;
+//   - a bench runner that ran no query: wire.ReasonInvalidWorkload, ReasonMissingTables.
 const (
 	// ReasonInitializing: the controller has seen the object but not acted on it yet.
 	ReasonInitializing = "Initializing"
@@ -51,29 +62,11 @@ const (
 	ReasonSynced = "Synced"
 	// ReasonSyncInProgress: a sync Job is running.
 	ReasonSyncInProgress = "SyncInProgress"
-	// ReasonAccessDenied: the store refused the credentials' access to the bucket or prefix.
-	ReasonAccessDenied = "AccessDenied"
-	// ReasonNoSuchBucket: the bucket does not exist at the endpoint.
-	ReasonNoSuchBucket = "NoSuchBucket"
-	// ReasonInvalidCredentials: the credentials are missing, malformed or rejected.
-	ReasonInvalidCredentials = "InvalidCredentials"
-	// ReasonInsufficientCapacity: the volume cannot hold what the sync would write.
-	ReasonInsufficientCapacity = "InsufficientCapacity"
-	// ReasonHostileKeys: some keys would escape the cache directory and were refused.
-	ReasonHostileKeys = "HostileKeys"
-	// ReasonVolumeReadOnly: the cache volume is mounted read-only (EROFS); nothing could be published.
-	ReasonVolumeReadOnly = "VolumeReadOnly"
-	// ReasonVolumePermissionDenied: the worker may not write to the cache volume (EACCES, EPERM), e.g. an
-	// existing claim whose files belong to another user.
-	ReasonVolumePermissionDenied = "VolumePermissionDenied"
-	// ReasonVolumeIOError: the cache volume failed writes (EIO); retried with backoff.
-	ReasonVolumeIOError = "VolumeIOError"
-	// ReasonJobFailed: a worker Job failed for a reason not listed above.
+	// ReasonJobFailed: a worker Job failed without a report that says why (wire's sync failure reasons),
+	// for example because it was OOMKilled.
 	ReasonJobFailed = "JobFailed"
 	// ReasonDeadlineExceeded: a worker Job ran past its deadline and was stopped.
 	ReasonDeadlineExceeded = "DeadlineExceeded"
-	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
-	ReasonSyncFailed = "SyncFailed"
 	// ReasonNotSynced: no sync has run and none is due (refresh.onCreate is false).
 	ReasonNotSynced = "NotSynced"
 	// ReasonSourceChanged: the source changed since the published data was synced.
@@ -96,10 +89,6 @@ const (
 	// ReasonEventsFlowing: the event source is reachable (and, for a webhook, no wrong token was
 	// presented lately).
 	ReasonEventsFlowing = "EventsFlowing"
-	// ReasonQueueNotFound: spec.refresh.events.sqs names a queue that does not exist.
-	ReasonQueueNotFound = "QueueNotFound"
-	// ReasonUnavailable: the event source cannot be reached right now; it is retried with backoff.
-	ReasonUnavailable = "Unavailable"
 	// ReasonTokenRejected: a store posted notifications with a missing or wrong webhook token.
 	ReasonTokenRejected = "TokenRejected"
 	// ReasonNoFailures: the last sync succeeded.
@@ -112,12 +101,6 @@ const (
 	ReasonWaitingForDataset = "WaitingForDataset"
 	// ReasonWaitingForWorkload: a BenchRun waits for the ConfigMap (or its key) that holds its workload.
 	ReasonWaitingForWorkload = "WaitingForWorkload"
-	// ReasonInvalidWorkload: a BenchRun's workload cannot run: it does not parse, breaks a rule (an
-	// empty query, two queries with one name), names queries it lacks, or has too many queries.
-	ReasonInvalidWorkload = "InvalidWorkload"
-	// ReasonMissingTables: the data has no files for a table of the workload; the Job checked every
-	// table before running any query, and the message names those it did not find.
-	ReasonMissingTables = "MissingTables"
 	// ReasonRunning: a BenchRun's Jobs are running.
 	ReasonRunning = "Running"
 	// ReasonUnschedulable: a Job's pod fits no node: a BenchRun's query pod (its configuration's cpu

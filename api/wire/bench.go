@@ -35,12 +35,6 @@ const (
 	StatusOOMKilled = "OOMKilled"
 )
 
-// Reasons a runner gives for running no query.
-const (
-	ErrorMissingTables   = "MissingTables"
-	ErrorInvalidWorkload = "InvalidWorkload"
-)
-
 // WholeRun is the name of the one result a run has when its runner did not finish: it stands for every
 // query, with the reason (NotRun, OOMKilled, Timeout) as its status.
 const WholeRun = "*"

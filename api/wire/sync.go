@@ -28,21 +28,6 @@ const (
 	ResultFailed    = "Failed"
 )
 
-// Reasons a failed sync reports; the controller maps them to Dataset condition reasons.
-const (
-	ReasonAccessDenied         = "AccessDenied"
-	ReasonNoSuchBucket         = "NoSuchBucket"
-	ReasonInvalidCredentials   = "InvalidCredentials"
-	ReasonInsufficientCapacity = "InsufficientCapacity"
-	ReasonHostileKeys          = "HostileKeys"
-	ReasonSyncFailed           = "SyncFailed"
-	// The cache volume refused writes: read-only (EROFS), not writable by pqcache (EACCES, EPERM), or
-	// failing (EIO). A full volume (ENOSPC, EDQUOT) is InsufficientCapacity.
-	ReasonVolumeReadOnly         = "VolumeReadOnly"
-	ReasonVolumePermissionDenied = "VolumePermissionDenied"
-	ReasonVolumeIOError          = "VolumeIOError"
-)
-
 // SyncReport is the machine-readable summary of a sync: `pqcache sync --json` prints it, a worker
 // writes it (Compact) as its termination message, and the operator turns it into Dataset status.
 // Measurements are integers (bytes, milliseconds).

@@ -33,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 // Defaults of SQSConfig.
@@ -89,46 +91,40 @@ type SQSConfig struct {
 	Log *slog.Logger
 }
 
-// Error classes of a source, for the condition a Dataset shows.
-const (
-	ClassQueueNotFound      = "QueueNotFound"
-	ClassAccessDenied       = "AccessDenied"
-	ClassInvalidCredentials = "InvalidCredentials"
-	ClassUnavailable        = "Unavailable"
-)
-
-// ClassifySQS maps an SQS error to one of the classes above; every other error is ClassUnavailable.
+// ClassifySQS maps an SQS error to the reason the Dataset's EventSource condition gives:
+// wire.ReasonQueueNotFound, ReasonAccessDenied or ReasonInvalidCredentials; every other error is
+// wire.ReasonUnavailable.
 func ClassifySQS(err error) string {
 	if err == nil {
 		return ""
 	}
 	var missing *types.QueueDoesNotExist
 	if errors.As(err, &missing) {
-		return ClassQueueNotFound
+		return wire.ReasonQueueNotFound
 	}
 	var kms *types.KmsAccessDenied
 	if errors.As(err, &kms) {
-		return ClassAccessDenied
+		return wire.ReasonAccessDenied
 	}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode() {
 		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NonExistentQueue":
-			return ClassQueueNotFound
+			return wire.ReasonQueueNotFound
 		case "AccessDenied", "AccessDeniedException", "KMS.AccessDeniedException", "KmsAccessDenied":
-			return ClassAccessDenied
+			return wire.ReasonAccessDenied
 		case "InvalidClientTokenId", "SignatureDoesNotMatch", "UnrecognizedClientException", "InvalidSecurity",
 			"IncompleteSignature", "MissingAuthenticationToken", "InvalidAccessKeyId", "ExpiredToken", "AuthFailure":
-			return ClassInvalidCredentials
+			return wire.ReasonInvalidCredentials
 		}
 	}
-	return ClassUnavailable
+	return wire.ReasonUnavailable
 }
 
 // Health is a source's state, for the Dataset's condition.
 type Health struct {
-	// Class is empty while the source works, else one of the Class* constants.
-	Class string
+	// Reason is empty while the source works, else the reason ClassifySQS gives.
+	Reason string
 	// Message is the last error (no secrets: SDK errors carry none).
 	Message string
 	// Since is when the current state began.
@@ -506,25 +502,25 @@ func (s *SQSSource) renewLoop(ctx context.Context) {
 }
 
 func (s *SQSSource) setFailed(err error) string {
-	class := ClassifySQS(err)
+	reason := ClassifySQS(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.health.Class != class {
+	if s.health.Reason != reason {
 		s.health.Since = time.Now()
 	}
-	s.health.Class, s.health.Message = class, err.Error()
-	return class
+	s.health.Reason, s.health.Message = reason, err.Error()
+	return reason
 }
 
 func (s *SQSSource) setReceived(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	if s.health.Class != "" || s.health.Since.IsZero() {
-		if s.health.Class != "" {
-			s.log.Info("Receiving from the SQS queue works again", "after", s.health.Class)
+	if s.health.Reason != "" || s.health.Since.IsZero() {
+		if s.health.Reason != "" {
+			s.log.Info("Receiving from the SQS queue works again", "after", s.health.Reason)
 		}
-		s.health.Class, s.health.Message, s.health.Since = "", "", now
+		s.health.Reason, s.health.Message, s.health.Since = "", "", now
 	}
 	s.health.LastReceive = now
 	s.health.Messages += int64(n)

@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/test/sqstest"
 )
 
@@ -161,7 +162,7 @@ func TestSQSSourceDeletesOnlyAfterAck(t *testing.T) {
 	if n := len(sink.deliveries()); n != 1 {
 		t.Errorf("an acknowledged message was delivered again (%d deliveries)", n)
 	}
-	if h := src.Health(); h.Class != "" || h.LastReceive.IsZero() || h.Messages != 1 {
+	if h := src.Health(); h.Reason != "" || h.LastReceive.IsZero() || h.Messages != 1 {
 		t.Errorf("health = %+v, want healthy with 1 message", h)
 	}
 }
@@ -263,17 +264,17 @@ func TestSQSSourceHealth(t *testing.T) {
 	q := srv.CreateQueue(t, "events", 30*time.Second)
 	sink := newRecordingSink()
 	src := startSource(t, srv, srv.Endpoint+"/100010001000/missing", 30*time.Second, sink, nil)
-	eventually(t, 10*time.Second, "queue reported missing", func() bool { return src.Health().Class == ClassQueueNotFound })
+	eventually(t, 10*time.Second, "queue reported missing", func() bool { return src.Health().Reason == wire.ReasonQueueNotFound })
 
 	// A server that is down is Unavailable; once it is back with the queue, the source recovers.
 	src2 := startSource(t, srv, q, 30*time.Second, sink, nil)
-	eventually(t, 10*time.Second, "healthy", func() bool { h := src2.Health(); return h.Class == "" && !h.LastReceive.IsZero() })
+	eventually(t, 10*time.Second, "healthy", func() bool { h := src2.Health(); return h.Reason == "" && !h.LastReceive.IsZero() })
 	srv.Kill()
-	eventually(t, 10*time.Second, "server down reported", func() bool { return src2.Health().Class == ClassUnavailable })
+	eventually(t, 10*time.Second, "server down reported", func() bool { return src2.Health().Reason == wire.ReasonUnavailable })
 	srv.Restart(t)
-	eventually(t, 10*time.Second, "missing queue after the restart", func() bool { return src2.Health().Class == ClassQueueNotFound })
+	eventually(t, 10*time.Second, "missing queue after the restart", func() bool { return src2.Health().Reason == wire.ReasonQueueNotFound })
 	srv.CreateQueue(t, "events", 30*time.Second)
-	eventually(t, 10*time.Second, "recovered", func() bool { return src2.Health().Class == "" })
+	eventually(t, 10*time.Second, "recovered", func() bool { return src2.Health().Reason == "" })
 	srv.Send(t, q, s3Message("tpch/a", "01"))
 	sink.waitDeliveries(t, 1, 10*time.Second)
 }
@@ -286,18 +287,18 @@ func TestClassifySQS(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&types.QueueDoesNotExist{}, ClassQueueNotFound},
-		{fmt.Errorf("wrapped: %w", &types.QueueDoesNotExist{ErrorCodeOverride: aws.String("AWS.SimpleQueueService.NonExistentQueue")}), ClassQueueNotFound},
-		{api("AWS.SimpleQueueService.NonExistentQueue"), ClassQueueNotFound},
-		{api("AccessDenied"), ClassAccessDenied},
-		{api("AccessDeniedException"), ClassAccessDenied},
-		{&types.KmsAccessDenied{}, ClassAccessDenied},
-		{api("InvalidClientTokenId"), ClassInvalidCredentials},
-		{api("SignatureDoesNotMatch"), ClassInvalidCredentials},
-		{api("UnrecognizedClientException"), ClassInvalidCredentials},
-		{api("ExpiredToken"), ClassInvalidCredentials},
-		{api("RequestThrottled"), ClassUnavailable},
-		{errors.New("dial tcp 127.0.0.1:1: connection refused"), ClassUnavailable},
+		{&types.QueueDoesNotExist{}, wire.ReasonQueueNotFound},
+		{fmt.Errorf("wrapped: %w", &types.QueueDoesNotExist{ErrorCodeOverride: aws.String("AWS.SimpleQueueService.NonExistentQueue")}), wire.ReasonQueueNotFound},
+		{api("AWS.SimpleQueueService.NonExistentQueue"), wire.ReasonQueueNotFound},
+		{api("AccessDenied"), wire.ReasonAccessDenied},
+		{api("AccessDeniedException"), wire.ReasonAccessDenied},
+		{&types.KmsAccessDenied{}, wire.ReasonAccessDenied},
+		{api("InvalidClientTokenId"), wire.ReasonInvalidCredentials},
+		{api("SignatureDoesNotMatch"), wire.ReasonInvalidCredentials},
+		{api("UnrecognizedClientException"), wire.ReasonInvalidCredentials},
+		{api("ExpiredToken"), wire.ReasonInvalidCredentials},
+		{api("RequestThrottled"), wire.ReasonUnavailable},
+		{errors.New("dial tcp 127.0.0.1:1: connection refused"), wire.ReasonUnavailable},
 		{nil, ""},
 	}
 	for _, tt := range tests {

@@ -40,6 +40,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/plan"
 )
@@ -407,20 +408,19 @@ func (s *Store) Head(ctx context.Context, key, etag string) (Checksums, bool, er
 		encrypted(aws.ToString(out.SSECustomerAlgorithm), string(out.ServerSideEncryption)), nil
 }
 
-// Error classes, for retries and for the reason a Dataset reports.
+// Error classes, for retries. The classes that are also the reason a Dataset reports are that
+// reason, wire.ReasonAccessDenied, wire.ReasonNoSuchBucket and wire.ReasonInvalidCredentials, so that
+// the sync passes them on as they are.
 const (
 	ClassPreconditionFailed = "PreconditionFailed"
 	ClassNotFound           = "NotFound"
-	ClassAccessDenied       = "AccessDenied"
-	ClassNoSuchBucket       = "NoSuchBucket"
-	ClassInvalidCredentials = "InvalidCredentials"
 	// ClassInvalidRange: the object is shorter than the bytes asked for (it changed in place, or the
 	// listing was wrong); asking again will not help.
 	ClassInvalidRange = "InvalidRange"
 )
 
-// Classify maps an S3 error to one of the classes above, or "" for anything else (network errors,
-// 5xx after retries).
+// Classify maps an S3 error to one of the classes above or one of the three wire reasons, or "" for
+// anything else (network errors, 5xx after retries).
 func Classify(err error) string {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
@@ -430,13 +430,13 @@ func Classify(err error) string {
 		case "NoSuchKey", "NotFound":
 			return ClassNotFound
 		case "AccessDenied", "AllAccessDisabled", "AccountProblem":
-			return ClassAccessDenied
+			return wire.ReasonAccessDenied
 		case "NoSuchBucket":
-			return ClassNoSuchBucket
+			return wire.ReasonNoSuchBucket
 		case "InvalidRange":
 			return ClassInvalidRange
 		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired":
-			return ClassInvalidCredentials
+			return wire.ReasonInvalidCredentials
 		}
 	}
 	var re interface{ HTTPStatusCode() int }

@@ -390,7 +390,7 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 	w := h.watched[key]
 	h.mu.Unlock()
 	if w == nil {
-		return datav1alpha1.EventStatus{}, &controllers.EventProblem{Reason: datav1alpha1.ReasonUnavailable, Message: "the event source has not started yet"}
+		return datav1alpha1.EventStatus{}, &controllers.EventProblem{Reason: wire.ReasonUnavailable, Message: "the event source has not started yet"}
 	}
 	st := datav1alpha1.EventStatus{Source: w.kind}
 	if w.kind == "webhook" {
@@ -408,13 +408,8 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 		st.LastPublishTime = &metav1.Time{Time: stats.LastPublished.Truncate(time.Second)}
 	}
 	if w.sqs != nil {
-		if hl := w.sqs.Health(); hl.Class != "" {
-			reason := map[string]string{notify.ClassQueueNotFound: datav1alpha1.ReasonQueueNotFound, notify.ClassAccessDenied: datav1alpha1.ReasonAccessDenied,
-				notify.ClassInvalidCredentials: datav1alpha1.ReasonInvalidCredentials}[hl.Class]
-			if reason == "" {
-				reason = datav1alpha1.ReasonUnavailable
-			}
-			return st, &controllers.EventProblem{Reason: reason, Message: fmt.Sprintf("polling %s: %s (since %s); the schedule keeps the data fresh meanwhile",
+		if hl := w.sqs.Health(); hl.Reason != "" {
+			return st, &controllers.EventProblem{Reason: hl.Reason, Message: fmt.Sprintf("polling %s: %s (since %s); the schedule keeps the data fresh meanwhile",
 				w.queueURL, wire.Truncate(hl.Message, 512), hl.Since.UTC().Format(time.RFC3339))}
 		}
 	}

@@ -396,7 +396,7 @@ func TestEventsDriveTargetedSyncs(t *testing.T) {
 		e.finish(e.runningJob(missing), report(10, nil))
 		e.eventually("QueueNotFound on the EventSource condition", 30*time.Second, func() error {
 			c := e.condition(missing, datav1alpha1.ConditionEventSource)
-			if c == nil || c.Reason != datav1alpha1.ReasonQueueNotFound {
+			if c == nil || c.Reason != wire.ReasonQueueNotFound {
 				return fmt.Errorf("EventSource %+v", c)
 			}
 			if r := e.condition(missing, datav1alpha1.ConditionReady); r == nil || r.Status != metav1.ConditionTrue {

@@ -120,9 +120,9 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	resolved, err := resolveWorkload(ctx, a)
 	if err != nil {
 		// Said in the summary too: the controller reports which tables are missing.
-		res := &wire.BenchResult{Engine: a.Engine, Data: a.Data, Error: err.Error(), ErrorReason: wire.ErrorInvalidWorkload}
+		res := &wire.BenchResult{Engine: a.Engine, Data: a.Data, Error: err.Error(), ErrorReason: wire.ReasonInvalidWorkload}
 		if missing := (*workload.MissingTablesError)(nil); errors.As(err, &missing) {
-			res.ErrorReason = wire.ErrorMissingTables
+			res.ErrorReason = wire.ReasonMissingTables
 		}
 		return errors.Join(err, writeSummary(res, a.ReportFile))
 	}

@@ -155,7 +155,7 @@ func TestUserWorkloadFromAConfigMap(t *testing.T) {
 	}
 	data, _ := os.ReadFile(report)
 	summary, err := wire.DecodeBenchSummary(string(data))
-	if err != nil || summary.ErrorReason != wire.ErrorMissingTables || !strings.Contains(summary.Error, "nation (nation)") || len(summary.Queries) != 0 {
+	if err != nil || summary.ErrorReason != wire.ReasonMissingTables || !strings.Contains(summary.Error, "nation (nation)") || len(summary.Queries) != 0 {
 		t.Fatalf("summary %+v (%v)", summary, err)
 	}
 }

@@ -44,6 +44,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/internal/plugin"
 	"github.com/pqcache/pqcache/test/s3test"
@@ -324,7 +325,7 @@ func TestWhyNamesTheReasonAndTheFix(t *testing.T) {
 		if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(ds), &got); err != nil {
 			return err
 		}
-		if c := meta.FindStatusCondition(got.Status.Conditions, datav1alpha1.ConditionDegraded); c == nil || c.Reason != datav1alpha1.ReasonInvalidCredentials {
+		if c := meta.FindStatusCondition(got.Status.Conditions, datav1alpha1.ConditionDegraded); c == nil || c.Reason != wire.ReasonInvalidCredentials {
 			return fmt.Errorf("conditions %+v", got.Status.Conditions)
 		}
 		return nil
