@@ -18,17 +18,21 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -132,5 +136,34 @@ func TestSeedTokenAsksTheSeedOnce(t *testing.T) {
 	}
 	if token, syncing, _ := seedToken(ds, in, "", nil, nil); syncing || token != "" {
 		t.Errorf("token %q, syncing %v: no seed, no sync", token, syncing)
+	}
+}
+
+// TestCopiesThatCannotBeWrittenLeaveTheConditionsSound: when the DatasetReplicas cannot be written,
+// the reconcile fails with that error, and the conditions (which read no plan then) still follow:
+// they once read the plan of the seed asked to sync, found none, and panicked.
+func TestCopiesThatCannotBeWrittenLeaveTheConditionsSound(t *testing.T) {
+	ds, c, _ := replicaFixture(t)
+	ds.Spec.Refresh.Manual = "again" // the seed is asked for a sync: the plan names it in Syncing
+	refused := errors.New("refused")
+	failing := interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*datav1alpha1.DatasetReplica); ok {
+				return refused
+			}
+			return cl.Create(ctx, obj, opts...)
+		},
+	})
+	r := &DatasetReconciler{Client: failing, APIReader: failing, Clock: clocktesting.NewFakeClock(planNow)}
+	step, err := r.reconcileCopies(context.Background(), ds, datav1alpha1.SourceHash(&ds.Spec))
+	if !errors.Is(err, refused) {
+		t.Fatalf("error %v, want the refused create", err)
+	}
+	if step.facts.copies != nil {
+		t.Errorf("copies %+v, want none: they were not applied", step.facts.copies)
+	}
+	setDatasetConditions(ds, step.facts)
+	if c := meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionReady); c == nil {
+		t.Error("no Ready condition")
 	}
 }
