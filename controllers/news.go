@@ -74,15 +74,6 @@ func (n *news) event(related client.Object, typ, reason, action, note string, ar
 
 func (n *news) log(msg string, kv ...any) { n.logs = append(n.logs, logNews{msg: msg, kv: kv}) }
 
-// add appends o's news to n's.
-func (n *news) add(o news) {
-	n.syncs = append(n.syncs, o.syncs...)
-	n.batches = append(n.batches, o.batches...)
-	n.foundByListing += o.foundByListing
-	n.events = append(n.events, o.events...)
-	n.logs = append(n.logs, o.logs...)
-}
-
 // settles says whether a recorded sync applied the batch id: settled once the status is written, it
 // must not start another sync meanwhile.
 func (n *news) settles(id string) bool {
