@@ -35,16 +35,17 @@ type AgentPods struct {
 	Selector labels.Selector
 }
 
-// agentNodes returns the nodes running a Ready agent pod, or nil when no AgentPods are configured
-// (nothing is then known about the agents beyond what their DatasetReplicas say). Pods are read
-// uncached, as every pod read of the manager is: a few per Dataset with copies per replicaPoll.
-func (r *DatasetReconciler) agentNodes(ctx context.Context) (map[string]bool, error) {
-	if r.AgentPods == nil {
+// readyNodes returns the nodes running a Ready agent pod, or nil when no AgentPods are configured (a
+// nil a: nothing is then known about the agents beyond what their DatasetReplicas say). Pods are read
+// uncached through reader, as every pod read of the manager is: a few per Dataset with copies per
+// replicaPoll.
+func (a *AgentPods) readyNodes(ctx context.Context, reader client.Reader) (map[string]bool, error) {
+	if a == nil {
 		return nil, nil
 	}
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(r.AgentPods.Namespace), client.MatchingLabelsSelector{Selector: r.AgentPods.Selector}); err != nil {
-		return nil, fmt.Errorf("listing the node agents' pods in %s: %w", r.AgentPods.Namespace, err)
+	if err := reader.List(ctx, &pods, client.InNamespace(a.Namespace), client.MatchingLabelsSelector{Selector: a.Selector}); err != nil {
+		return nil, fmt.Errorf("listing the node agents' pods in %s: %w", a.Namespace, err)
 	}
 	up := map[string]bool{}
 	for i := range pods.Items {

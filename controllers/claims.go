@@ -40,7 +40,7 @@ import (
 // two Datasets syncing into one volume would prune each other's files. A claim whose size the spec
 // omits is sized from a listing first; until that is done, facts.sizing is set and the returned
 // duration says when to look again.
-func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (time.Duration, error) {
+func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (time.Duration, error) {
 	name := claimName(ds)
 	ds.Status.ClaimName = name
 	existing, found, err := r.readClaim(ctx, ds, name, facts)
@@ -73,7 +73,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 // readClaim reads the claim name (found is false when it does not exist: an empty claim of that
 // name), and refuses it (facts.claimError) when it holds
 // another Dataset's cache or is someone else's.
-func (r *DatasetReconciler) readClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, facts *datasetFacts) (*corev1.PersistentVolumeClaim, bool, error) {
+func (r *DatasetReconciler) readClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, facts *syncRound) (*corev1.PersistentVolumeClaim, bool, error) {
 	var existing corev1.PersistentVolumeClaim
 	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &existing)
 	if apierrors.IsNotFound(err) {
@@ -95,7 +95,7 @@ func (r *DatasetReconciler) readClaim(ctx context.Context, ds *datav1alpha1.Data
 
 // adoptClaim makes the user's volume.existingClaim this Dataset's, as it is: pqcache neither sizes
 // nor owns it.
-func (r *DatasetReconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dataset, existing *corev1.PersistentVolumeClaim, found bool, facts *datasetFacts) error {
+func (r *DatasetReconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dataset, existing *corev1.PersistentVolumeClaim, found bool, facts *syncRound) error {
 	if !found {
 		facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", existing.Name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
 		return nil
@@ -114,7 +114,7 @@ func (r *DatasetReconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dat
 
 // writeClaim creates the Dataset's claim of capacity, or grows it where allowed, marks it as the
 // Dataset's and sets its owner by the reclaim policy; a failure goes into facts.claimError.
-func (r *DatasetReconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, capacity resource.Quantity, facts *datasetFacts) {
+func (r *DatasetReconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, capacity resource.Quantity, facts *syncRound) {
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
 		if pvc.CreationTimestamp.IsZero() {
@@ -142,9 +142,7 @@ func (r *DatasetReconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dat
 		return
 	}
 	if op == controllerutil.OperationResultCreated {
-		facts.announce = append(facts.announce, func() {
-			r.event(ds, pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
-		})
+		facts.news.event(pvc, corev1.EventTypeNormal, datav1alpha1.EventClaimCreated, "CreateClaim", "Created claim %s of %s", name, capacity.String())
 	}
 	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 		ds.Status.CapacityBytes = q.Value()
@@ -243,7 +241,7 @@ func maxQuantity(a, b resource.Quantity) resource.Quantity {
 
 // sizeFromListing runs a dry-run Job that lists the source, and returns the claim size for what it
 // found. While the Job runs, or while a failed one backs off, it sets facts.sizing.
-func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (resource.Quantity, time.Duration, error) {
+func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (resource.Quantity, time.Duration, error) {
 	facts.sizing = true
 	var job batchv1.Job
 	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: sizeJobName(ds)}, &job)
@@ -283,9 +281,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 			_, summary := recordSync(ds, &job, js, wo)
 			// Announced once the status that records it is written (a conflict re-reconciles, and
 			// would otherwise announce it again).
-			facts.announce = append(facts.announce, func() {
-				r.event(ds, &job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
-			})
+			facts.news.event(&job, corev1.EventTypeWarning, datav1alpha1.EventSyncFailed, "SizeClaim", "Listing the source to size the claim failed: %s", summary)
 		}
 		return resource.Quantity{}, retryBackoff(ds.Status.FailedAttempts), nil
 	}

@@ -41,8 +41,8 @@ func setDatasetConditions(ds *datav1alpha1.Dataset, f datasetFacts) {
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, f.podProblem.Reason, stuck)
 	case f.activeJob != nil:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Job %s is syncing", f.activeJob.Name))
-	case f.seedSyncing:
-		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("The agent on node %s (the seed) is syncing", f.replicas.seed))
+	case f.copies != nil && f.copies.seedSyncing:
+		set(datav1alpha1.ConditionSyncing, metav1.ConditionTrue, datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("The agent on node %s (the seed) is syncing", f.copies.plan.seed))
 	case f.queued:
 		set(datav1alpha1.ConditionSyncing, metav1.ConditionFalse, datav1alpha1.ReasonQueued, "A sync is due and waits for a free slot under the operator's cap on concurrent syncs")
 	case ds.Spec.Refresh.Suspend:
@@ -93,7 +93,7 @@ type ready struct {
 }
 
 // readiness decides the Ready condition from the facts, the first that applies winning. A Dataset
-// with per-node copies (f.replicas) takes the same path, with its own tests for published data, too
+// with per-node copies (f.copies) takes the same path, with its own tests for published data, too
 // few nodes, and copies still filling.
 func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 	st := &ds.Status
@@ -129,7 +129,7 @@ func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 		r.reason, r.message = datav1alpha1.ReasonSuspended, "refresh.suspend is set and the data of the current source has not been synced"
 	case ls == nil && !ptr.Deref(ds.Spec.Refresh.OnCreate, true):
 		r.reason, r.message = datav1alpha1.ReasonNotSynced, "No sync has run: refresh.onCreate is false. Set refresh.manual to a new value to start one."
-	case f.replicas != nil:
+	case f.copies != nil:
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonReplicasNotReady, copiesFilling(ds, f), true
 	case st.Manifest != nil:
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSourceChanged, "The source changed since the data was synced; a sync is due", true
@@ -149,10 +149,10 @@ func dataPublished(ds *datav1alpha1.Dataset, f datasetFacts) (bool, string) {
 	if m == nil || m.SourceHash != f.hash || ds.Status.LastSuccessfulSyncTime == nil {
 		return false, ""
 	}
-	p := f.replicas
-	if p == nil {
+	if f.copies == nil {
 		return true, fmt.Sprintf("%d files (%d bytes) published on claim %s", m.Files, m.Bytes, ds.Status.ClaimName)
 	}
+	p := &f.copies.plan
 	if m.Generation != p.generation || p.generation == 0 || p.ready < minReady(ds) {
 		return false, ""
 	}
@@ -162,15 +162,15 @@ func dataPublished(ds *datav1alpha1.Dataset, f datasetFacts) (bool, string) {
 // tooFewNodes says why a Dataset with per-node copies can never be Ready as it stands: fewer nodes
 // match than minReady asks for. "" otherwise.
 func tooFewNodes(ds *datav1alpha1.Dataset, f datasetFacts) string {
-	if f.replicas == nil || int32(f.replicas.matching) >= minReady(ds) {
+	if f.copies == nil || int32(f.copies.plan.matching) >= minReady(ds) {
 		return ""
 	}
-	return fmt.Sprintf("minReady is %d but %d node(s) match spec.replicas (nodeSelector, tolerations) and run the agent", minReady(ds), f.replicas.matching)
+	return fmt.Sprintf("minReady is %d but %d node(s) match spec.replicas (nodeSelector, tolerations) and run the agent", minReady(ds), f.copies.plan.matching)
 }
 
 // copiesFilling says how far the per-node copies are.
 func copiesFilling(ds *datav1alpha1.Dataset, f datasetFacts) string {
-	p := f.replicas
+	p := &f.copies.plan
 	if p.seed == "" {
 		return "No node that matches spec.replicas is Ready to seed the copies"
 	}

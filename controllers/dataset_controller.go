@@ -31,7 +31,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -39,7 +38,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
@@ -78,7 +76,8 @@ type DatasetReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=create;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 
-// datasetFacts is what one reconcile learned, from which the conditions follow.
+// datasetFacts is what one reconcile learned, from which the conditions follow (setDatasetConditions).
+// The sync half fills it as it goes (syncRound); the replica half's part is copies, which it returns.
 type datasetFacts struct {
 	hash        string
 	activeJob   *batchv1.Job
@@ -89,20 +88,20 @@ type datasetFacts struct {
 	sizing      bool   // a Job is listing the source to size the claim
 	// podProblem is what keeps the active Job's pod from running: the scheduler's or the kubelet's words.
 	podProblem podProblem
-	// settledBatch is the event batch a Job recorded in this reconcile applied: settled once the status
-	// is written, it must not start another sync meanwhile.
-	settledBatch string
-	// seedSyncing is true while the seed agent of a Dataset with spec.replicas runs a sync it was asked
-	// for; replicas is the plan of its copies (dataset_replicas.go).
-	seedSyncing bool
-	replicas    *replicaPlan
-	// announce holds what to log, count and send as events about recorded Jobs: done only once the
-	// status that records them is written, so a reconcile from a stale cache, whose write is refused,
-	// never counts a Job twice.
-	announce []func()
+	// copies is what the replica half found of a Dataset with spec.replicas (replicaReconciler).
+	copies *copiesFacts
 }
 
-// Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed.
+// stepResult is what one half of the reconcile (reconcileSync or reconcileCopies) returns: the facts
+// the conditions follow from, the news to tell once the status is written, and when to look again.
+type stepResult struct {
+	facts  datasetFacts
+	news   news
+	result ctrl.Result
+}
+
+// Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed;
+// only then does it tell the news the steps returned.
 func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ds datav1alpha1.Dataset
 	if err := r.Get(ctx, req.NamespacedName, &ds); err != nil {
@@ -116,18 +115,18 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := ds.DeepCopy()
-	facts := datasetFacts{hash: datav1alpha1.SourceHash(&ds.Spec)}
+	hash := datav1alpha1.SourceHash(&ds.Spec)
 
 	reconcile := r.reconcileSync
 	if ds.Spec.Replicas != nil {
-		reconcile = r.reconcileReplicas
+		reconcile = r.reconcileCopies
 	}
-	result, err := reconcile(ctx, &ds, &facts)
+	step, err := reconcile(ctx, &ds, hash)
 	ds.Status.ObservedGeneration = ds.Generation
 	if m := ds.Status.Manifest; m != nil {
 		m.Size = humanBytes(m.Bytes)
 	}
-	setDatasetConditions(&ds, facts)
+	setDatasetConditions(&ds, step.facts)
 	if r.Events != nil {
 		st, problem := r.Events.Status(req.NamespacedName)
 		setEventConditions(&ds, &st, problem)
@@ -135,21 +134,54 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		setEventConditions(&ds, &datav1alpha1.EventStatus{}, &EventProblem{Reason: wire.ReasonUnavailable,
 			Message: "this operator runs no event sources; the Dataset refreshes on its schedule"})
 	}
-	listing := facts.activeJob != nil && facts.activeJob.Annotations[AnnotationTrigger] != TriggerEvents
+	listing := step.facts.activeJob != nil && step.facts.activeJob.Annotations[AnnotationTrigger] != TriggerEvents
 	observeDataset(&ds, meta.IsStatusConditionTrue(ds.Status.Conditions, datav1alpha1.ConditionReady), listing)
 
 	changed := !equality.Semantic.DeepEqual(orig.Status, ds.Status)
 	if written, res, werr := writeStatus(ctx, r.Status(), orig, &ds, changed, "dataset", err); !written {
 		return res, werr
 	}
-	for _, announce := range facts.announce {
-		announce()
-	}
-	return result, err
+	step.news.tell(ctx, &ds, r.Events, r.Recorder)
+	return step.result, err
 }
 
-// reconcileSync ensures the claim, records finished sync Jobs, and starts one when a refresh is due.
-func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (ctrl.Result, error) {
+// reconcileCopies runs the replica half (replicaReconciler) for a Dataset with spec.replicas and
+// applies the status it returns.
+func (r *DatasetReconciler) reconcileCopies(ctx context.Context, ds *datav1alpha1.Dataset, hash string) (stepResult, error) {
+	now := r.Clock.Now()
+	step := stepResult{facts: datasetFacts{hash: hash}}
+	sched, err := parseSchedule(ds.Spec.Refresh.Schedule, now)
+	if err != nil {
+		step.facts.specError = fmt.Sprintf("refresh.schedule %q: %v", ds.Spec.Refresh.Schedule, err)
+		return step, nil // nothing to retry until the spec changes
+	}
+	key := client.ObjectKeyFromObject(ds)
+	if err := r.watchEvents(ctx, ds, key); err != nil {
+		return step, err
+	}
+	copies := replicaReconciler{client: r.Client, apiReader: r.APIReader, agentPods: r.AgentPods, recorder: r.Recorder}
+	out, err := copies.reconcile(ctx, replicaInput{ds: ds, hash: hash, sched: sched, pending: r.pendingBatch(ds, key), now: now})
+	ds.Status = out.status
+	step.facts.copies, step.news, step.result = out.copies, out.news, ctrl.Result{RequeueAfter: out.requeueAfter}
+	return step, err
+}
+
+// syncRound is what the sync half learns in one reconcile: the facts the conditions follow from, and
+// the news to tell once the status is written.
+type syncRound struct {
+	datasetFacts
+	news news
+}
+
+// reconcileSync is the sync half, for a Dataset without spec.replicas: its claim and its sync Jobs.
+func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.Dataset, hash string) (stepResult, error) {
+	round := &syncRound{datasetFacts: datasetFacts{hash: hash}}
+	res, err := r.syncSteps(ctx, ds, round)
+	return stepResult{facts: round.datasetFacts, news: round.news, result: res}, err
+}
+
+// syncSteps ensures the claim, records finished sync Jobs, and starts one when a refresh is due.
+func (r *DatasetReconciler) syncSteps(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
 	sched, err := parseSchedule(ds.Spec.Refresh.Schedule, now)
@@ -172,7 +204,10 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 	}
 	ds.Status.Progress = nil
 
-	batch := r.pendingBatch(ds, key, facts)
+	batch := r.pendingBatch(ds, key)
+	if batch != nil && facts.news.settles(batch.ID) {
+		batch = nil // a Job recorded in this reconcile has just applied it
+	}
 	d := decideSync(ds, sched, facts.hash, now, batch)
 	ds.Status.NextSyncTime = nil
 	if d.NextScheduled != nil {
@@ -195,7 +230,7 @@ func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.
 
 // claimReady ensures the claim; ready is false when the reconcile must end with (res, err) because
 // the claim is missing, unusable, or still being sized.
-func (r *DatasetReconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts, key types.NamespacedName) (res ctrl.Result, ready bool, err error) {
+func (r *DatasetReconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, key types.NamespacedName) (res ctrl.Result, ready bool, err error) {
 	wait, err := r.ensureClaim(ctx, ds, facts)
 	switch {
 	case err != nil:
@@ -212,7 +247,7 @@ func (r *DatasetReconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dat
 
 // recordFinished records the finished sync Job that is news, and notes the one still running in
 // facts.activeJob.
-func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts, key types.NamespacedName) error {
+func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, key types.NamespacedName) error {
 	jobs, err := r.syncJobs(ctx, ds)
 	if err != nil {
 		return err
@@ -239,7 +274,7 @@ func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1
 
 // followActive copies the running sync's progress into status and says when to look again: the
 // worker's progress lives on its pod, which does not wake us.
-func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts) (ctrl.Result, error) {
+func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (ctrl.Result, error) {
 	running, since, err := r.readProgress(ctx, ds, facts.activeJob, facts)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -252,22 +287,18 @@ func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.D
 	return ctrl.Result{RequeueAfter: progressPoll}, nil
 }
 
-// pendingBatch is the event batch waiting for the Dataset, unless a Job recorded in this reconcile
-// has just applied it.
-func (r *DatasetReconciler) pendingBatch(ds *datav1alpha1.Dataset, key types.NamespacedName, facts *datasetFacts) *EventBatch {
+// pendingBatch is the event batch waiting for the Dataset, if it has an event source. A sync recorded
+// in this reconcile may have just applied it: the caller checks its news.
+func (r *DatasetReconciler) pendingBatch(ds *datav1alpha1.Dataset, key types.NamespacedName) *EventBatch {
 	if r.Events == nil || ds.Spec.Refresh.Events == nil {
 		return nil
 	}
-	batch := r.Events.Pending(key)
-	if batch != nil && batch.ID == facts.settledBatch {
-		return nil
-	}
-	return batch
+	return r.Events.Pending(key)
 }
 
 // startSync creates the sync Job for trigger, with the event batch it applies, if any, and announces
 // it once the status is written.
-func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *datasetFacts, trigger string, batch *EventBatch) (ctrl.Result, error) {
+func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, trigger string, batch *EventBatch) (ctrl.Result, error) {
 	pinned, err := r.pinnedGenerations(ctx, ds)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -295,11 +326,8 @@ func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Data
 		r.admission.ForgetOwner(client.ObjectKeyFromObject(ds))
 		return ctrl.Result{}, fmt.Errorf("creating sync %s: %w", describeJob(job), err)
 	}
-	log := ctrl.LoggerFrom(ctx)
-	facts.announce = append(facts.announce, func() {
-		log.Info("Started sync", "dataset", klog.KObj(ds), "job", job.Name, "trigger", trigger)
-		r.event(ds, job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, trigger)
-	})
+	facts.news.log("Started sync", "job", job.Name, "trigger", trigger)
+	facts.news.event(job, corev1.EventTypeNormal, datav1alpha1.EventSyncStarted, "Sync", "Started %s (trigger: %s)", job.Name, trigger)
 	return ctrl.Result{RequeueAfter: progressPoll}, nil
 }
 
@@ -393,7 +421,7 @@ func activeJobs(ctx context.Context, c client.Client, component string, limit in
 }
 
 // record reads a finished Job's report from its pod and writes it into status.
-func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState, facts *datasetFacts) error {
+func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState, facts *syncRound) error {
 	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
 		return err
@@ -402,20 +430,14 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 	prevListing := ds.Status.LastListingSyncTime
 	ok, summary := recordSync(ds, j, js, wo)
 	if ok && r.Events != nil && ds.Spec.Refresh.Events != nil {
-		r.noteUnannounced(ctx, ds, j, prevListing, facts)
+		r.noteUnannounced(ds, j, prevListing, facts)
 	}
 	if id := j.Annotations[AnnotationEventBatch]; id != "" && r.Events != nil {
-		key := client.ObjectKeyFromObject(ds)
-		facts.settledBatch = id
 		var outcome *wire.ChangeOutcome
 		if wo.Report != nil {
 			outcome = wo.Report.Changes
 		}
-		facts.announce = append(facts.announce, func() {
-			if lag, has := r.Events.Done(key, id, ok, outcome); has {
-				observeEventLag(ds, lag)
-			}
-		})
+		facts.news.batches = append(facts.news.batches, batchNews{id: id, ok: ok, outcome: outcome})
 	}
 	if j.Annotations[AnnotationTrigger] == TriggerEvents {
 		// The change set served its Job.
@@ -424,46 +446,40 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 			return fmt.Errorf("deleting change set %s: %w", j.Name, err)
 		}
 	}
-	// The metrics read the status just recorded; the Dataset object may change after this returns.
-	recorded := ds.DeepCopy()
+	// The metrics read the lastSync just recorded; another Job recorded in this reconcile replaces it.
+	n := &facts.news
+	n.syncs = append(n.syncs, syncNews{lastSync: *ds.Status.LastSync.DeepCopy(), ok: ok})
+	if ok {
+		n.log("Sync succeeded", "job", j.Name, "summary", summary)
+		n.event(j, corev1.EventTypeNormal, datav1alpha1.EventSyncSucceeded, "Sync", "%s", summary)
+		return nil
+	}
 	failedAttempts := ds.Status.FailedAttempts
-	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
-	facts.announce = append(facts.announce, func() {
-		observeSync(recorded, ok)
-		if ok {
-			log.Info("Sync succeeded", "summary", summary)
-			r.event(recorded, j, corev1.EventTypeNormal, datav1alpha1.EventSyncSucceeded, "Sync", "%s", summary)
-			return
-		}
-		log.Info("Sync failed", "summary", summary, "failedAttempts", failedAttempts)
-		r.event(recorded, j, corev1.EventTypeNormal, datav1alpha1.EventSyncFailed, "Sync", "Attempt %d failed: %s", failedAttempts, summary)
-		if failedAttempts == failingWarningAfter {
-			r.event(recorded, j, corev1.EventTypeWarning, datav1alpha1.EventSyncFailing, "Sync", "%d syncs in a row failed; last: %s", failedAttempts, summary)
-		}
-	})
+	n.log("Sync failed", "job", j.Name, "summary", summary, "failedAttempts", failedAttempts)
+	n.event(j, corev1.EventTypeNormal, datav1alpha1.EventSyncFailed, "Sync", "Attempt %d failed: %s", failedAttempts, summary)
+	if failedAttempts == failingWarningAfter {
+		n.event(j, corev1.EventTypeWarning, datav1alpha1.EventSyncFailing, "Sync", "%d syncs in a row failed; last: %s", failedAttempts, summary)
+	}
 	return nil
 }
 
 // noteUnannounced counts the changes a listing sync just recorded found that no notification had
 // announced, and says so: a Warning once it happens twice in a row.
-func (r *DatasetReconciler) noteUnannounced(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, prevListing *metav1.Time, facts *datasetFacts) {
+func (r *DatasetReconciler) noteUnannounced(ds *datav1alpha1.Dataset, j *batchv1.Job, prevListing *metav1.Time, facts *syncRound) {
 	evs, _ := r.Events.Status(client.ObjectKeyFromObject(ds))
 	found, repeated := noteUnannounced(&ds.Status, prevListing, evs.Pending)
 	if found == 0 {
 		return
 	}
-	recorded := ds.DeepCopy()
-	log := ctrl.LoggerFrom(ctx).WithValues("dataset", klog.KObj(ds), "job", j.Name)
-	facts.announce = append(facts.announce, func() {
-		observeFoundByListing(recorded, found)
-		log.Info("A listing sync found changes no event notification announced", "changes", found, "repeated", repeated)
-		typ, note := corev1.EventTypeNormal, "The %s listing sync found %d changes that no event notification announced; it applied them"
-		if repeated {
-			typ, note = corev1.EventTypeWarning, "The %s listing sync found %d changes that no event notification announced, as the one before it did: "+
-				"the store or the way to the operator loses notifications, and only the schedule repairs them"
-		}
-		r.event(recorded, j, typ, datav1alpha1.EventChangesFoundByListing, "Sync", note, recorded.Status.LastSync.Trigger, found)
-	})
+	n := &facts.news
+	n.foundByListing += found
+	n.log("A listing sync found changes no event notification announced", "job", j.Name, "changes", found, "repeated", repeated)
+	typ, note := corev1.EventTypeNormal, "The %s listing sync found %d changes that no event notification announced; it applied them"
+	if repeated {
+		typ, note = corev1.EventTypeWarning, "The %s listing sync found %d changes that no event notification announced, as the one before it did: "+
+			"the store or the way to the operator loses notifications, and only the schedule repairs them"
+	}
+	n.event(j, typ, datav1alpha1.EventChangesFoundByListing, "Sync", note, ds.Status.LastSync.Trigger, found)
 }
 
 // progressPoll is how often a running sync's progress is copied into status, and how soon a pod that
@@ -480,7 +496,7 @@ const quietAfter = 20 * time.Second
 
 // readProgress copies the progress the worker published on its pod into status, notes what keeps the
 // pod from running, if anything, and reports whether it runs.
-func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *datasetFacts) (running bool, since time.Time, err error) {
+func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *syncRound) (running bool, since time.Time, err error) {
 	pods, err := listJobPods(ctx, r.APIReader, j)
 	if err != nil {
 		return false, since, err
@@ -507,29 +523,8 @@ func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.D
 // retried with backoff is routine; three in a row need a person.
 const failingWarningAfter = 3
 
-func (r *DatasetReconciler) event(ds *datav1alpha1.Dataset, related client.Object, typ, reason, action, note string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(ds, related, typ, reason, action, note, args...)
-	}
-}
-
-// SetupWithManager registers the reconciler with mgr; it watches the Jobs and claims it owns.
-// datasetsWithReplicas lists the Datasets that keep per-node copies, for a node event.
-func (r *DatasetReconciler) datasetsWithReplicas(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list datav1alpha1.DatasetList
-	if err := r.List(ctx, &list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Datasets for a node event")
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if list.Items[i].Spec.Replicas != nil {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-	}
-	return out
-}
-
+// SetupWithManager registers the reconciler with mgr; it watches the Jobs, claims and DatasetReplicas
+// it owns, and the nodes that may keep copies.
 func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -546,7 +541,7 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&datav1alpha1.DatasetReplica{}).
 		// A node that comes, goes or changes readiness may change any Dataset's copies; its kubelet's
 		// heartbeats, every few seconds on every node, do not.
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.datasetsWithReplicas), builder.WithPredicates(nodePlacementChanged)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(datasetsWithReplicas(r.Client)), builder.WithPredicates(nodePlacementChanged)).
 		// When any sync Job finishes or goes, a slot frees up: wake the Datasets queued for one.
 		Watches(&batchv1.Job{}, slotFreed(r.admission, componentSync)).
 		WatchesRawSource(sweep.Source())

@@ -86,9 +86,8 @@ func init() {
 	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, copiesWithoutAgent, benchRunsFinished)
 }
 
-// observeSync records one finished sync; it is called once per Job.
-func observeSync(ds *datav1alpha1.Dataset, ok bool) {
-	ls := ds.Status.LastSync
+// observeSync records one finished sync of ds, ls as recorded; it is called once per Job.
+func observeSync(ds *datav1alpha1.Dataset, ls *datav1alpha1.SyncResult, ok bool) {
 	l := prometheus.Labels{"namespace": ds.Namespace, "dataset": ds.Name}
 	syncDurationSeconds.With(l).Observe(float64(ls.DurationMillis) / 1000)
 	syncBytesCopied.With(l).Add(float64(ls.BytesCopied))
