@@ -32,11 +32,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -149,17 +147,7 @@ func newStageCommand() *cobra.Command {
 }
 
 // parseS3URL splits s3://bucket/prefix.
-func parseS3URL(s string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(s, "s3://")
-	if !ok {
-		return "", "", fmt.Errorf("source %q must look like s3://bucket/prefix", s)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("source %q has no bucket", s)
-	}
-	return bucket, prefix, nil
-}
+func parseS3URL(s string) (bucket, prefix string, err error) { return wire.ParseS3URL(s) }
 
 func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -205,23 +193,12 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 }
 
 // prepareSync checks the flags shared by sync, stage and watch and returns the store and the
-// options of a sync.
+// options of a sync: the options as a node agent gets them too (cache.OptionsFromArgs), and this
+// process's own (logs, progress, sub-prefixes, a scratch volume, a change set).
 func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (*s3store.Store, cache.Options, error) {
-	var opts cache.Options
-	bucket, prefix, err := parseS3URL(src)
+	cfg, opts, err := cache.OptionsFromArgs(wire.SyncArgs{Source: src, Dir: dir, SyncOptions: f.SyncOptions, GenerationOptions: f.GenerationOptions})
 	if err != nil {
 		return nil, opts, err
-	}
-	if f.Parallel < 1 || f.Parallel > 256 {
-		return nil, opts, fmt.Errorf("--parallel %d: must be between 1 and 256", f.Parallel)
-	}
-	q, err := resource.ParseQuantity(f.PartSize)
-	if err != nil || q.Value() < 1<<20 || q.Value() > 5<<30 {
-		return nil, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.PartSize)
-	}
-	verify := cache.VerifyMode(f.Verify)
-	if verify != cache.VerifyChecksum && verify != cache.VerifySHA256 && verify != cache.VerifySize {
-		return nil, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", f.Verify)
 	}
 	for _, s := range subs {
 		if strings.HasPrefix(s, "/") {
@@ -232,20 +209,13 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 	if err != nil {
 		return nil, opts, err
 	}
-	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
+	store, err := s3store.New(ctx, cfg)
 	if err != nil {
 		return nil, opts, err
 	}
-	opts = cache.Options{
-		Dir: dir, Source: cache.SourceID(f.Endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
-		Include: f.Include, Exclude: f.Exclude, Parallelism: f.Parallel, PartSize: q.Value(),
-		Verify: verify, Prune: !f.NoDelete, Ephemeral: f.ephemeral, PageCache: f.PageCache, DryRun: f.DryRun, Log: log, Requests: store.Requests(),
-	}
-	if f.Generations < 0 || f.Generations > generations.DefaultMaxKept {
-		return nil, opts, fmt.Errorf("--generations %d: must be between 0 and %d", f.Generations, generations.DefaultMaxKept)
-	}
-	if f.Generations > 0 && subs == nil && !f.DryRun {
-		opts.Generations = &generations.Policy{Keep: f.Generations, MinAge: f.GenerationMinAge, Pinned: f.KeepGenerations}
+	opts.SubPrefixes, opts.Ephemeral, opts.Log, opts.Requests = subs, f.ephemeral, log, store.Requests()
+	if subs != nil {
+		opts.Generations = nil
 	}
 	if f.changes != "" {
 		if subs != nil {
