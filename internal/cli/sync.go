@@ -174,15 +174,14 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		}
 		defer func() { trace.Stop(); tf.Close() }()
 	}
-	var from cache.Store = store
 	if f.local.peer != "" {
-		if from, err = followPeer(ctx, f.local.peer, f.local.peerGeneration, store, &opts); err != nil {
+		if err := followPeer(ctx, f.local.peer, f.local.peerGeneration, &opts); err != nil {
 			return err
 		}
 	} else if f.local.servePeers && opts.Generations != nil {
 		opts.Generations.Index = true
 	}
-	rep, syncErr := cache.Sync(ctx, from, opts)
+	rep, syncErr := cache.Sync(ctx, store, opts)
 	if opts.Progress != nil && f.Progress == "auto" {
 		fmt.Fprintln(stderr)
 	}
