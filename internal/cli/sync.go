@@ -195,14 +195,9 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 // options of a sync: the options as a node agent gets them too (cache.OptionsFromArgs), and this
 // process's own (logs, progress, sub-prefixes, a scratch volume, a change set).
 func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (*s3store.Store, cache.Options, error) {
-	cfg, opts, err := cache.OptionsFromArgs(wire.SyncArgs{Source: src, Dir: dir, SyncOptions: f.SyncOptions, GenerationOptions: f.GenerationOptions})
+	cfg, opts, err := workerOptions(f, src, dir, subs)
 	if err != nil {
 		return nil, opts, err
-	}
-	for _, s := range subs {
-		if strings.HasPrefix(s, "/") {
-			return nil, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
-		}
 	}
 	log, err := newLogger(f.LogLevel)
 	if err != nil {
@@ -212,10 +207,7 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 	if err != nil {
 		return nil, opts, err
 	}
-	opts.SubPrefixes, opts.Ephemeral, opts.Log, opts.Requests = subs, f.ephemeral, log, store.Requests()
-	if subs != nil {
-		opts.Generations = nil
-	}
+	opts.Log, opts.Requests = log, store.Requests()
 	if f.changes != "" {
 		if subs != nil {
 			return nil, opts, errors.New("--changes applies to sync, not stage")
@@ -252,6 +244,26 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		return nil, opts, fmt.Errorf("--progress %q: must be auto, json or none", f.Progress)
 	}
 	return store, opts, nil
+}
+
+// workerOptions are the bucket's address and the options a sync's flags give, before this process's
+// logs and progress: the Dataset's translation that a node agent shares (cache.OptionsFromArgs), and
+// stage's sub-prefixes and scratch volume.
+func workerOptions(f syncFlags, src, dir string, subs []string) (s3store.Config, cache.Options, error) {
+	cfg, opts, err := cache.OptionsFromArgs(wire.SyncArgs{Source: src, Dir: dir, SyncOptions: f.SyncOptions, GenerationOptions: f.GenerationOptions})
+	if err != nil {
+		return cfg, opts, err
+	}
+	for _, s := range subs {
+		if strings.HasPrefix(s, "/") {
+			return cfg, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
+		}
+	}
+	opts.SubPrefixes, opts.Ephemeral = subs, f.ephemeral
+	if subs != nil {
+		opts.Generations = nil
+	}
+	return cfg, opts, nil
 }
 
 func writeReport(stdout io.Writer, f syncFlags, rep *wire.SyncReport) error {
