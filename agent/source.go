@@ -27,6 +27,7 @@ import (
 
 	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
@@ -52,8 +53,8 @@ func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dat
 			if err := reader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: c.SecretRef.Name}, &sec); err != nil {
 				return nil, fmt.Errorf("reading the credentials Secret %s: %w", c.SecretRef.Name, err)
 			}
-			cfg.Credentials = &s3store.Credentials{AccessKeyID: string(sec.Data[datav1alpha1.SecretKeyAccessKeyID]),
-				SecretAccessKey: string(sec.Data[datav1alpha1.SecretKeySecretAccessKey]), SessionToken: string(sec.Data[datav1alpha1.SecretKeySessionToken])}
+			cfg.Credentials = &s3store.Credentials{AccessKeyID: string(sec.Data[wire.EnvAccessKeyID]),
+				SecretAccessKey: string(sec.Data[wire.EnvSecretAccessKey]), SessionToken: string(sec.Data[wire.EnvSessionToken])}
 		}
 	}
 	return s3store.New(ctx, cfg)

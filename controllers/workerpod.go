@@ -80,7 +80,7 @@ func credentialsEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
 			LocalObjectReference: corev1.LocalObjectReference{Name: c.SecretRef.Name}, Key: key, Optional: ptr.To(optional),
 		}}}
 	}
-	return []corev1.EnvVar{ref(datav1alpha1.SecretKeyAccessKeyID, false), ref(datav1alpha1.SecretKeySecretAccessKey, false), ref(datav1alpha1.SecretKeySessionToken, true)}
+	return []corev1.EnvVar{ref(wire.EnvAccessKeyID, false), ref(wire.EnvSecretAccessKey, false), ref(wire.EnvSessionToken, true)}
 }
 
 // credentialsAccount is the service account that gives a worker the bucket by IRSA or Pod Identity,

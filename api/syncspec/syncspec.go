@@ -17,8 +17,9 @@ limitations under the License.
 // Package syncspec turns a Dataset's spec into the sync's arguments (wire.SyncArgs), once, for both
 // places that run the sync engine: the controllers render them as a sync Job's command line, and the
 // node agent runs the engine with them in-process. Both then turn the arguments into the engine's
-// options with cache.OptionsFromArgs. A spec.sync field added here reaches both, and a field missed
-// here reaches neither, which the agent's and the Job's comparison test catches either way.
+// options with cache.OptionsFromArgs. A spec.sync field added here reaches both; one path that drops
+// or overrides a field fails internal/cli's TestJobAndAgentSyncADatasetAlike, which also fails when
+// a spec.sync field has no case of its own.
 //
 // It sits beside the API rather than in it or in api/wire: api/wire imports nothing of ours, and the
 // API types package holds types and their markers, not translation.

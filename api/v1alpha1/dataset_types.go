@@ -148,14 +148,6 @@ type S3Credentials struct {
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
-// The keys of a credentials Secret (credentials.secretRef): sync Jobs take them into their
-// environment by reference, the node agent and the event hub read them. AWS_SESSION_TOKEN is optional.
-const (
-	SecretKeyAccessKeyID     = "AWS_ACCESS_KEY_ID"
-	SecretKeySecretAccessKey = "AWS_SECRET_ACCESS_KEY"
-	SecretKeySessionToken    = "AWS_SESSION_TOKEN"
-)
-
 // SecretReference names a Secret in the same namespace.
 type SecretReference struct {
 	// name of the Secret.

@@ -44,6 +44,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/internal/plugin"
 	"github.com/pqcache/pqcache/test/s3test"
@@ -129,7 +130,7 @@ func (k *cluster) kubectl(args ...string) (stdout, stderr string, err error) {
 func (k *cluster) dataset(name, prefix, accessKey, secretKey string) *datav1alpha1.Dataset {
 	k.t.Helper()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name + "-creds"},
-		StringData: map[string]string{datav1alpha1.SecretKeyAccessKeyID: accessKey, datav1alpha1.SecretKeySecretAccessKey: secretKey}}
+		StringData: map[string]string{wire.EnvAccessKeyID: accessKey, wire.EnvSecretAccessKey: secretKey}}
 	if err := k.c.Create(k.ctx, secret); err != nil {
 		k.t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
 	if err := k.c.Get(k.ctx, client.ObjectKey{Namespace: k.ns, Name: "events-creds"}, secret); err != nil {
 		t.Fatal(err)
 	}
-	secret.Data[datav1alpha1.SecretKeySecretAccessKey] = []byte("not-the-secret")
+	secret.Data[wire.EnvSecretAccessKey] = []byte("not-the-secret")
 	if err := k.c.Update(k.ctx, secret); err != nil {
 		t.Fatal(err)
 	}
