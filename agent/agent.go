@@ -149,33 +149,33 @@ func readGeneration(dir string, st *datav1alpha1.DatasetReplicaStatus) {
 func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1alpha1.DatasetReplica, dir, peerURL string) bool {
 	log := a.Log.With("dataset", klog.KObj(ds).String(), "role", rep.Spec.Role)
 	start := metav1.Now()
-	bucket, err := bucketStore(ctx, a.Reader, ds)
+	cfg, opts, err := SyncOptions(ds, dir)
+	if err != nil {
+		a.recordFailure(rep, start, datav1alpha1.ReasonSyncFailed, err)
+		return false
+	}
+	bucket, err := bucketStore(ctx, a.Reader, ds, cfg)
 	if err != nil {
 		a.recordFailure(rep, start, wire.ReasonInvalidCredentials, err)
 		return false
 	}
-	parallelism := max(int(ds.Spec.Sync.Parallelism), 1)
-	release, parallelism, err := a.Budget.Acquire(ctx, parallelism)
+	release, parallelism, err := a.Budget.Acquire(ctx, opts.Parallelism)
 	if err != nil {
 		return false
 	}
 	defer release()
-	opts := syncOptions(ds, dir, parallelism)
-	opts.Log = log
+	opts.Parallelism, opts.Log, opts.Requests = parallelism, log, bucket.Requests()
 	opts.GenerationAtLeast = rep.Spec.MinGeneration
-	var from cache.Store = bucket
-	opts.Requests = bucket.Requests()
 	if peerURL != "" {
 		p, err := peer.NewStore(ctx, peerURL, a.PeerKey, Bucket(ds.Namespace, ds.Name))
 		if err != nil {
 			a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 			return false
 		}
-		from = p
-		opts.Fallback = &cache.Source{Store: bucket, Prefix: opts.Prefix}
-		opts.Prefix, opts.Generation, opts.Requests = peer.Prefix(rep.Spec.Generation), rep.Spec.Generation, p.Requests()
+		opts.Follow = &cache.Follow{Peer: cache.Source{Store: p, Prefix: peer.Prefix(rep.Spec.Generation)}, Generation: rep.Spec.Generation}
+		opts.Requests = p.Requests()
 	}
-	rep2, err := cache.Sync(ctx, from, opts)
+	rep2, err := cache.Sync(ctx, bucket, opts)
 	a.record(rep, start, rep2, err)
 	readGeneration(dir, &rep.Status)
 	log.Info("Synced", "generation", rep.Status.Generation, "result", rep2.Result, "filesCopied", rep2.FilesCopied,

@@ -20,29 +20,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
-
-// The keys of a Dataset's credentials Secret, as for its sync Jobs (docs/datasets.md).
-const (
-	secretKeyAccessKeyID     = "AWS_ACCESS_KEY_ID"
-	secretKeySecretAccessKey = "AWS_SECRET_ACCESS_KEY"
-	secretKeySessionToken    = "AWS_SESSION_TOKEN"
-)
-
-// generationMinAge keeps a generation that stopped being current for a while, for readers that
-// resolved it without holding it, as the sync Jobs do.
-const generationMinAge = 5 * time.Minute
 
 // errServiceAccountCredentials: one agent serves every Dataset on its node, so it cannot take on a
 // Dataset's service account identity.
@@ -52,12 +40,11 @@ var errServiceAccountCredentials = errors.New("credentials.serviceAccountName is
 // lifetime, not one per sync.
 var bucketHTTP = awshttp.NewBuildableClient()
 
-// bucketStore is the Dataset's bucket, with the credentials of its Secret (read for each sync,
-// never logged or kept).
-func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset) (*s3store.Store, error) {
-	s3 := ds.Spec.Source.S3
-	cfg := s3store.Config{Bucket: s3.Bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.ForcePathStyle, HTTPClient: bucketHTTP}
-	if c := s3.Credentials; c != nil {
+// bucketStore is the Dataset's bucket at cfg (from SyncOptions), with the credentials of its Secret
+// (read for each sync, never logged or kept).
+func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset, cfg s3store.Config) (*s3store.Store, error) {
+	cfg.HTTPClient = bucketHTTP
+	if c := ds.Spec.Source.S3.Credentials; c != nil {
 		if c.ServiceAccountName != "" {
 			return nil, errServiceAccountCredentials
 		}
@@ -66,30 +53,27 @@ func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dat
 			if err := reader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: c.SecretRef.Name}, &sec); err != nil {
 				return nil, fmt.Errorf("reading the credentials Secret %s: %w", c.SecretRef.Name, err)
 			}
-			cfg.Credentials = &s3store.Credentials{AccessKeyID: string(sec.Data[secretKeyAccessKeyID]),
-				SecretAccessKey: string(sec.Data[secretKeySecretAccessKey]), SessionToken: string(sec.Data[secretKeySessionToken])}
+			cfg.Credentials = &s3store.Credentials{AccessKeyID: string(sec.Data[wire.EnvAccessKeyID]),
+				SecretAccessKey: string(sec.Data[wire.EnvSecretAccessKey]), SessionToken: string(sec.Data[wire.EnvSessionToken])}
 		}
 	}
 	return s3store.New(ctx, cfg)
 }
 
-// syncOptions are the engine's options for ds's copy in dir, with parallelism granted by the node's
-// budget.
-func syncOptions(ds *datav1alpha1.Dataset, dir string, parallelism int) cache.Options {
-	sy := ds.Spec.Sync
-	opts := cache.Options{
-		Dir: dir, Source: cache.SourceID(ds.Spec.Source.S3.Endpoint, ds.Spec.Source.S3.Bucket, ds.Spec.Source.S3.Prefix), Prefix: ds.Spec.Source.S3.Prefix, Include: ds.Spec.Include, Exclude: ds.Spec.Exclude,
-		Parallelism: parallelism, Prune: ptr.Deref(sy.Prune, true),
-		Generations: &generations.Policy{Keep: max(int(ptr.Deref(sy.KeepGenerations, 2)), 1), MinAge: generationMinAge, Index: true},
+// SyncOptions are where ds's bucket is and the engine's options for ds's copy in dir: the Dataset's
+// arguments as its sync Jobs get them (syncspec.Args, with the worker's defaults), turned into
+// options as a worker turns its command line (cache.OptionsFromArgs), and then what is this node's.
+// A node copy always publishes generations, indexed: readers on the node mount them (CSI) and
+// followers copy them from this agent. The caller still sets the parallelism the node's budget grants
+// (at most Parallelism), the logger, the request counters and, for a follower, Follow.
+func SyncOptions(ds *datav1alpha1.Dataset, dir string) (s3store.Config, cache.Options, error) {
+	args := syncspec.Args(ds).WithDefaults()
+	args.Dir = dir
+	args.Generations = max(args.Generations, 1)
+	cfg, opts, err := cache.OptionsFromArgs(args)
+	if err != nil {
+		return cfg, opts, fmt.Errorf("the options of %s/%s: %w", ds.Namespace, ds.Name, err)
 	}
-	if sy.PartSize != nil {
-		opts.PartSize = sy.PartSize.Value()
-	}
-	switch sy.Verify {
-	case datav1alpha1.VerifySize:
-		opts.Verify = cache.VerifySize
-	case datav1alpha1.VerifySHA256:
-		opts.Verify = cache.VerifySHA256
-	}
-	return opts
+	opts.Generations.Index = true
+	return cfg, opts, nil
 }

@@ -79,15 +79,15 @@ var ErrCorrupt = errors.New("verification failed")
 // after the listing. Small files are staged in the worker's directory shard (relative to the root).
 func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, events chan<- event) {
 	obj := a.Object
-	src, fellBack := Source{Store: s.store, Prefix: s.opts.Prefix}, false
+	src, fellBack := Source{Store: s.store, Prefix: s.prefix}, false
 	for attempt := 0; ; attempt++ {
 		if ctx.Err() != nil {
 			return
 		}
 		ev, err := s.download(ctx, shard, obj, src)
-		if err != nil && ctx.Err() == nil && volumeReason(err) == "" && s.opts.Fallback != nil && !fellBack {
+		if err != nil && ctx.Err() == nil && volumeReason(err) == "" && s.fallback != nil && !fellBack {
 			s.log.Warn("Copying from the fallback", "key", obj.Key, "error", err)
-			src, fellBack = *s.opts.Fallback, true
+			src, fellBack = *s.fallback, true
 			s.mu.Lock()
 			s.rep.FilesFromFallback++
 			s.mu.Unlock()
@@ -114,7 +114,7 @@ func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, even
 			return
 		}
 		class := s3store.Classify(err)
-		if class != s3store.ClassPreconditionFailed && class != s3store.ClassNotFound || s.opts.Generation > 0 {
+		if class != s3store.ClassPreconditionFailed && class != s3store.ClassNotFound || s.follows > 0 {
 			// A follower copies one generation: a newer version of the object is not part of it.
 			s.fail(obj.Key, class, err)
 			return
@@ -125,7 +125,7 @@ func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, even
 		}
 		// The object changed (or vanished) between the listing and the GET: ask the bucket what it
 		// holds now and copy that version, never a mix of two.
-		now, ok, serr := s.store.Describe(ctx, s.opts.Prefix+obj.Key, s.opts.Prefix)
+		now, ok, serr := s.store.Describe(ctx, s.prefix+obj.Key, s.prefix)
 		if serr != nil {
 			s.fail(obj.Key, s3store.Classify(serr), serr)
 			return

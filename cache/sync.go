@@ -125,20 +125,12 @@ type Options struct {
 	// hold while later syncs change the stable path (package generations), and removes the old trees
 	// this policy does not keep. Nil publishes the stable path only (pqcache stage, scratch volumes).
 	Generations *generations.Policy
-	// Generation, when > 0, makes this sync a follower's copy of another directory's generation, read
-	// from a peer that serves it (package agent/peer): the listing is that generation's, so an object
-	// that changed is never replanned against a newer state; the manifest commits as exactly this
-	// generation, and its tree is published only when every file was copied. A follower never
-	// publishes a generation that differs from the seed's: a failed sync leaves current where it was,
-	// and the next one resumes.
-	Generation int64
+	// Follow, if set, makes this sync a follower's copy of another directory's generation, read from a
+	// peer that serves it (see Follow); the store Sync is given, at Prefix, is then the fallback.
+	Follow *Follow
 	// GenerationAtLeast makes the next generation this sync commits higher than it: a seed whose disk
 	// was wiped must not number its generations like those its followers already hold.
 	GenerationAtLeast int64
-	// Fallback, if set, is where a file is fetched again, once and with the same ETag condition, when
-	// the store could not serve it or served bytes that failed verification: a follower falls back to
-	// the bucket when its peer fails. The report counts these files.
-	Fallback *Source
 }
 
 // SourceID names where the data comes from, for Options.Source: a change re-copies everything. It
@@ -160,6 +152,20 @@ type Source struct {
 	Prefix string
 }
 
+// Follow is a follower's source: a peer serving one generation of the seed's copy. The listing is
+// that generation's, so an object that changed is never replanned against a newer state; the manifest
+// commits as exactly this generation, and its tree is published only when every file was copied. A
+// follower never publishes a generation that differs from the seed's: a failed sync leaves current
+// where it was, and the next one resumes. A file the peer could not serve, or served with bytes that
+// failed verification, is fetched once more from the bucket (the store Sync is given, at
+// Options.Prefix), with the same ETag condition; the report counts these files.
+type Follow struct {
+	// Peer is the peer's store and the key prefix the generation's files are under there.
+	Peer Source
+	// Generation is the seed's generation this copy becomes (> 0).
+	Generation int64
+}
+
 // Defaults.
 const (
 	DefaultParallelism  = 8
@@ -175,12 +181,18 @@ var ErrFilesFailed = errors.New("some files failed")
 var ErrInsufficientCapacity = errors.New("insufficient capacity")
 
 type syncer struct {
-	store Store
-	opts  Options
-	log   *slog.Logger
-	m     *manifest.Manifest
-	rep   *wire.SyncReport
-	root  string
+	// store and prefix are where the files are read: the bucket at Options.Prefix, or a follower's
+	// peer; fallback is the bucket when it is not the store, and follows the generation a follower
+	// copies (0: none).
+	store    Store
+	prefix   string
+	fallback *Source
+	follows  int64
+	opts     Options
+	log      *slog.Logger
+	m        *manifest.Manifest
+	rep      *wire.SyncReport
+	root     string
 	// slots bounds the GETs in flight across the whole sync (download.go).
 	slots chan struct{}
 	// resume keeps large downloads resumable across runs.
@@ -201,8 +213,10 @@ type syncer struct {
 	failedKeys map[string]bool
 }
 
-// Sync runs one sync and returns its report. A non-nil error means the sync did not publish
-// everything it planned; what it did publish is complete and in the manifest.
+// Sync runs one sync from store (the bucket, whose keys under opts.Prefix are the files; with
+// opts.Follow, the fallback of a follower that reads its peer) and returns its report. A non-nil
+// error means the sync did not publish everything it planned; what it did publish is complete and in
+// the manifest.
 func Sync(ctx context.Context, store Store, opts Options) (*wire.SyncReport, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = DefaultParallelism
@@ -220,8 +234,12 @@ func Sync(ctx context.Context, store Store, opts Options) (*wire.SyncReport, err
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &syncer{store: store, opts: opts, log: log, root: filepath.Clean(opts.Dir), classes: map[string]int64{},
+	s := &syncer{store: store, prefix: opts.Prefix, opts: opts, log: log, root: filepath.Clean(opts.Dir), classes: map[string]int64{},
 		rep: &wire.SyncReport{Source: opts.Source, Start: time.Now().UTC(), DryRun: opts.DryRun}}
+	if f := opts.Follow; f != nil {
+		s.fallback = &Source{Store: store, Prefix: opts.Prefix}
+		s.store, s.prefix, s.follows = f.Peer.Store, f.Peer.Prefix, f.Generation
+	}
 	err := s.finishReport(s.run(ctx))
 	if s.opts.Progress != nil {
 		s.opts.Progress(s.progress.snapshot(s.rep.Start))
@@ -369,7 +387,7 @@ func (s *syncer) publishGeneration(ctx context.Context) error {
 	if g == 0 {
 		return nil
 	}
-	if s.opts.Generation > 0 && s.rep.FilesFailed > 0 {
+	if s.follows > 0 && s.rep.FilesFailed > 0 {
 		s.log.Info("Not publishing the generation: some of its files are missing here", "generation", g, "failed", s.rep.FilesFailed)
 		return nil
 	}
@@ -496,7 +514,7 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 			ForceCopy: force,
 		}
 		var conflicts plan.ConflictTracker
-		err := s.store.List(ctx, s.opts.Prefix+sub, s.opts.Prefix, func(page []plan.Object) error {
+		err := s.store.List(ctx, s.prefix+sub, s.prefix, func(page []plan.Object) error {
 			for _, obj := range page {
 				s.rep.FilesListed++
 				if !filter.Match(obj.Key) {
@@ -561,7 +579,7 @@ func (s *syncer) dryRun(ctx context.Context, filter *plan.Filter) error {
 // that it costs the listing and nothing that grows with the manifest.
 func (s *syncer) commit(sourceChanged bool) error {
 	changed := s.rep.FilesCopied+s.rep.FilesDeleted > 0 || sourceChanged
-	if s.opts.Generation > 0 {
+	if s.follows > 0 {
 		var err error
 		if changed, err = s.followGeneration(changed); err != nil {
 			return err
@@ -619,7 +637,7 @@ func (s *syncer) commit(sourceChanged bool) error {
 // says whether a Commit is needed: when files changed, and also when none did but the seed committed
 // a generation whose files this copy already had.
 func (s *syncer) followGeneration(changed bool) (bool, error) {
-	g := s.opts.Generation
+	g := s.follows
 	if s.highestTree > g {
 		// Tree g may exist here with other contents, and Publish would take it as built.
 		return false, fmt.Errorf("copying generation %d: this directory already published generation %d; a seed that starts its numbering again must start above its followers' highest generation", g, s.highestTree)

@@ -165,7 +165,7 @@ func (s *syncer) describe(ctx context.Context, changes []*targetedChange) {
 	for range min(s.opts.Parallelism, max(1, len(changes))) {
 		wg.Go(func() {
 			for tc := range next {
-				tc.obj, tc.exists, tc.err = s.store.Describe(ctx, s.opts.Prefix+tc.rel, s.opts.Prefix)
+				tc.obj, tc.exists, tc.err = s.store.Describe(ctx, s.prefix+tc.rel, s.prefix)
 			}
 		})
 	}

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 )
@@ -51,7 +52,7 @@ const (
 // which the queries read for those prefixes (benchArgs points them there).
 func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOptions) {
 	bench := &spec.Containers[0]
-	args := wire.StageArgs{Source: sourceURL(ds), Dir: scratchPath, SyncOptions: sourceOptions(ds), Prefixes: ds.Spec.Fresh,
+	args := wire.StageArgs{Source: syncspec.SourceURL(ds), Dir: scratchPath, SyncOptions: sourceOptions(ds), Prefixes: ds.Spec.Fresh,
 		// The scratch volume dies with the pod, so the copies need not be made durable.
 		Ephemeral: true}
 	args.Progress, args.ReportFile = "none", corev1.TerminationMessagePathDefault
@@ -155,10 +156,10 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		a.Data = generationDir(g)
 	}
 	if j.input.Type == datav1alpha1.InputS3 {
-		a.Data = sourceURL(ds)
+		a.Data = syncspec.SourceURL(ds)
 	}
 	if readsS3(j.input) {
-		a.S3Access = s3Access(ds) // for the engine, and for the runner's own probe of the bucket
+		a.S3Access = syncspec.S3Access(ds) // for the engine, and for the runner's own probe of the bucket
 	}
 	// CPUs rounded up (1500m: 2 threads under a 1.5-CPU quota); at least one.
 	threads := max(1, int(j.config.CPU.Value()))
@@ -184,7 +185,7 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 	case j.input.Type == datav1alpha1.InputMixedDirect && j.engine.Name != datav1alpha1.EngineCommand:
 		// Static tables from the volume; the fresh prefixes straight from the bucket (a command engine
 		// learns where they are from its environment: withBucket).
-		a.FreshData, a.FreshPrefixes = sourceURL(ds), ds.Spec.Fresh
+		a.FreshData, a.FreshPrefixes = syncspec.SourceURL(ds), ds.Spec.Fresh
 	}
 	return a
 }
@@ -242,7 +243,7 @@ func withBucket(pod *corev1.PodSpec, c *corev1.Container, ds *datav1alpha1.Datas
 	}
 	if in.Type == datav1alpha1.InputMixedDirect {
 		c.Env = append(c.Env,
-			corev1.EnvVar{Name: wire.EnvFreshURL, Value: sourceURL(ds)},
+			corev1.EnvVar{Name: wire.EnvFreshURL, Value: syncspec.SourceURL(ds)},
 			corev1.EnvVar{Name: wire.EnvFreshPrefixes, Value: strings.Join(ds.Spec.Fresh, ",")})
 	}
 }

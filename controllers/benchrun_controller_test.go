@@ -330,7 +330,7 @@ var _ = Describe("BenchRun controller", func() {
 						secretKeys = append(secretKeys, e.ValueFrom.SecretKeyRef.Key)
 					}
 				}
-				Expect(secretKeys).To(ContainElement(SecretKeyAccessKeyID))
+				Expect(secretKeys).To(ContainElement(wire.EnvAccessKeyID))
 				for _, v := range pod.Volumes {
 					Expect(v.PersistentVolumeClaim).To(BeNil(), "an s3 input mounts no claim")
 				}
@@ -401,13 +401,13 @@ var _ = Describe("BenchRun controller", func() {
 			switch j.Annotations[annotationInput] {
 			case "s3":
 				Expect(c.Args).To(ContainElements("--data", "s3://analytics/tpch/", "--endpoint", "http://s3.example.test:9000", "--path-style"), kind)
-				Expect(c.Env).To(ContainElement(HaveField("Name", SecretKeyAccessKeyID)), kind)
+				Expect(c.Env).To(ContainElement(HaveField("Name", wire.EnvAccessKeyID)), kind)
 			case "mixed-direct":
 				Expect(c.Args).To(ContainElements("--data", "/data", "--fresh-data", "s3://analytics/tpch/", "--fresh-prefix", "lineitem/"), kind)
-				Expect(c.Env).To(ContainElement(HaveField("Name", SecretKeyAccessKeyID)), kind)
+				Expect(c.Env).To(ContainElement(HaveField("Name", wire.EnvAccessKeyID)), kind)
 			case "volume":
 				Expect(c.Args).To(ContainElements("--data", "/data"), kind)
-				Expect(c.Env).NotTo(ContainElement(HaveField("Name", SecretKeyAccessKeyID)), "a volume input needs no bucket credentials")
+				Expect(c.Env).NotTo(ContainElement(HaveField("Name", wire.EnvAccessKeyID)), "a volume input needs no bucket credentials")
 			}
 		}
 		Eventually(func(g Gomega) {

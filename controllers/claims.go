@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 )
@@ -313,7 +314,7 @@ func buildSizeJob(ds *datav1alpha1.Dataset, opts WorkerOptions, hash string) *ba
 	j.Spec.Template.Labels[LabelComponent] = componentSize
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](1800)
 	c := &j.Spec.Template.Spec.Containers[0]
-	args := wire.SyncArgs{Source: sourceURL(ds), Dir: "/plan", SyncOptions: sourceOptions(ds)}
+	args := wire.SyncArgs{Source: syncspec.SourceURL(ds), Dir: "/plan", SyncOptions: sourceOptions(ds)}
 	args.DryRun, args.Progress, args.ReportFile = true, "none", corev1.TerminationMessagePathDefault
 	c.Args = args.Args()
 	// The listing needs no claim: an empty directory stands in for the volume.

@@ -339,7 +339,7 @@ var _ = Describe("Dataset controller", func() {
 				Expect(e.ValueFrom.FieldRef.FieldPath).To(BeElementOf("metadata.name", "metadata.namespace"))
 			}
 		}
-		Expect(secretKeys).To(ConsistOf(SecretKeyAccessKeyID, SecretKeySecretAccessKey, SecretKeySessionToken))
+		Expect(secretKeys).To(ConsistOf(wire.EnvAccessKeyID, wire.EnvSecretAccessKey, wire.EnvSessionToken))
 
 		// During the first sync: not Ready, Syncing, and kstatus reads InProgress.
 		Eventually(func(g Gomega) {

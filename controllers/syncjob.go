@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 )
@@ -53,13 +54,6 @@ const (
 
 	dataMountPath     = "/data"
 	syncContainerName = "sync"
-)
-
-// Worker credentials: the keys a credentials Secret must hold (AWS_SESSION_TOKEN is optional).
-const (
-	SecretKeyAccessKeyID     = "AWS_ACCESS_KEY_ID"
-	SecretKeySecretAccessKey = "AWS_SECRET_ACCESS_KEY"
-	SecretKeySessionToken    = "AWS_SESSION_TOKEN"
 )
 
 // WorkerOptions are the operator-wide settings of worker Jobs.
@@ -141,25 +135,19 @@ func lastRecordedJob(ds *datav1alpha1.Dataset) string {
 	return ""
 }
 
-// syncArgs are the worker's arguments: `pqcache sync` with the Dataset's source and options.
+// syncArgs are the worker's arguments: `pqcache sync` with the Dataset's arguments (syncspec.Args,
+// which a node agent runs with too), into the claim, reporting to the controller.
 func syncArgs(ds *datav1alpha1.Dataset) wire.SyncArgs {
-	sy := ds.Spec.Sync
-	a := wire.SyncArgs{Source: sourceURL(ds), Dir: dataMountPath, SyncOptions: sourceOptions(ds),
-		GenerationOptions: wire.GenerationOptions{Generations: int(ptr.Deref(sy.KeepGenerations, 2))}}
-	a.Parallel = int(max(sy.Parallelism, 1))
+	a := syncspec.Args(ds)
+	a.Dir = dataMountPath
 	a.Progress, a.LogLevel, a.ReportFile = "json", "info", corev1.TerminationMessagePathDefault
-	if sy.PartSize != nil {
-		a.PartSize = sy.PartSize.String()
-	}
-	switch sy.Verify {
-	case datav1alpha1.VerifySize:
-		a.Verify = "size"
-	case datav1alpha1.VerifySHA256:
-		a.Verify = "sha256"
-	}
-	a.NoDelete = !ptr.Deref(sy.Prune, true)
 	return a
 }
+
+// SyncJobArgs is the command line of ds's sync Job's worker, for tests outside this package that
+// compare what a Job runs with what a node agent runs (internal/cli): syncArgs rendered, before the
+// generations a Job pins or the change set it applies.
+func SyncJobArgs(ds *datav1alpha1.Dataset) []string { return syncArgs(ds).Args() }
 
 // podIdentityEnv names the pod to the worker (downward API), for its progress annotation.
 func podIdentityEnv() []corev1.EnvVar {

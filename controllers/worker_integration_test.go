@@ -73,7 +73,7 @@ func TestWorkerJobRunsAndReportsEndToEnd(t *testing.T) {
 	c := job.Spec.Template.Spec.Containers[0]
 
 	// The kubelet's part: environment from the Secret, the claim, the termination-log file.
-	secret := map[string]string{controllers.SecretKeyAccessKeyID: s3test.AccessKey, controllers.SecretKeySecretAccessKey: s3test.SecretKey}
+	secret := map[string]string{wire.EnvAccessKeyID: s3test.AccessKey, wire.EnvSecretAccessKey: s3test.SecretKey}
 	for _, e := range c.Env {
 		ref := e.ValueFrom.SecretKeyRef
 		if ref == nil {
@@ -180,8 +180,8 @@ func TestWorkerTrustsAPrivateCA(t *testing.T) {
 	if err := os.WriteFile(mounted, ca, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(controllers.SecretKeyAccessKeyID, s3test.AccessKey)
-	t.Setenv(controllers.SecretKeySecretAccessKey, s3test.SecretKey)
+	t.Setenv(wire.EnvAccessKeyID, s3test.AccessKey)
+	t.Setenv(wire.EnvSecretAccessKey, s3test.SecretKey)
 
 	runWorker := func(bundle string) error {
 		t.Setenv("AWS_CA_BUNDLE", bundle)
@@ -222,8 +222,8 @@ func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
 			Credentials: &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "creds"}},
 		}}},
 	}
-	t.Setenv(controllers.SecretKeyAccessKeyID, s3test.AccessKey)
-	t.Setenv(controllers.SecretKeySecretAccessKey, s3test.SecretKey)
+	t.Setenv(wire.EnvAccessKeyID, s3test.AccessKey)
+	t.Setenv(wire.EnvSecretAccessKey, s3test.SecretKey)
 	volume := t.TempDir()
 	run := func(job *batchv1.Job, files map[string]string) []byte {
 		t.Helper()

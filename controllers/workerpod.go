@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 )
@@ -60,21 +61,11 @@ func withTerminationReport(c *corev1.Container) {
 	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
 }
 
-// sourceURL is the Dataset's source as the workers name it: s3://BUCKET/PREFIX.
-func sourceURL(ds *datav1alpha1.Dataset) string {
-	return "s3://" + ds.Spec.Source.S3.Bucket + "/" + ds.Spec.Source.S3.Prefix
-}
-
 // sourceOptions select and reach the objects, for every worker that reads the bucket with the sync
-// engine: globs, endpoint, region, addressing.
+// engine: globs, endpoint, region, addressing (the part of syncspec.Args that stage and sizing take).
 func sourceOptions(ds *datav1alpha1.Dataset) wire.SyncOptions {
-	return wire.SyncOptions{Include: ds.Spec.Include, Exclude: ds.Spec.Exclude, S3Access: s3Access(ds)}
-}
-
-// s3Access is how workers reach the Dataset's bucket, beside the credentials in their environment.
-func s3Access(ds *datav1alpha1.Dataset) wire.S3Access {
-	s3 := ds.Spec.Source.S3
-	return wire.S3Access{Endpoint: s3.Endpoint, Region: s3.Region, PathStyle: s3.ForcePathStyle}
+	a := syncspec.Args(ds)
+	return wire.SyncOptions{Include: a.Include, Exclude: a.Exclude, S3Access: a.S3Access}
 }
 
 // credentialsEnv passes credentials from the Dataset's Secret by reference: their values never pass
@@ -89,7 +80,7 @@ func credentialsEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
 			LocalObjectReference: corev1.LocalObjectReference{Name: c.SecretRef.Name}, Key: key, Optional: ptr.To(optional),
 		}}}
 	}
-	return []corev1.EnvVar{ref(SecretKeyAccessKeyID, false), ref(SecretKeySecretAccessKey, false), ref(SecretKeySessionToken, true)}
+	return []corev1.EnvVar{ref(wire.EnvAccessKeyID, false), ref(wire.EnvSecretAccessKey, false), ref(wire.EnvSessionToken, true)}
 }
 
 // credentialsAccount is the service account that gives a worker the bucket by IRSA or Pod Identity,

@@ -156,10 +156,9 @@ func (l *lake) follow(dir string, g int64) (*wire.SyncReport, error, *s3store.Re
 	}
 	bkt := l.bucketStore()
 	opts := options(dir)
-	opts.Prefix, opts.Generation = peer.Prefix(g), g
-	opts.Fallback = &cache.Source{Store: bkt, Prefix: prefix}
+	opts.Follow = &cache.Follow{Peer: cache.Source{Store: from, Prefix: peer.Prefix(g)}, Generation: g}
 	opts.Requests = from.Requests()
-	rep, err := cache.Sync(context.Background(), from, opts)
+	rep, err := cache.Sync(context.Background(), bkt, opts)
 	return rep, err, bkt.Requests()
 }
 

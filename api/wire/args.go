@@ -122,6 +122,27 @@ func (l flagList) bind(fs FlagSet) {
 	}
 }
 
+// fillDefaults gives each field that render would leave out its flag's default: what the worker's
+// parser gives a field the command line did not carry.
+func (l flagList) fillDefaults() {
+	for _, f := range l {
+		switch f.kind {
+		case kindString:
+			if p := f.ptr.(*string); *p == "" {
+				*p = f.def.(string)
+			}
+		case kindInt:
+			if p := f.ptr.(*int); *p == 0 && !f.always {
+				*p = f.def.(int)
+			}
+		case kindDuration:
+			if p := f.ptr.(*time.Duration); *p == 0 {
+				*p = f.def.(time.Duration)
+			}
+		}
+	}
+}
+
 // render writes the flags that carry a value: strings that are not empty, numbers and durations that
 // are not zero (and counts whose zero means something, as --generations 0 does), bools that are true,
 // and each element of a list. A field left empty or zero takes the worker's default.
@@ -305,6 +326,14 @@ func (a *SyncArgs) flags() flagList {
 // Bind registers the flags of `pqcache sync` with fs, with their defaults (DefaultSyncOptions,
 // DefaultGenerationOptions), which a's fields take until the flags are parsed.
 func (a *SyncArgs) Bind(fs FlagSet) { a.flags().bind(fs) }
+
+// WithDefaults returns a with the worker's default in every field that Args would leave out: the
+// arguments a worker parses from a.Args(). A node agent, which runs the engine in-process, takes the
+// same arguments this way instead of through a command line.
+func (a SyncArgs) WithDefaults() SyncArgs {
+	a.flags().fillDefaults()
+	return a
+}
 
 // Args is the worker's command line: "sync", the source, the directory and the flags.
 func (a SyncArgs) Args() []string {

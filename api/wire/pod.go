@@ -28,6 +28,14 @@ const (
 	EnvPodName      = "POD_NAME"
 	EnvPodNamespace = "POD_NAMESPACE"
 
+	// EnvAccessKeyID, EnvSecretAccessKey and EnvSessionToken are the AWS environment's static
+	// credentials, and the keys of a Dataset's credentials Secret (credentials.secretRef): sync and
+	// bench Jobs take those keys into their environment by reference, under the same names; the node
+	// agent and the event hub read them from the Secret. EnvSessionToken is optional.
+	EnvAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	EnvSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+	EnvSessionToken    = "AWS_SESSION_TOKEN"
+
 	// EnvFreshDir is, for a mixed-staged input, the directory the stage step copied the Dataset's
 	// fresh prefixes into; an engine reads those prefixes from there instead of the volume.
 	EnvFreshDir = "PQCACHE_FRESH_DIR"

@@ -123,9 +123,9 @@ func s3Secret(s3 *wire.S3Access, getenv func(string) string) (string, error) {
 		a.Region = cmp.Or(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"), defaultRegion)
 	}
 	parts = append(parts, "TYPE s3")
-	add("KEY_ID", getenv("AWS_ACCESS_KEY_ID"))
-	add("SECRET", getenv("AWS_SECRET_ACCESS_KEY"))
-	add("SESSION_TOKEN", getenv("AWS_SESSION_TOKEN"))
+	add("KEY_ID", getenv(wire.EnvAccessKeyID))
+	add("SECRET", getenv(wire.EnvSecretAccessKey))
+	add("SESSION_TOKEN", getenv(wire.EnvSessionToken))
 	add("REGION", a.Region)
 	if a.Endpoint != "" {
 		u, err := url.Parse(a.Endpoint)

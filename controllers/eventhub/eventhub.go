@@ -291,8 +291,8 @@ func (h *Hub) sqsSource(ctx context.Context, ds *datav1alpha1.Dataset) (*watched
 		if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: secret}, &sec); err != nil {
 			return nil, cfg, fmt.Errorf("reading the queue's credentials secret %s: %w", secret, err)
 		}
-		cfg.AccessKeyID, cfg.SecretAccessKey = string(sec.Data[controllers.SecretKeyAccessKeyID]), string(sec.Data[controllers.SecretKeySecretAccessKey])
-		cfg.SessionToken = string(sec.Data[controllers.SecretKeySessionToken])
+		cfg.AccessKeyID, cfg.SecretAccessKey = string(sec.Data[wire.EnvAccessKeyID]), string(sec.Data[wire.EnvSecretAccessKey])
+		cfg.SessionToken = string(sec.Data[wire.EnvSessionToken])
 		version = sec.ResourceVersion
 	}
 	// The config, never the secret values, identifies what the source was started with.

@@ -32,7 +32,6 @@ import (
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/peer"
 	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/cache/s3store"
 )
 
 // The peer key comes from the environment, never from flags: a flag shows in every process list.
@@ -120,30 +119,30 @@ func servePeer(ctx context.Context, listen string, srv *peer.Server, cmd *cobra.
 	return agent.PeerServer{Listener: l, Server: srv}.Start(ctx)
 }
 
-// followPeer turns a sync's options into a follower's: the store is the peer's generation, and the
-// bucket is the fallback.
-func followPeer(ctx context.Context, peerURL string, g int64, bucket *s3store.Store, opts *cache.Options) (*s3store.Store, error) {
+// followPeer turns a sync's options into a follower's: it reads the peer's generation (opts.Follow),
+// and the bucket, which cache.Sync is still given, is the fallback.
+func followPeer(ctx context.Context, peerURL string, g int64, opts *cache.Options) error {
 	if g <= 0 {
-		return nil, errors.New("--peer needs --peer-generation: the generation the peer published, which this copy becomes")
+		return errors.New("--peer needs --peer-generation: the generation the peer published, which this copy becomes")
 	}
 	if opts.Generations == nil {
-		return nil, errors.New("--peer publishes the peer's generation: --generations must be at least 1")
+		return errors.New("--peer publishes the peer's generation: --generations must be at least 1")
 	}
 	u, err := url.Parse(peerURL)
 	name := strings.Trim(u.Path, "/")
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("--peer %q: want http://HOST:PORT/NAME", peerURL)
+		return fmt.Errorf("--peer %q: want http://HOST:PORT/NAME", peerURL)
 	}
 	key, err := peerKeyFromEnv()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	from, err := peer.NewStore(ctx, u.Scheme+"://"+u.Host, key, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	opts.Fallback = &cache.Source{Store: bucket, Prefix: opts.Prefix}
-	opts.Prefix, opts.Generation, opts.Requests = peer.Prefix(g), g, from.Requests()
+	opts.Follow = &cache.Follow{Peer: cache.Source{Store: from, Prefix: peer.Prefix(g)}, Generation: g}
+	opts.Requests = from.Requests()
 	opts.Generations.Index = true
-	return from, nil
+	return nil
 }

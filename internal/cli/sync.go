@@ -32,11 +32,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
-	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -149,17 +147,7 @@ func newStageCommand() *cobra.Command {
 }
 
 // parseS3URL splits s3://bucket/prefix.
-func parseS3URL(s string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(s, "s3://")
-	if !ok {
-		return "", "", fmt.Errorf("source %q must look like s3://bucket/prefix", s)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("source %q has no bucket", s)
-	}
-	return bucket, prefix, nil
-}
+func parseS3URL(s string) (bucket, prefix string, err error) { return wire.ParseS3URL(s) }
 
 func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -186,15 +174,14 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		}
 		defer func() { trace.Stop(); tf.Close() }()
 	}
-	var from cache.Store = store
 	if f.local.peer != "" {
-		if from, err = followPeer(ctx, f.local.peer, f.local.peerGeneration, store, &opts); err != nil {
+		if err := followPeer(ctx, f.local.peer, f.local.peerGeneration, &opts); err != nil {
 			return err
 		}
 	} else if f.local.servePeers && opts.Generations != nil {
 		opts.Generations.Index = true
 	}
-	rep, syncErr := cache.Sync(ctx, from, opts)
+	rep, syncErr := cache.Sync(ctx, store, opts)
 	if opts.Progress != nil && f.Progress == "auto" {
 		fmt.Fprintln(stderr)
 	}
@@ -205,48 +192,22 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 }
 
 // prepareSync checks the flags shared by sync, stage and watch and returns the store and the
-// options of a sync.
+// options of a sync: the options as a node agent gets them too (cache.OptionsFromArgs), and this
+// process's own (logs, progress, sub-prefixes, a scratch volume, a change set).
 func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (*s3store.Store, cache.Options, error) {
-	var opts cache.Options
-	bucket, prefix, err := parseS3URL(src)
+	cfg, opts, err := workerOptions(f, src, dir, subs)
 	if err != nil {
 		return nil, opts, err
-	}
-	if f.Parallel < 1 || f.Parallel > 256 {
-		return nil, opts, fmt.Errorf("--parallel %d: must be between 1 and 256", f.Parallel)
-	}
-	q, err := resource.ParseQuantity(f.PartSize)
-	if err != nil || q.Value() < 1<<20 || q.Value() > 5<<30 {
-		return nil, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", f.PartSize)
-	}
-	verify := cache.VerifyMode(f.Verify)
-	if verify != cache.VerifyChecksum && verify != cache.VerifySHA256 && verify != cache.VerifySize {
-		return nil, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", f.Verify)
-	}
-	for _, s := range subs {
-		if strings.HasPrefix(s, "/") {
-			return nil, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
-		}
 	}
 	log, err := newLogger(f.LogLevel)
 	if err != nil {
 		return nil, opts, err
 	}
-	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
+	store, err := s3store.New(ctx, cfg)
 	if err != nil {
 		return nil, opts, err
 	}
-	opts = cache.Options{
-		Dir: dir, Source: cache.SourceID(f.Endpoint, bucket, prefix), Prefix: prefix, SubPrefixes: subs,
-		Include: f.Include, Exclude: f.Exclude, Parallelism: f.Parallel, PartSize: q.Value(),
-		Verify: verify, Prune: !f.NoDelete, Ephemeral: f.ephemeral, PageCache: f.PageCache, DryRun: f.DryRun, Log: log, Requests: store.Requests(),
-	}
-	if f.Generations < 0 || f.Generations > generations.DefaultMaxKept {
-		return nil, opts, fmt.Errorf("--generations %d: must be between 0 and %d", f.Generations, generations.DefaultMaxKept)
-	}
-	if f.Generations > 0 && subs == nil && !f.DryRun {
-		opts.Generations = &generations.Policy{Keep: f.Generations, MinAge: f.GenerationMinAge, Pinned: f.KeepGenerations}
-	}
+	opts.Log, opts.Requests = log, store.Requests()
 	if f.changes != "" {
 		if subs != nil {
 			return nil, opts, errors.New("--changes applies to sync, not stage")
@@ -283,6 +244,26 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 		return nil, opts, fmt.Errorf("--progress %q: must be auto, json or none", f.Progress)
 	}
 	return store, opts, nil
+}
+
+// workerOptions are the bucket's address and the options a sync's flags give, before this process's
+// logs and progress: the Dataset's translation that a node agent shares (cache.OptionsFromArgs), and
+// stage's sub-prefixes and scratch volume.
+func workerOptions(f syncFlags, src, dir string, subs []string) (s3store.Config, cache.Options, error) {
+	cfg, opts, err := cache.OptionsFromArgs(wire.SyncArgs{Source: src, Dir: dir, SyncOptions: f.SyncOptions, GenerationOptions: f.GenerationOptions})
+	if err != nil {
+		return cfg, opts, err
+	}
+	for _, s := range subs {
+		if strings.HasPrefix(s, "/") {
+			return cfg, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
+		}
+	}
+	opts.SubPrefixes, opts.Ephemeral = subs, f.ephemeral
+	if subs != nil {
+		opts.Generations = nil
+	}
+	return cfg, opts, nil
 }
 
 func writeReport(stdout io.Writer, f syncFlags, rep *wire.SyncReport) error {

@@ -130,7 +130,7 @@ func (k *cluster) kubectl(args ...string) (stdout, stderr string, err error) {
 func (k *cluster) dataset(name, prefix, accessKey, secretKey string) *datav1alpha1.Dataset {
 	k.t.Helper()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name + "-creds"},
-		StringData: map[string]string{controllers.SecretKeyAccessKeyID: accessKey, controllers.SecretKeySecretAccessKey: secretKey}}
+		StringData: map[string]string{wire.EnvAccessKeyID: accessKey, wire.EnvSecretAccessKey: secretKey}}
 	if err := k.c.Create(k.ctx, secret); err != nil {
 		k.t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
 	if err := k.c.Get(k.ctx, client.ObjectKey{Namespace: k.ns, Name: "events-creds"}, secret); err != nil {
 		t.Fatal(err)
 	}
-	secret.Data[controllers.SecretKeySecretAccessKey] = []byte("not-the-secret")
+	secret.Data[wire.EnvSecretAccessKey] = []byte("not-the-secret")
 	if err := k.c.Update(k.ctx, secret); err != nil {
 		t.Fatal(err)
 	}
