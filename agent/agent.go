@@ -151,7 +151,7 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	start := metav1.Now()
 	cfg, opts, err := SyncOptions(ds, dir)
 	if err != nil {
-		a.recordFailure(rep, start, datav1alpha1.ReasonSyncFailed, err)
+		a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 		return false
 	}
 	bucket, err := bucketStore(ctx, a.Reader, ds, cfg)
