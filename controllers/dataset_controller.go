@@ -125,7 +125,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	result, err := reconcile(ctx, &ds, &facts)
 	ds.Status.ObservedGeneration = ds.Generation
 	if m := ds.Status.Manifest; m != nil {
-		m.Size = humanBytes(m.Bytes)
+		m.Size = wire.Quantity(m.Bytes)
 	}
 	setDatasetConditions(&ds, facts)
 	if r.Events != nil {

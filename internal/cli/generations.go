@@ -30,6 +30,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
@@ -77,7 +78,7 @@ func newGenerationsLsCommand() *cobra.Command {
 				if k.Generation == current {
 					mark = "current"
 				}
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", k.Generation, k.Files, humanBytes(k.Bytes), k.Published.Format(time.RFC3339), mark)
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", k.Generation, k.Files, wire.Bytes(k.Bytes), k.Published.Format(time.RFC3339), mark)
 			}
 			return tw.Flush()
 		},
