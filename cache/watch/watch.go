@@ -39,6 +39,12 @@ import (
 // Key is the debouncer's key for the one directory a watch keeps: the webhook's path is /events/<Key>.
 const Key = "local/watch"
 
+// DefaultWindow and DefaultMaxDelay bound a batch unless told otherwise: the operator's event path's.
+const (
+	DefaultWindow   = notify.DefaultWindow
+	DefaultMaxDelay = notify.DefaultMaxDelay
+)
+
 // Config is what a watch listens to and how often it lists.
 type Config struct {
 	// Bucket and Prefix are the source; Include and Exclude the globs over its relative keys, as the

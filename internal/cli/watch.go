@@ -16,9 +16,8 @@ limitations under the License.
 
 package cli
 
-// `pqcache watch` is continuous refresh without Kubernetes: the operator's event path (package
-// cache/notify's sources and debouncer, targeted syncs, a listing sync as the safety net) run by one
-// process against one directory.
+// `pqcache watch` is continuous refresh without Kubernetes (package cache/watch): the operator's
+// event path run by one process against one directory.
 
 import (
 	"errors"
@@ -30,7 +29,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/api/wire"
-	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/cache/watch"
 )
 
@@ -76,8 +74,8 @@ It prints one JSON line per sync on stdout, and stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&w.sqsRegion, "sqs-region", "", "The queue's region (default: from an AWS queue URL, else the AWS configuration).")
 	fl.StringArrayVar(&w.fresh, "fresh", nil, "A prefix, relative to PREFIX, whose changes go first (repeatable), e.g. orders/date=2026-12-03/.")
 	fl.DurationVar(&w.resync, "resync", time.Hour, "List the whole prefix this often, to catch lost notifications (0: never).")
-	fl.DurationVar(&w.window, "window", notify.DefaultWindow, "A batch of changes is applied once the bucket has been quiet this long ...")
-	fl.DurationVar(&w.maxDelay, "max-delay", notify.DefaultMaxDelay, "... but at most this long after its first change.")
+	fl.DurationVar(&w.window, "window", watch.DefaultWindow, "A batch of changes is applied once the bucket has been quiet this long ...")
+	fl.DurationVar(&w.maxDelay, "max-delay", watch.DefaultMaxDelay, "... but at most this long after its first change.")
 	fl.BoolVar(&w.noInitial, "no-initial-sync", false, "Skip the listing sync at start (DIR is known to be current).")
 	return cmd
 }
