@@ -81,7 +81,7 @@ func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	run.Status.ObservedGeneration = run.Generation
 	run.Status.Shape = fmt.Sprintf("%d×%d×%d", len(runEngines(&run)), len(run.Spec.Configs), len(run.Spec.Inputs))
 	if run.Status.StartTime != nil {
-		run.Status.Duration = humanDuration(run.Status.DurationMillis)
+		run.Status.Duration = wire.Duration(time.Duration(run.Status.DurationMillis) * time.Millisecond)
 	}
 	changed := !equality.Semantic.DeepEqual(orig.Status, run.Status)
 	if written, res, werr := writeStatus(ctx, r.Status(), orig, &run, changed, "benchrun", err); !written {

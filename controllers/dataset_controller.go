@@ -124,7 +124,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	step, err := reconcile(ctx, &ds, hash)
 	ds.Status.ObservedGeneration = ds.Generation
 	if m := ds.Status.Manifest; m != nil {
-		m.Size = humanBytes(m.Bytes)
+		m.Size = wire.Quantity(m.Bytes)
 	}
 	setDatasetConditions(&ds, step.facts)
 	if r.Events != nil {

@@ -250,19 +250,6 @@ func TestDatasetReleasesItsQueuePlaceOnEveryExit(t *testing.T) {
 	}
 }
 
-func TestHumanSizesAndDurations(t *testing.T) {
-	for b, want := range map[int64]string{0: "0", 999: "999", 1536: "1.5Ki", 22 << 20: "22Mi", 1503238554: "1.4Gi", 5 << 40: "5.0Ti"} {
-		if got := humanBytes(b); got != want {
-			t.Errorf("humanBytes(%d) = %s, want %s", b, got, want)
-		}
-	}
-	for ms, want := range map[int64]string{420: "420ms", 1499: "1s", 83_400: "1m23s", 7_200_000: "2h0m0s"} {
-		if got := humanDuration(ms); got != want {
-			t.Errorf("humanDuration(%d) = %s, want %s", ms, got, want)
-		}
-	}
-}
-
 func TestSyncArgsCarryTheGenerationsToKeep(t *testing.T) {
 	for _, tc := range []struct {
 		keep *int32

@@ -19,9 +19,7 @@ package controllers
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // Names, labels and annotations derived from a user's object name must be valid for every name the
@@ -57,26 +55,4 @@ func fitName(base, suffix string, limit int) string {
 		return strings.TrimPrefix(tag, "-") + suffix
 	}
 	return cut + tag + suffix
-}
-
-// humanBytes writes a byte count as `kubectl get pvc` writes sizes: binary units, a whole number
-// from 10 up ("22Mi"), one decimal below ("1.4Gi").
-func humanBytes(b int64) string {
-	units := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
-	v, i := float64(b), 0
-	for v >= 1024 && i < len(units)-1 {
-		v, i = v/1024, i+1
-	}
-	if i == 0 || v >= 10 {
-		return strconv.FormatFloat(v, 'f', 0, 64) + units[i]
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + units[i]
-}
-
-// humanDuration writes a wall time for people: whole seconds ("1m23s"), or milliseconds under one.
-func humanDuration(ms int64) string {
-	if ms < 1000 {
-		return strconv.FormatInt(ms, 10) + "ms"
-	}
-	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
 }

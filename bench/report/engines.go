@@ -272,17 +272,10 @@ func millisText(v float64) string {
 
 // bytesText prints a byte count in binary units, "–" for none.
 func bytesText(v int64) string {
-	switch {
-	case v <= 0:
+	if v <= 0 {
 		return "–"
-	case v >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(v)/(1<<30))
-	case v >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(v)/(1<<20))
-	case v >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(v)/(1<<10))
 	}
-	return fmt.Sprintf("%d B", v)
+	return wire.Bytes(v)
 }
 
 // groupNetwork says whether any run of the group counted network bytes.

@@ -164,7 +164,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 
 // resolveWorkload reads --workload, selects --queries, and lists every table's files in the data.
 func resolveWorkload(ctx context.Context, a wire.BenchArgs) (*workload.Resolved, error) {
-	w, err := loadWorkload(a.Workload)
+	w, err := workload.Load(a.Workload)
 	if err != nil {
 		return nil, err
 	}

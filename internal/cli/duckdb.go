@@ -23,22 +23,15 @@ package cli
 
 import (
 	"bufio"
-	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/pqcache/pqcache/bench/duckdb"
-	"github.com/pqcache/pqcache/bench/memory"
 	"github.com/pqcache/pqcache/bench/workload"
 )
 
@@ -86,7 +79,7 @@ func newBenchQueryCommand() *cobra.Command {
 			defer os.RemoveAll(cfg.TempDir)
 			defer db.Close()
 			db.SetMaxOpenConns(1)
-			if err := prepareDuckDB(cmd.Context(), db, r, settings, httpfs); err != nil {
+			if err := duckdb.Prepare(cmd.Context(), db, r, settings, httpfs); err != nil {
 				return err
 			}
 			w := bufio.NewWriter(cmd.OutOrStdout())
@@ -101,40 +94,8 @@ func newBenchQueryCommand() *cobra.Command {
 	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: one per CPU the process may use, cgroup quota included).")
 	cmd.Flags().StringVar(&memoryLimit, "memory-limit", "auto", memoryLimitUsage)
 	cmd.Flags().StringArrayVar(&settings, "setting", nil, "A DuckDB setting, NAME=VALUE (repeatable).")
-	cmd.Flags().StringVar(&httpfs, "httpfs-extension", "", "The httpfs extension, for s3:// files (make httpfs-extension installs it); default: $"+envHTTPFS+", or beside the binary.")
+	cmd.Flags().StringVar(&httpfs, "httpfs-extension", "", "The httpfs extension, for s3:// files (make httpfs-extension installs it); default: $"+duckdb.EnvHTTPFS+", or beside the binary.")
 	return cmd
-}
-
-// prepareDuckDB applies the settings, loads httpfs when a table is in a bucket, and maps the tables.
-func prepareDuckDB(ctx context.Context, db *sql.DB, r *workload.Resolved, settings []string, httpfs string) error {
-	for _, s := range settings {
-		name, value, ok := strings.Cut(s, "=")
-		if !ok || name == "" {
-			return fmt.Errorf("--setting %q: want NAME=VALUE", s)
-		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("SET %s = %s", name, duckdbValue(value))); err != nil {
-			return fmt.Errorf("setting %s: %w", name, err)
-		}
-	}
-	if r.ReadsS3() {
-		ext, err := findExtension("httpfs", httpfs, envHTTPFS)
-		if err != nil {
-			return err
-		}
-		if err := duckdb.LoadHTTPFS(ctx, db, ext, r.S3); err != nil {
-			return err
-		}
-	}
-	return duckdb.CreateTables(ctx, db, r)
-}
-
-// duckdbValue writes a setting's value for SET: numbers and booleans as they are, anything else
-// quoted.
-func duckdbValue(v string) string {
-	if _, err := strconv.ParseFloat(v, 64); err == nil || v == "true" || v == "false" {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
 
 func newDatagenCommand() *cobra.Command {
@@ -173,7 +134,7 @@ func newDatagenCommand() *cobra.Command {
 				}
 				opts.ScanFileSize = q.Value()
 			}
-			ext, err := tpchExtension(opts.Extension)
+			ext, err := duckdb.TPCHExtension(opts.Extension)
 			if err != nil {
 				return err
 			}
@@ -203,63 +164,20 @@ func newDatagenCommand() *cobra.Command {
 	return cmd
 }
 
-// duckdbConfig is the DuckDB of one query process: threads (0: GOMAXPROCS, which counts the cgroup's
-// CPU quota where DuckDB would count the host's CPUs), the memory limit, and a private spill directory
-// under $TMPDIR (the working directory of a container is often read-only).
+// duckdbConfig is the DuckDB of one query process (duckdb.ProcessConfig), its --memory-limit parsed:
+// auto, none, or a size of at least 1Mi.
 func duckdbConfig(threads int, memoryLimit string) (duckdb.Config, error) {
-	cfg := duckdb.Config{Threads: threads}
-	if cfg.Threads <= 0 {
-		cfg.Threads = runtime.GOMAXPROCS(0)
-	}
+	limit := duckdb.MemoryLimitAuto
 	switch memoryLimit {
 	case "auto", "":
-		if limit, _, ok := memory.Limit(); ok {
-			cfg.MemoryLimit = duckdb.MemoryLimitFor(limit)
-		}
 	case "none":
+		limit = 0
 	default:
 		q, err := resource.ParseQuantity(memoryLimit)
 		if err != nil || q.Value() < 1<<20 {
-			return cfg, fmt.Errorf("--memory-limit %q: want auto, none or a size of at least 1Mi", memoryLimit)
+			return duckdb.Config{}, fmt.Errorf("--memory-limit %q: want auto, none or a size of at least 1Mi", memoryLimit)
 		}
-		cfg.MemoryLimit = q.Value()
+		limit = q.Value()
 	}
-	dir, err := os.MkdirTemp("", "pqcache-duckdb-")
-	if err != nil {
-		return cfg, fmt.Errorf("creating DuckDB's spill directory: %w", err)
-	}
-	cfg.TempDir = dir
-	return cfg, nil
-}
-
-// Where the loadable extensions are found, besides the flags and beside the binary.
-const (
-	envTPCH   = "PQCACHE_TPCH_EXTENSION"
-	envHTTPFS = "PQCACHE_HTTPFS_EXTENSION"
-)
-
-// tpchExtension finds the loadable tpch extension.
-func tpchExtension(flag string) (string, error) { return findExtension("tpch", flag, envTPCH) }
-
-// findExtension finds the loadable extension name: the flag, the environment variable env, or the
-// places the image and `make build` put it beside the binary.
-func findExtension(name, flag, env string) (string, error) {
-	file := name + ".duckdb_extension"
-	candidates := []string{flag, os.Getenv(env)}
-	if self, err := os.Executable(); err == nil {
-		dir := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(dir, file), filepath.Join(dir, "..", "lib", "pqcache", file))
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if _, err := os.Stat(c); err == nil {
-			return c, nil
-		}
-		if c == flag {
-			return "", fmt.Errorf("--%s-extension %s: not found", name, c)
-		}
-	}
-	return "", fmt.Errorf("no %s extension found: run `make %s-extension`, or set %s", name, name, env)
+	return duckdb.ProcessConfig(threads, limit)
 }

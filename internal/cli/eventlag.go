@@ -22,35 +22,18 @@ package cli
 // publication. The benchmarks run it standalone and in a pod of the local cluster.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/cache/watch"
 )
-
-// lagReport is what `testdata lag` found, in milliseconds.
-type lagReport struct {
-	Rate      float64 `json:"rate"`
-	Written   int     `json:"written"`
-	Published int     `json:"published"`
-	P50       int64   `json:"p50Millis"`
-	P90       int64   `json:"p90Millis"`
-	P99       int64   `json:"p99Millis"`
-	Max       int64   `json:"maxMillis"`
-	// PutP50 is the median time a PUT took, for context.
-	PutP50 int64 `json:"putP50Millis"`
-}
 
 func newLagCommand() *cobra.Command {
 	var (
@@ -74,7 +57,7 @@ func newLagCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := measureLag(ctx, store, prefix, data, rate, count, size, timeout)
+			rep, err := watch.MeasureLag(ctx, store, prefix, data, rate, count, size, timeout)
 			if rep == nil {
 				return err
 			}
@@ -99,73 +82,4 @@ func newLagCommand() *cobra.Command {
 	fl.DurationVar(&timeout, "timeout", time.Minute, "How long to wait for the last object after it was written.")
 	fl.StringVar(&reportFile, "report-file", "", "Also write the figures (JSON) here, e.g. /dev/termination-log.")
 	return cmd
-}
-
-func measureLag(ctx context.Context, store *s3store.Store, prefix, data string, rate float64, count, size int, timeout time.Duration) (*lagReport, error) {
-	run := fmt.Sprintf("lag-%d", time.Now().UnixNano())
-	written := make([]time.Time, count)
-	puts := make([]time.Duration, 0, count)
-	lags := make([]time.Duration, 0, count)
-	published := make([]bool, count)
-	body := make([]byte, size)
-	start := time.Now()
-	next, pendingFrom := 0, 0
-	deadline := time.Time{}
-	for {
-		now := time.Now()
-		// Write every object whose time has come.
-		for next < count && !now.Before(start.Add(time.Duration(float64(next)/rate*float64(time.Second)))) {
-			for i := range body {
-				body[i] = byte(rand.IntN(256))
-			}
-			key := fmt.Sprintf("%s%s/%06d.bin", prefix, run, next)
-			t0 := time.Now()
-			if err := store.Put(ctx, key, bytes.NewReader(body), int64(size)); err != nil {
-				return nil, fmt.Errorf("writing %s: %w", key, err)
-			}
-			written[next] = time.Now()
-			puts = append(puts, written[next].Sub(t0))
-			next++
-			if next == count {
-				deadline = time.Now().Add(timeout)
-			}
-			now = time.Now()
-		}
-		// Look for what was written and has not appeared yet.
-		for i := pendingFrom; i < next; i++ {
-			if published[i] {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(data, run, fmt.Sprintf("%06d.bin", i))); err == nil {
-				published[i] = true
-				lags = append(lags, time.Since(written[i]))
-			}
-		}
-		for pendingFrom < next && published[pendingFrom] {
-			pendingFrom++
-		}
-		if pendingFrom == count || (next == count && time.Now().After(deadline)) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	rep := &lagReport{Rate: rate, Written: count, Published: len(lags)}
-	slices.Sort(lags)
-	slices.Sort(puts)
-	pct := func(d []time.Duration, p float64) int64 {
-		if len(d) == 0 {
-			return 0
-		}
-		return d[min(len(d)-1, int(p*float64(len(d))))].Milliseconds()
-	}
-	rep.P50, rep.P90, rep.P99, rep.Max = pct(lags, 0.50), pct(lags, 0.90), pct(lags, 0.99), pct(lags, 1)
-	rep.PutP50 = pct(puts, 0.5)
-	if rep.Published < count {
-		return rep, fmt.Errorf("%d of %d objects did not appear in %s within %s of the last write", count-rep.Published, count, data, timeout)
-	}
-	return rep, nil
 }

@@ -20,16 +20,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"os/signal"
-	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
@@ -40,7 +36,7 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // DataEnv is the environment variable `generations exec` sets to the held generation's directory.
-const DataEnv = "PQCACHE_DATA"
+const DataEnv = generations.DataEnv
 
 func newGenerationsCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -77,7 +73,7 @@ func newGenerationsLsCommand() *cobra.Command {
 				if k.Generation == current {
 					mark = "current"
 				}
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", k.Generation, k.Files, humanBytes(k.Bytes), k.Published.Format(time.RFC3339), mark)
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", k.Generation, k.Files, wire.Bytes(k.Bytes), k.Published.Format(time.RFC3339), mark)
 			}
 			return tw.Flush()
 		},
@@ -111,53 +107,15 @@ exit status is COMMAND's. DIR may be mounted read-only.`,
 	return run
 }
 
-// execHolding runs args on the generation lease holds, with {data} and $PQCACHE_DATA its directory,
-// forwarding SIGINT and SIGTERM; the child's exit status becomes an ExitError.
+// execHolding runs args on the generation lease holds (generations.Lease.Exec); the child's failing
+// exit status becomes an ExitError, once the lease is released (the process exits with it, past any
+// deferred release).
 func execHolding(cmd *cobra.Command, lease *generations.Lease, args []string) error {
-	argv := make([]string, 0, len(args))
-	for _, a := range args {
-		argv = append(argv, strings.ReplaceAll(a, "{data}", lease.Dir))
-	}
-	child := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
-	child.Env = append(os.Environ(), DataEnv+"="+lease.Dir)
-	child.Stdin, child.Stdout, child.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	// The child inherits the locked directory (as fd 3): the generation stays held while it runs even
-	// if this process is killed first.
-	shared, err := lease.File()
-	if err != nil {
+	code, exited, err := lease.Exec(cmd.Context(), args, generations.Stdio{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()})
+	if err != nil || !exited || code == 0 {
 		return err
 	}
-	if shared != nil {
-		defer shared.Close()
-		child.ExtraFiles = []*os.File{shared}
-	}
-	// Signals go to the child; the lease is held until it exits.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	if err := child.Start(); err != nil {
-		signal.Stop(sigs)
-		return fmt.Errorf("starting %s: %w", argv[0], err)
-	}
-	forwarded := make(chan struct{})
-	go func() {
-		defer close(forwarded)
-		for s := range sigs {
-			_ = child.Process.Signal(s)
-		}
-	}()
-	err = child.Wait()
-	signal.Stop(sigs)
-	close(sigs)
-	<-forwarded
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		lease.Release()
-		cmd.SilenceErrors = true
-		code := exit.ExitCode()
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal()) // as a shell reports a command killed by a signal
-		}
-		return &ExitError{Code: code}
-	}
-	return err
+	lease.Release()
+	cmd.SilenceErrors = true
+	return &ExitError{Code: code}
 }

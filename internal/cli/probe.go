@@ -19,7 +19,6 @@ package cli
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -91,55 +90,6 @@ func (s s3Source) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	return body, err
 }
 
-// mixedSource is what a mixed input reads: every file under the static source except those under the
-// fresh prefixes, and those from the fresh source (a staged directory, or the bucket itself), so that
-// the probe of a mixed input measures the two paths its queries take, in their proportions.
-type mixedSource struct {
-	static, fresh         bench.ProbeSource
-	staticRoot, freshRoot string // what a listed name starts with before its path relative to the data
-	prefixes              []string
-}
-
-const (
-	staticTag = "static:"
-	freshTag  = "fresh:"
-)
-
-func (m mixedSource) Files(ctx context.Context) ([]string, error) {
-	static, err := m.static.Files(ctx)
-	if err != nil {
-		return nil, err
-	}
-	fresh, err := m.fresh.Files(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, name := range static {
-		if !m.underFresh(name, m.staticRoot) {
-			out = append(out, staticTag+name)
-		}
-	}
-	for _, name := range fresh {
-		if m.underFresh(name, m.freshRoot) {
-			out = append(out, freshTag+name)
-		}
-	}
-	return out, nil
-}
-
-func (m mixedSource) underFresh(name, root string) bool {
-	rel := strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(name, root)), "/")
-	return slices.ContainsFunc(m.prefixes, func(p string) bool { return strings.HasPrefix(rel, p) })
-}
-
-func (m mixedSource) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	if rest, ok := strings.CutPrefix(name, freshTag); ok {
-		return m.fresh.Open(ctx, rest)
-	}
-	return m.static.Open(ctx, strings.TrimPrefix(name, staticTag))
-}
-
 // probeInput is the probe source of a bench run's input: the data, or for a mixed input (fresh
 // prefixes read from elsewhere) both paths.
 func probeInput(ctx context.Context, data, freshData string, freshPrefixes []string, s wire.S3Access) (bench.ProbeSource, error) {
@@ -157,5 +107,5 @@ func probeInput(ctx context.Context, data, freshData string, freshPrefixes []str
 		}
 		return src
 	}
-	return mixedSource{static: static, fresh: fresh, staticRoot: root(data), freshRoot: root(freshData), prefixes: freshPrefixes}, nil
+	return bench.MixedSource{Static: static, Fresh: fresh, StaticRoot: root(data), FreshRoot: root(freshData), Prefixes: freshPrefixes}, nil
 }

@@ -105,7 +105,7 @@ func TestProbeS3(t *testing.T) {
 	}
 	fromBucket := 0
 	for _, f := range files {
-		if strings.HasPrefix(f, freshTag) {
+		if strings.HasPrefix(f, bench.FreshTag) {
 			fromBucket++
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pqcache/pqcache/test/readcheck"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
@@ -62,7 +63,7 @@ func TestQueryAndReadCheckOnAGeneration(t *testing.T) {
 	}
 
 	out, err = run(t, "read-check", "--data", dir, "--rows", "10", "--until-marker", "2", "--duration", "30s")
-	var rep readCheckReport
+	var rep readcheck.Report
 	if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("read-check: %v\n%s", err, out)
 	}
@@ -72,7 +73,7 @@ func TestQueryAndReadCheckOnAGeneration(t *testing.T) {
 
 	// --pinned: the directory is one generation as it is, as the CSI driver mounts it.
 	out, err = run(t, "read-check", "--data", filepath.Join(dir, ".pqcache", "generations", "1"), "--pinned", "--rows", "10", "--until-marker", "2", "--duration", "30s")
-	rep = readCheckReport{}
+	rep = readcheck.Report{}
 	if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("read-check --pinned: %v\n%s", err, out)
 	}

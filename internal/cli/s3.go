@@ -19,11 +19,8 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -68,11 +65,11 @@ func newS3PutCommand(f *wire.S3Access) *cobra.Command {
 			if err := store.EnsureBucket(cmd.Context()); err != nil {
 				return err
 			}
-			files, err := filesToPut(args[0], key)
+			files, err := s3store.UploadsOf(args[0], key)
 			if err != nil {
 				return err
 			}
-			bytes, errs := putFiles(cmd, store, files, parallel)
+			bytes, errs := store.PutFiles(cmd.Context(), files, parallel)
 			fmt.Fprintf(cmd.OutOrStdout(), "put %d files (%d bytes) into s3://%s/%s\n", len(files)-len(errs), bytes, bucket, key)
 			if reportFile != "" {
 				report := fmt.Appendf(nil, `{"files":%d,"bytes":%d}`, len(files)-len(errs), bytes)
@@ -86,37 +83,6 @@ func newS3PutCommand(f *wire.S3Access) *cobra.Command {
 	put.Flags().IntVar(&parallel, "parallel", 8, "Concurrent uploads.")
 	put.Flags().StringVar(&reportFile, "report-file", "", `Also write {"files":N,"bytes":B} to this file (a pod's /dev/termination-log).`)
 	return put
-}
-
-// putFiles uploads each (local path, key) pair, parallel at a time, and returns the bytes put and
-// the uploads that failed.
-func putFiles(cmd *cobra.Command, store *s3store.Store, files [][2]string, parallel int) (int64, []error) {
-	var (
-		mu    sync.Mutex
-		errs  []error
-		bytes int64
-		wg    sync.WaitGroup
-		next  = make(chan [2]string)
-	)
-	for range max(parallel, 1) {
-		wg.Go(func() {
-			for pair := range next {
-				n, err := putFile(cmd, store, pair[0], pair[1])
-				mu.Lock()
-				bytes += n
-				if err != nil {
-					errs = append(errs, err)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, pair := range files {
-		next <- pair
-	}
-	close(next)
-	wg.Wait()
-	return bytes, errs
 }
 
 func newS3RmCommand(f *wire.S3Access) *cobra.Command {
@@ -145,49 +111,4 @@ func newS3RmCommand(f *wire.S3Access) *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// filesToPut pairs each local file with its key: a directory's files go under key (a prefix, "/"
-// added if missing) by relative path; a single file goes to key itself, or under it when key ends
-// with "/".
-func filesToPut(src, key string) ([][2]string, error) {
-	info, err := os.Stat(src)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		if key == "" || strings.HasSuffix(key, "/") {
-			key += filepath.Base(src)
-		}
-		return [][2]string{{src, key}}, nil
-	}
-	if key != "" && !strings.HasSuffix(key, "/") {
-		key += "/"
-	}
-	var files [][2]string
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, [2]string{p, key + filepath.ToSlash(rel)})
-		return nil
-	})
-	return files, err
-}
-
-func putFile(cmd *cobra.Command, store *s3store.Store, path, key string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return info.Size(), store.Put(cmd.Context(), key, f, info.Size())
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pqcache/pqcache/cache/watch"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
@@ -55,13 +56,13 @@ func (l *lockedBuffer) String() string {
 }
 
 // watchLines parses what watch printed so far.
-func watchLines(t *testing.T, out string) []watchLine {
-	var lines []watchLine
+func watchLines(t *testing.T, out string) []watch.Line {
+	var lines []watch.Line
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if l == "" {
 			continue
 		}
-		var w watchLine
+		var w watch.Line
 		if err := json.Unmarshal([]byte(l), &w); err != nil {
 			t.Fatalf("watch printed a line that is not JSON: %q", l)
 		}
@@ -84,7 +85,7 @@ func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 	standIn := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), ReadHeaderTimeout: time.Second}
 	go func() { _ = standIn.Serve(ln) }()
 	const token = "watch-test-token-0123456789"
-	srv := s3test.StartWithArgs(t, "--event-webhook-url", fmt.Sprintf("http://%s/events/%s?token=%s", addr, watchKey, token))
+	srv := s3test.StartWithArgs(t, "--event-webhook-url", fmt.Sprintf("http://%s/events/%s?token=%s", addr, watch.Key, token))
 	_ = standIn.Close()
 	srv.CreateBucket(t, "lake")
 	srv.PutObject(t, "lake", "live/old.bin", []byte("before the watch"))
@@ -129,7 +130,7 @@ func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 	// The lag tool of the benchmarks, against the same watch: every object it writes is published.
 	lagOut, err := run(t, "testdata", "lag", "--endpoint", srv.Endpoint, "--path-style", "--bucket", "lake", "--prefix", "live/",
 		"--data", dir, "--rate", "20", "--count", "10", "--timeout", "20s")
-	var lag lagReport
+	var lag watch.LagReport
 	if err != nil || json.Unmarshal([]byte(lagOut), &lag) != nil || lag.Published != 10 || lag.P50 <= 0 || lag.Max < lag.P50 {
 		t.Fatalf("testdata lag: %v\n%s", err, lagOut)
 	}

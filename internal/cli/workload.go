@@ -18,61 +18,14 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"os"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/workload"
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
-
-// loadWorkload is --workload: a built-in workload by name, or a file of YAML or JSON: the workload
-// itself, or the ConfigMap a BenchRun would read it from (its workload.yaml key, or its only key).
-func loadWorkload(name string) (*workload.Workload, error) {
-	if slices.Contains(workload.Builtins, name) {
-		return workload.Builtin(name)
-	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("--workload %s: not a built-in workload (%s), nor a file: %w", name, strings.Join(workload.Builtins, ", "), err)
-	}
-	if text, ok, err := configMapWorkload(data); err != nil {
-		return nil, fmt.Errorf("--workload %s: %w", name, err)
-	} else if ok {
-		data = []byte(text)
-	}
-	w, err := workload.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("--workload %s: %w", name, err)
-	}
-	return w, nil
-}
-
-// configMapWorkload is the workload in a ConfigMap manifest; ok is false for anything else.
-func configMapWorkload(data []byte) (string, bool, error) {
-	var cm struct {
-		Kind string            `json:"kind"`
-		Data map[string]string `json:"data"`
-	}
-	if err := yaml.Unmarshal(data, &cm); err != nil || cm.Kind != "ConfigMap" {
-		return "", false, nil
-	}
-	if text, ok := cm.Data["workload.yaml"]; ok {
-		return text, true, nil
-	}
-	if len(cm.Data) == 1 {
-		for _, text := range cm.Data {
-			return text, true, nil
-		}
-	}
-	return "", false, fmt.Errorf("the ConfigMap has no key workload.yaml (keys: %s)", strings.Join(slices.Sorted(maps.Keys(cm.Data)), ", "))
-}
 
 // benchSource is where a bench run's tables are: the data root and, for a mixed input, the root of
 // its fresh prefixes; each a directory or a bucket prefix.

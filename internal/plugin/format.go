@@ -21,24 +21,6 @@ import (
 	"time"
 )
 
-// humanBytes writes a size as kubectl writes capacities: 512Ki, 1.4Gi.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	v, suffixes := float64(n), []string{"Ki", "Mi", "Gi", "Ti", "Pi"}
-	i := -1
-	for v >= unit && i < len(suffixes)-1 {
-		v /= unit
-		i++
-	}
-	if v >= 100 {
-		return fmt.Sprintf("%.0f%s", v, suffixes[i])
-	}
-	return fmt.Sprintf("%.1f%s", v, suffixes[i])
-}
-
 // ago writes how long before now t was, as kubectl's ages read: 45s ago, 3m ago, 2h ago, 4d ago.
 func ago(now, t time.Time) string {
 	d := now.Sub(t)

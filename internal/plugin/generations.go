@@ -21,6 +21,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 func (o *options) generationsCommand() *cobra.Command {
@@ -55,9 +57,9 @@ func (o *options) generationsCommand() *cobra.Command {
 				if k.Pinned {
 					mark += " pinned by a BenchRun"
 				}
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", k.Generation, k.Files, humanBytes(k.Bytes), published, mark)
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", k.Generation, k.Files, wire.Quantity(k.Bytes), published, mark)
 			}
-			fmt.Fprintf(tw, "\nOlder generations take %s beyond the current one.\n", humanBytes(g.ExtraBytes))
+			fmt.Fprintf(tw, "\nOlder generations take %s beyond the current one.\n", wire.Quantity(g.ExtraBytes))
 			return tw.Flush()
 		},
 	}

@@ -172,7 +172,7 @@ func cell(qs []wire.QueryResult, name string) string {
 		if q.Status != "Succeeded" {
 			return q.Status
 		}
-		return fmt.Sprintf("%s, %s", time.Duration(q.MedianMillis)*time.Millisecond, humanBytes(q.PeakMemoryBytes))
+		return fmt.Sprintf("%s, %s", time.Duration(q.MedianMillis)*time.Millisecond, wire.Quantity(q.PeakMemoryBytes))
 	}
 	return "-"
 }

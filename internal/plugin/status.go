@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 func (o *options) statusCommand() *cobra.Command {
@@ -67,7 +68,7 @@ func (o *options) printStatus(w io.Writer, datasets []datav1alpha1.Dataset, runs
 		for _, ds := range datasets {
 			files, size, synced, next, gens := "-", "-", "never", "-", "-"
 			if m := ds.Status.Manifest; m != nil {
-				files, size = strconv.FormatInt(m.Files, 10), humanBytes(m.Bytes)
+				files, size = strconv.FormatInt(m.Files, 10), wire.Quantity(m.Bytes)
 			}
 			if t := ds.Status.LastSuccessfulSyncTime; t != nil {
 				synced = ago(now, t.Time)

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 func (o *options) syncCommand() *cobra.Command {
@@ -116,7 +117,7 @@ func (o *options) syncResult(ds *datav1alpha1.Dataset) error {
 	ls := ds.Status.LastSync
 	if ls.Result == datav1alpha1.SyncSucceeded {
 		fmt.Fprintf(o.streams.Out, "dataset %s/%s: synced in %s: %d copied (%s), %d deleted, %d unchanged\n", ds.Namespace, ds.Name,
-			time.Duration(ls.DurationMillis)*time.Millisecond, ls.FilesCopied, humanBytes(ls.BytesCopied), ls.FilesDeleted, ls.FilesUnchanged)
+			wire.Duration(time.Duration(ls.DurationMillis)*time.Millisecond), ls.FilesCopied, wire.Quantity(ls.BytesCopied), ls.FilesDeleted, ls.FilesUnchanged)
 		return nil
 	}
 	return fmt.Errorf("dataset %s/%s: the sync failed: %s: %s (kubectl pqcache why %s)", ds.Namespace, ds.Name, ls.Reason, ls.Message, ds.Name)
@@ -134,11 +135,11 @@ func progressLine(ds *datav1alpha1.Dataset) string {
 	if p.Listing {
 		// The totals still grow: a bar would fill and then jump back.
 		return fmt.Sprintf("listing: %d/%d+ files  %s/%s+  %s/s", p.FilesDone, p.FilesTotal,
-			humanBytes(p.BytesDone), humanBytes(p.BytesTotal), humanBytes(p.BytesPerSecond))
+			wire.Quantity(p.BytesDone), wire.Quantity(p.BytesTotal), wire.Quantity(p.BytesPerSecond))
 	}
 	const width = 30
 	done := int(float64(width) * float64(p.BytesDone) / float64(p.BytesTotal))
 	bar := strings.Repeat("=", min(done, width)) + strings.Repeat(" ", width-min(done, width))
 	return fmt.Sprintf("[%s] %d/%d files  %s/%s  %s/s  %s left", bar, p.FilesDone, p.FilesTotal,
-		humanBytes(p.BytesDone), humanBytes(p.BytesTotal), humanBytes(p.BytesPerSecond), short(time.Duration(p.RemainingMillis)*time.Millisecond))
+		wire.Quantity(p.BytesDone), wire.Quantity(p.BytesTotal), wire.Quantity(p.BytesPerSecond), short(time.Duration(p.RemainingMillis)*time.Millisecond))
 }
