@@ -220,7 +220,7 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 	if f.DryRun {
 		opts.OnPlan = func(a plan.Action) {
 			if a.Copy {
-				fmt.Fprintf(cmd.OutOrStdout(), "copy   %s (%s, %s)\n", a.Object.Key, humanBytes(a.Object.Size), a.Why)
+				fmt.Fprintf(cmd.OutOrStdout(), "copy   %s (%s, %s)\n", a.Object.Key, wire.Bytes(a.Object.Size), a.Why)
 			} else {
 				fmt.Fprintf(cmd.OutOrStdout(), "delete %s\n", a.Old.Key)
 			}
@@ -413,10 +413,6 @@ func progressLine(p wire.SyncProgress) string {
 	}
 	return line + "\x1b[K"
 }
-
-// humanBytes is wire.Bytes under the name prepareSync calls it by (left as it is while its options
-// move to the Dataset's translation; rename the call then).
-var humanBytes = wire.Bytes
 
 // readChangeSet reads a targeted sync's change set.
 func readChangeSet(path string) (*wire.ChangeSet, error) {
