@@ -471,7 +471,7 @@ type BenchRunStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Succeeded, Reconciling, Stalled.
+	// conditions are Succeeded, Reconciling and Stalled.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -542,6 +542,7 @@ type BenchRunStatus struct {
 type JobCounts struct {
 	// total is the Jobs the run plans: engines × configs × inputs, less the engine × input pairs an
 	// engine cannot read (duckdb and the s3 inputs).
+	// +required
 	Total int32 `json:"total"`
 	// active Jobs are running.
 	// +optional
@@ -563,8 +564,10 @@ type BenchResult struct {
 	// +optional
 	Engine string `json:"engine,omitempty"`
 	// config is the ResourceConfig name.
+	// +required
 	Config string `json:"config"`
 	// input is the input type, with the claim name for a claim input ("claim/mountpoint-s3").
+	// +required
 	Input string `json:"input"`
 	// jobName is the Job that measured it.
 	// +optional
@@ -650,8 +653,10 @@ type QueryResult struct {
 	// name is the query's name in the workload (TPC-H: q1 to q22), or "*" for a Job whose runner
 	// did not finish: it stands for every query, and its status says why.
 	// +kubebuilder:validation:MaxLength=63
+	// +required
 	Name string `json:"name"`
 	// status is how the query ended.
+	// +required
 	Status QueryStatus `json:"status"`
 	// The query's measured figures, from the runner's summary as they are.
 	wire.QueryMeasurements `json:",inline"`
@@ -674,6 +679,7 @@ type QueryResult struct {
 // +kubebuilder:printcolumn:name="Configs",type=string,JSONPath=`.spec.configs[*].name`,priority=1
 type BenchRun struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 

@@ -75,7 +75,7 @@ type DatasetSpec struct {
 	// +kubebuilder:default={}
 	Sync SyncOptions `json:"sync,omitzero"`
 
-	// replicas, if set, keeps a copy on the local disk of each chosen node instead of one claim: the
+	// replicas keeps, when set, a copy on the local disk of each chosen node instead of one claim: the
 	// node agents sync and serve them (see "Copies on every node" in docs/datasets.md). It is set at
 	// creation and stays: a Dataset is one claim or one copy per node.
 	// +optional
@@ -386,7 +386,7 @@ type DatasetStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, Syncing, Degraded, Reconciling, Stalled.
+	// conditions are Ready, Syncing, Degraded, Reconciling and Stalled.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -471,6 +471,7 @@ type DatasetStatus struct {
 // GenerationsStatus describes the generations kept on a Dataset's volume.
 type GenerationsStatus struct {
 	// current is the generation readers of the current data see.
+	// +required
 	Current int64 `json:"current"`
 	// kept lists the generations on the volume, newest first.
 	// +optional
@@ -484,11 +485,16 @@ type GenerationsStatus struct {
 
 // KeptGeneration is one generation on the volume.
 type KeptGeneration struct {
+	// generation is the generation's number.
+	// +required
 	Generation int64 `json:"generation"`
+	// files is how many files the generation holds.
 	// +optional
 	Files int64 `json:"files,omitempty"`
+	// bytes is the size of the generation's files.
 	// +optional
 	Bytes int64 `json:"bytes,omitempty"`
+	// published is when the generation became current.
 	// +optional
 	Published *metav1.Time `json:"published,omitempty"`
 	// pinned is true while a BenchRun reads it.
@@ -499,6 +505,7 @@ type KeptGeneration struct {
 // EventStatus is what a Dataset's event source delivered.
 type EventStatus struct {
 	// source is sqs or webhook.
+	// +required
 	Source string `json:"source"`
 	// webhookPath is where a store posts notifications for this Dataset, on the operator's event
 	// endpoint (the token is in tokenSecret).
@@ -544,13 +551,16 @@ type EventStatus struct {
 // ManifestSummary describes the manifest committed on the volume.
 type ManifestSummary struct {
 	// files is the number of published files.
+	// +required
 	Files int64 `json:"files"`
 	// bytes is their total size.
+	// +required
 	Bytes int64 `json:"bytes"`
 	// size is bytes for people, as `kubectl get pvc` shows capacities ("22Mi", "1.4Gi").
 	// +optional
 	Size string `json:"size,omitempty"`
 	// generation increases by one with every committed manifest.
+	// +required
 	Generation int64 `json:"generation"`
 	// digest identifies the manifest's content (keys, sizes, checksums); equal digests mean equal data.
 	// +optional
@@ -575,6 +585,7 @@ const (
 // SyncResult is the summary of one finished sync.
 type SyncResult struct {
 	// result is Succeeded or Failed.
+	// +required
 	Result SyncOutcome `json:"result"`
 	// reason is a condition reason for a failed sync (AccessDenied, JobFailed, ...).
 	// +optional
@@ -645,12 +656,16 @@ type SyncProgress struct {
 	// +optional
 	Listing bool `json:"listing,omitempty"`
 	// filesDone of filesTotal planned copies are published.
+	// +required
 	FilesDone int64 `json:"filesDone"`
 	// filesTotal is the number of planned copies.
+	// +required
 	FilesTotal int64 `json:"filesTotal"`
 	// bytesDone of bytesTotal are downloaded.
+	// +required
 	BytesDone int64 `json:"bytesDone"`
 	// bytesTotal is the size of the planned copies.
+	// +required
 	BytesTotal int64 `json:"bytesTotal"`
 	// bytesPerSecond is the recent download rate.
 	// +optional
@@ -702,6 +717,7 @@ type LayoutSummary struct {
 // +kubebuilder:printcolumn:name="Copies",type=string,JSONPath=`.status.replicas.readyOfDesired`,description="Per-node copies ready of desired (spec.replicas)",priority=1
 type Dataset struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 

@@ -65,13 +65,16 @@ type ReplicaPolicy struct {
 // ReplicasStatus sums up the Dataset's per-node copies from their DatasetReplicas.
 type ReplicasStatus struct {
 	// desired is the number of copies the Dataset asks for on the nodes that match.
+	// +required
 	Desired int32 `json:"desired"`
 	// ready is the number of copies that hold the current generation on a Ready node.
+	// +required
 	Ready int32 `json:"ready"`
 	// readyOfDesired is "ready/desired", for the printer column.
 	// +optional
 	ReadyOfDesired string `json:"readyOfDesired,omitempty"`
 	// matchingNodes is the number of nodes that match the policy.
+	// +required
 	MatchingNodes int32 `json:"matchingNodes"`
 	// seed is the node whose copy syncs from the bucket; the others copy its generations.
 	// +optional
@@ -97,11 +100,13 @@ type ReplicasStatus struct {
 // ReplicaNodeStatus is one node's copy.
 type ReplicaNodeStatus struct {
 	// node is the node's name.
+	// +required
 	Node string `json:"node"`
 	// generation is the generation the copy holds (0: none yet).
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
 	// ready is true when the copy holds the current generation on a Ready node.
+	// +required
 	Ready bool `json:"ready"`
 	// reason says why the copy is not ready (NodeNotReady, InsufficientCapacity, Syncing...).
 	// +optional
@@ -124,32 +129,35 @@ type DatasetReplicaSpec struct {
 	// datasetName is the Dataset, in this namespace, the copy is of.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +required
 	DatasetName string `json:"datasetName"`
 	// nodeName is the node that keeps the copy.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +required
 	NodeName string `json:"nodeName"`
 	// role is Seed (sync from the bucket) or Follower (copy generation from a peer).
+	// +required
 	Role ReplicaRole `json:"role"`
-	// syncToken, on the seed, asks for a listing sync whenever it changes (the Dataset's schedule,
+	// syncToken asks the seed for a listing sync whenever it changes (the Dataset's schedule,
 	// manual token or first sync).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SyncToken string `json:"syncToken,omitempty"`
-	// sourceHash, on the seed, is the SourceHash of the Dataset spec the sync token was made for. The
+	// sourceHash is, on the seed, the SourceHash of the Dataset spec the sync token was made for. The
 	// agent syncs only once the Dataset it reads has it: its cache of Datasets may lag behind the
 	// DatasetReplica, and a sync of the old source would be recorded as one of the new.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	SourceHash string `json:"sourceHash,omitempty"`
-	// minGeneration, on the seed, is the newest generation any copy holds: the seed's next generation
+	// minGeneration is, on the seed, the newest generation any copy holds: the seed's next generation
 	// is numbered above it, so that a seed that lost its disk never reuses a number the followers hold.
 	// +optional
 	MinGeneration int64 `json:"minGeneration,omitempty"`
-	// generation, on a follower, is the seed's generation to copy.
+	// generation is, on a follower, the seed's generation to copy.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
-	// peer, on a follower, is the endpoint of the agent to copy from (http://IP:PORT); the bucket is
+	// peer is, on a follower, the endpoint of the agent to copy from (http://IP:PORT); the bucket is
 	// the fallback.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
@@ -158,7 +166,7 @@ type DatasetReplicaSpec struct {
 
 // DatasetReplicaStatus is what the node's agent reports. The agent is its only writer.
 type DatasetReplicaStatus struct {
-	// conditions: Ready (the copy holds spec's generation, or the seed's last sync succeeded).
+	// conditions hold Ready (the copy holds spec's generation, or the seed's last sync succeeded).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -167,9 +175,10 @@ type DatasetReplicaStatus struct {
 	// generation is the generation the copy publishes now.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`
-	// files and bytes of that generation.
+	// files is how many files that generation holds.
 	// +optional
 	Files int64 `json:"files,omitempty"`
+	// bytes is the size of that generation's files.
 	// +optional
 	Bytes int64 `json:"bytes,omitempty"`
 	// observedSyncToken is the spec.syncToken the last finished sync answered.
@@ -197,12 +206,15 @@ type DatasetReplicaStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 type DatasetReplica struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
+	// spec is the copy the controller wants on the node.
 	// +required
 	Spec DatasetReplicaSpec `json:"spec"`
 
+	// status is what the node's agent reports about its copy.
 	// +optional
 	Status DatasetReplicaStatus `json:"status,omitzero"`
 }
