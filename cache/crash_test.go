@@ -113,7 +113,7 @@ func TestSIGKILLAtRandomMomentsNeverTearsTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := func() *exec.Cmd {
-		cmd := exec.Command(self)
+		cmd := exec.CommandContext(t.Context(), self)
 		cmd.Env = append(os.Environ(), childEnv+"=1",
 			"AWS_ACCESS_KEY_ID="+s3test.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3test.SecretKey,
 			"CHILD_BUCKET="+e.bucket, "CHILD_PREFIX="+e.prefix, "CHILD_DIR="+e.dir,

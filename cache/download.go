@@ -99,7 +99,8 @@ func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, even
 			case events <- ev:
 			case <-ctx.Done():
 				if ev.record == "" { // a resumable download stays for the next run
-					os.Remove(filepath.Join(s.root, ev.staged))
+					// Best effort: the next run's recovery empties the staging directory.
+					_ = os.Remove(filepath.Join(s.root, ev.staged))
 				}
 			}
 			return
@@ -227,14 +228,8 @@ func (s *syncer) download(ctx context.Context, shard string, obj plan.Object, sr
 		}
 	}
 	defer func() {
-		if d.direct != nil {
-			d.direct.Close()
-		}
-		if cerr := d.f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("closing staging file: %w", cerr)
-		}
-		if d.rec != nil {
-			d.rec.close()
+		if cerr := d.close(); cerr != nil && err == nil {
+			err = cerr
 		}
 		if err != nil {
 			s.progress.bytesDone.Add(-d.fetched.Load() - d.resumedLen)
@@ -283,6 +278,26 @@ func (s *syncer) download(ctx context.Context, shard string, obj plan.Object, sr
 		ev.record = d.rec.rel
 	}
 	return ev, nil
+}
+
+// close closes the staging file's handles and the resume record, and returns the first error: a close
+// may report a write that failed late (a full disk, NFS), and a file whose bytes may not all be in the
+// staging file must not be published.
+func (d *download) close() error {
+	var first error
+	keep := func(what string, err error) {
+		if err != nil && first == nil {
+			first = fmt.Errorf("closing %s: %w", what, err)
+		}
+	}
+	if d.direct != nil {
+		keep("staging file", d.direct.Close())
+	}
+	keep("staging file", d.f.Close())
+	if d.rec != nil {
+		keep("resume record", d.rec.close())
+	}
+	return first
 }
 
 // layout cuts the object into pieces as its plan says.
@@ -370,7 +385,7 @@ func (d *download) fetchPiece(ctx context.Context, i int, buf []byte) error {
 		body, info, err := d.store.Get(ctx, d.key, d.obj.ETag, r)
 		if err == nil {
 			err = d.stream(i, r, body, info, buf)
-			body.Close()
+			_ = body.Close() // only read; stream's error is what counts
 		}
 		if err == nil {
 			return nil
@@ -546,13 +561,19 @@ func (d *download) writeAt(b []byte, off int64) (direct bool, err error) {
 }
 
 // aligned says whether b starts on a dioAlign boundary in memory.
-func aligned(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%dioAlign == 0 }
+func aligned(b []byte) bool { return address(b)%dioAlign == 0 }
 
 // alignedBuffer returns n bytes starting on a dioAlign boundary, as direct I/O needs of memory.
 func alignedBuffer(n int) []byte {
 	b := make([]byte, n+dioAlign)
-	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (dioAlign - 1))
+	off := int(-address(b) & (dioAlign - 1))
 	return b[off : off+n : off+n]
+}
+
+// address is where b's bytes start in memory, which direct I/O needs aligned. The address is only
+// read: no integer is ever turned back into a pointer, which is what makes unsafe unsafe.
+func address(b []byte) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b))) //nolint:gosec // G103: reads an address for alignment, never converts one back
 }
 
 // writeback starts the kernel writing a large file's bytes as they arrive (see writebackEvery). It
@@ -645,7 +666,7 @@ func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
 		pieces[i] = integrity.Piece{Len: pc.length, Sum: pc.chkSum}
 	}
 	if err := p.Verify(pieces, claim); err != nil {
-		return manifest.Entry{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
+		return manifest.Entry{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, obj.Key, err)
 	}
 	entry := manifest.Entry{Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified, ETag: obj.ETag, Verified: p.Label()}
 	if p.Fetch == integrity.FetchParts {
@@ -676,7 +697,7 @@ func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
 	if parquetmeta.IsParquet(obj.Key) {
 		facts, err := parquetmeta.Inspect(d.f, obj.Size)
 		if err != nil {
-			return manifest.Entry{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, obj.Key, err)
+			return manifest.Entry{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, obj.Key, err)
 		}
 		entry.Parquet = facts
 	}
@@ -693,7 +714,8 @@ func keepForResume(err error) bool {
 
 // discard removes the staging file (and the resume record) of a download that will not be published.
 func (d *download) discard() {
-	os.Remove(filepath.Join(d.s.root, d.staged))
+	// Best effort: the next run's recovery empties the staging directory.
+	_ = os.Remove(filepath.Join(d.s.root, d.staged))
 	if d.rec != nil {
 		d.rec.remove()
 	}

@@ -71,10 +71,11 @@ func TestPublishErrorStopsTheSync(t *testing.T) {
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("chattr", "+i", target).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "chattr", "+i", target).CombinedOutput(); err != nil {
 		t.Skipf("cannot make a directory immutable here: %v: %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("chattr", "-i", target).Run() })
+	// t.Context() is already cancelled when cleanups run: the undo needs a context of its own.
+	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "chattr", "-i", target).Run() })
 
 	st, reqs := e.store(func(s *s3store.Store) cache.Store { return &holdAfter{Store: s, n: 300} })
 	opts := e.options(reqs)
@@ -93,7 +94,7 @@ func TestPublishErrorStopsTheSync(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	// Nothing was published, and the manifest says so.
-	if out, err := exec.Command("chattr", "-i", target).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "chattr", "-i", target).CombinedOutput(); err != nil {
 		t.Fatalf("chattr -i: %v: %s", err, out)
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {

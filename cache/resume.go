@@ -126,12 +126,14 @@ func (r *resumer) open(ctx context.Context, d *download) error {
 	if cps := loadRecord(rec, hdr); cps != nil {
 		if f, err := os.OpenFile(part, os.O_RDWR, 0); err == nil {
 			d.f = f
+			// On failure the file stays as it was for a later run; restore's or the record's error is
+			// the one to report.
 			if err := d.restore(ctx, cps); err != nil {
-				f.Close()
+				_ = f.Close()
 				return err
 			}
 			if d.rec, err = appendRecord(rec, d.s.root); err != nil {
-				f.Close()
+				_ = f.Close()
 				return err
 			}
 			if d.resumedLen > 0 {
@@ -146,12 +148,13 @@ func (r *resumer) open(ctx context.Context, d *download) error {
 		return fmt.Errorf("creating staging file: %w", err)
 	}
 	line, _ := json.Marshal(hdr)
+	// On failure the file, empty, is closed unwritten; the record's error is the one to report.
 	if err := os.WriteFile(rec, append(line, '\n'), 0o644); err != nil {
-		d.f.Close()
+		_ = d.f.Close()
 		return fmt.Errorf("creating resume record: %w", err)
 	}
 	if d.rec, err = appendRecord(rec, d.s.root); err != nil {
-		d.f.Close()
+		_ = d.f.Close()
 		return err
 	}
 	return nil
@@ -173,7 +176,7 @@ func loadRecord(path string, want recordHeader) map[int]checkpoint {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	if !sc.Scan() {
@@ -271,9 +274,14 @@ func (r *record) checkpoint(i int, pc *piece) {
 	}
 }
 
-func (r *record) close() { r.f.Close() }
+// close closes the record. Its error is returned, as a close may report a write that failed late: the
+// download then fails, and is kept for the next run (which trusts only bytes that still hash as
+// recorded).
+func (r *record) close() error { return r.f.Close() }
 
-func (r *record) remove() { os.Remove(r.path) }
+// remove deletes the record of a download that will not be resumed. Best effort: a record left
+// behind is claimed by nobody and swept at the end of a complete sync.
+func (r *record) remove() { _ = os.Remove(r.path) }
 
 // sweep removes the resumable downloads nobody claimed in this run whose keys are under subs (all
 // when subs is empty): their objects are gone, published, or changed.
@@ -299,7 +307,7 @@ func readHeader(path string) (recordHeader, bool) {
 	if err != nil {
 		return hdr, false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	line, err := bufio.NewReader(f).ReadBytes('\n')
 	if err != nil {
 		return hdr, false

@@ -144,7 +144,7 @@ func childSync(t *testing.T, e *env, endpoint string, partSize int64, parallel i
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self)
+	cmd := exec.CommandContext(t.Context(), self)
 	cmd.Env = append(os.Environ(), childEnv+"=1",
 		"AWS_ACCESS_KEY_ID="+s3test.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3test.SecretKey,
 		"CHILD_BUCKET="+e.bucket, "CHILD_PREFIX="+e.prefix, "CHILD_DIR="+e.dir, "CHILD_ENDPOINT="+endpoint,

@@ -247,7 +247,9 @@ func Sync(ctx context.Context, store Store, opts Options) (*wire.SyncReport, err
 	return s.rep, err
 }
 
-func (s *syncer) run(ctx context.Context) error {
+// run syncs with the manifest open for writing; closing it is part of the sync, so its error is
+// returned unless an earlier one is.
+func (s *syncer) run(ctx context.Context) (err error) {
 	filter, err := plan.NewFilter(s.opts.Include, s.opts.Exclude)
 	if err != nil {
 		return err
@@ -264,7 +266,11 @@ func (s *syncer) run(ctx context.Context) error {
 	if s.m, err = manifest.OpenWith(s.root, manifest.OpenOptions{NoSync: s.opts.Ephemeral}); err != nil {
 		return err
 	}
-	defer s.m.Close()
+	defer func() {
+		if cerr := s.m.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing the manifest: %w", cerr)
+		}
+	}()
 	force, err := s.prepare()
 	if err != nil {
 		return err
@@ -429,7 +435,7 @@ func (s *syncer) forgetMissing(g int64, cause error) error {
 		err = s.m.Resolve(nil, gone, nil)
 	}
 	if err != nil {
-		return fmt.Errorf("publishing generation %d for readers: %w (and forgetting the missing files: %v)", g, cause, err)
+		return fmt.Errorf("publishing generation %d for readers: %w (and forgetting the missing files: %w)", g, cause, err)
 	}
 	return fmt.Errorf("publishing generation %d for readers: %d published files were missing from the volume (the first: %w); they are out of the manifest now, and the next sync copies them again", g, len(gone), cause)
 }
@@ -552,7 +558,7 @@ func (s *syncer) dryRun(ctx context.Context, filter *plan.Filter) error {
 		if s.m, err = manifest.OpenReadOnly(s.root); err != nil {
 			return err
 		}
-		defer s.m.Close()
+		defer func() { _ = s.m.Close() }() // opened read-only: nothing to lose
 	}
 	force := plan.Change("")
 	if s.m != nil {

@@ -233,10 +233,10 @@ func TestNoChangeIsLostWhateverTheEvents(t *testing.T) {
 			e.put(key, content(key, version))
 			bucket[key] = version
 		}
-		switch r := rng.IntN(10); {
-		case r == 0:
+		switch rng.IntN(10) {
+		case 0:
 			dropped++ // lost: only the listing will find it
-		case r == 1:
+		case 1:
 			duplicate++
 			pending = append(pending, ch, ch)
 		default:

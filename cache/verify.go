@@ -59,7 +59,7 @@ func Verify(root string) (*VerifyReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }() // opened read-only: nothing to lose
 	r := &VerifyReport{}
 	buf := make([]byte, copyBufferSize)
 	if err := m.Scan("", func(e manifest.Entry) error { return r.checkFile(root, e, buf) }); err != nil {
@@ -106,7 +106,7 @@ func (r *VerifyReport) checkFile(root string, e manifest.Entry, buf []byte) erro
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	info, err := f.Stat()
 	if err != nil {
 		return err

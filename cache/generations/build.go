@@ -49,7 +49,7 @@ func (st *state) build(ctx context.Context, root string, g int64, entries Entrie
 	b, err := newBuilder(root, st.d, tmp)
 	if err == nil && p.Index {
 		if idx, err = newIndexWriter(st.d); err != nil {
-			b.close()
+			_ = b.close() // nothing was linked yet; the index's error is the one to report
 		}
 	}
 	if err == nil {
@@ -94,9 +94,10 @@ func (st *state) build(ctx context.Context, root string, g int64, entries Entrie
 		if idx != nil {
 			idx.abort()
 		}
-		unix.Unlinkat(st.d, name+metaSuffix, 0)
-		unix.Unlinkat(st.d, name+objectsSuffix, 0)
-		os.RemoveAll(filepath.Join(st.dir, tmp))
+		// Best effort, err is what failed: a partial tree left behind goes in the next Publish's cleanup.
+		_ = unix.Unlinkat(st.d, name+metaSuffix, 0)
+		_ = unix.Unlinkat(st.d, name+objectsSuffix, 0)
+		_ = os.RemoveAll(filepath.Join(st.dir, tmp))
 		return meta{}, err
 	}
 	return m, nil
@@ -147,7 +148,7 @@ func newBuilder(root string, d int, tree string) (*builder, error) {
 	}
 	dst, err := openDir(d, tree)
 	if err != nil {
-		unix.Close(src)
+		closeDir(src)
 		return nil, err
 	}
 	// Linking is system calls: more workers than cores only queue in the kernel. Two at least, so
@@ -166,8 +167,8 @@ func (b *builder) close() error {
 	close(b.jobs)
 	b.wg.Wait()
 	b.truncate(0)
-	unix.Close(b.src)
-	unix.Close(b.dst)
+	closeDir(b.src)
+	closeDir(b.dst)
 	return b.err
 }
 
@@ -189,8 +190,8 @@ func (b *builder) work() {
 				bytes += n
 			}
 		}
-		unix.Close(j.src)
-		unix.Close(j.dst)
+		closeDir(j.src)
+		closeDir(j.dst)
 	}
 	linked.Add(files)
 	b.mu.Lock()
@@ -239,7 +240,7 @@ func (b *builder) flush() {
 	var err error
 	if j.src, err = unix.Dup(src); err == nil {
 		if j.dst, err = unix.Dup(dst); err != nil {
-			unix.Close(j.src)
+			closeDir(j.src)
 		}
 	}
 	b.batch = job{prefix: j.prefix}
@@ -257,8 +258,8 @@ func (b *builder) truncate(depth int) {
 	}
 	b.flush()
 	for _, l := range b.stack[depth:] {
-		unix.Close(l.src)
-		unix.Close(l.dst)
+		closeDir(l.src)
+		closeDir(l.dst)
 	}
 	b.stack = b.stack[:depth]
 }
@@ -324,12 +325,12 @@ func (b *builder) push(comp string) error {
 		return err
 	}
 	if err := unix.Mkdirat(pdst, comp, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-		unix.Close(src)
+		closeDir(src)
 		return err
 	}
 	dst, err := openDir(pdst, comp)
 	if err != nil {
-		unix.Close(src)
+		closeDir(src)
 		return err
 	}
 	b.flush()

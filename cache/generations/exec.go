@@ -47,7 +47,7 @@ func (l *Lease) Exec(ctx context.Context, args []string, stdio Stdio) (code int,
 	for _, a := range args {
 		argv = append(argv, strings.ReplaceAll(a, "{data}", l.Dir))
 	}
-	child := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	child := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // G204: the user's own command line (an argv, no shell), run as the user on the tree they asked for
 	child.Env = append(os.Environ(), DataEnv+"="+l.Dir)
 	child.Stdin, child.Stdout, child.Stderr = stdio.In, stdio.Out, stdio.Err
 	shared, err := l.File()
@@ -55,7 +55,7 @@ func (l *Lease) Exec(ctx context.Context, args []string, stdio Stdio) (code int,
 		return 0, false, err
 	}
 	if shared != nil {
-		defer shared.Close()
+		defer func() { _ = shared.Close() }() // a duplicate of the lease's directory: nothing written
 		child.ExtraFiles = []*os.File{shared}
 	}
 	// Signals go to the child; the lease is held until it exits.

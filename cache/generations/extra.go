@@ -109,14 +109,14 @@ func extraBytes(ctx context.Context, d int, cur int64, olds []int64) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("measuring generations: %w", err)
 	}
-	defer unix.Close(curfd)
+	defer closeDir(curfd)
 	for _, n := range olds {
 		fd, err := openDir(d, strconv.FormatInt(n, 10))
 		if err != nil {
 			return 0, fmt.Errorf("measuring generation %d: %w", n, err)
 		}
 		err = w.walk(ctx, fd, curfd)
-		unix.Close(fd)
+		closeDir(fd)
 		if err != nil {
 			return 0, fmt.Errorf("measuring generation %d: %w", n, err)
 		}
@@ -167,9 +167,9 @@ func (w *extraWalker) walk(ctx context.Context, old, cur int) error {
 				}
 			}
 			err = w.walk(ctx, child, cchild)
-			unix.Close(child)
+			closeDir(child)
 			if cchild >= 0 {
-				unix.Close(cchild)
+				closeDir(cchild)
 			}
 			if err != nil {
 				return err
@@ -200,7 +200,7 @@ func (st *state) recount(g int64) (meta, error) {
 	if err != nil {
 		return meta{}, fmt.Errorf("counting generation %d: %w", g, err)
 	}
-	defer unix.Close(fd)
+	defer closeDir(fd)
 	var s unix.Stat_t
 	if err := unix.Fstat(fd, &s); err != nil {
 		return meta{}, fmt.Errorf("counting generation %d: %w", g, err)
@@ -231,7 +231,7 @@ func count(l *lister, dir int, m *meta) error {
 				return err
 			}
 			err = count(l, child, m)
-			unix.Close(child)
+			closeDir(child)
 			if err != nil {
 				return err
 			}

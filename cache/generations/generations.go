@@ -152,7 +152,7 @@ func Publish(ctx context.Context, root string, g int64, entries Entries, p Polic
 	if err != nil {
 		return wire.GenerationSummary{}, err
 	}
-	defer unix.Close(d) // also releases the writer lock
+	defer closeDir(d) // also releases the writer lock
 	if err := lockWriter(ctx, d, dir); err != nil {
 		return wire.GenerationSummary{}, err
 	}
@@ -417,7 +417,7 @@ func (st *state) remove(n int64) (removed bool, err error) {
 		return false, fmt.Errorf("removing generation %d: %w", n, err)
 	}
 	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		unix.Close(fd)
+		closeDir(fd)
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return false, nil // held by a reader
 		}
@@ -425,10 +425,10 @@ func (st *state) remove(n int64) (removed bool, err error) {
 	}
 	gone := deletingPrefix + name + "-" + randomSuffix()
 	if err := unix.Renameat(st.d, name, st.d, gone); err != nil {
-		unix.Close(fd)
+		closeDir(fd)
 		return false, fmt.Errorf("removing generation %d: %w", n, err)
 	}
-	unix.Close(fd) // releases the lock: from here on the tree has no name a reader would open
+	closeDir(fd) // releases the lock: from here on the tree has no name a reader would open
 	delete(st.trees, n)
 	delete(st.metas, n)
 	delete(st.indexed, n)
@@ -527,7 +527,7 @@ func switchCurrent(d int, g int64) error {
 		return fmt.Errorf("switching current to generation %d: %w", g, err)
 	}
 	if err := unix.Renameat(d, tmp, d, currentLink); err != nil {
-		unix.Unlinkat(d, tmp, 0)
+		_ = unix.Unlinkat(d, tmp, 0) // the rename's error is the one to report
 		return fmt.Errorf("switching current to generation %d: %w", g, err)
 	}
 	return nil
@@ -582,7 +582,7 @@ func readFileAt(d int, name string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	return io.ReadAll(f)
 }
 
@@ -604,7 +604,7 @@ func writeFileAt(d int, name string, b []byte) error {
 		err = unix.Renameat(d, tmp, d, name)
 	}
 	if err != nil {
-		unix.Unlinkat(d, tmp, 0)
+		_ = unix.Unlinkat(d, tmp, 0) // the write's error is the one to report
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil
@@ -619,6 +619,11 @@ func syncFS(d int, dir string) error {
 	}
 	return nil
 }
+
+// closeDir closes a directory descriptor. Its error is dropped on purpose: nothing is written through
+// one (links, renames and records are made by name relative to it, and made durable by syncFS), and
+// close(2) frees the descriptor, and so the flock it held, even when it reports an error.
+func closeDir(fd int) { _ = unix.Close(fd) }
 
 // openDir opens a directory relative to d (unix.AT_FDCWD for a path), not following a symlink.
 func openDir(d int, name string) (int, error) {
@@ -695,7 +700,7 @@ func Retire(ctx context.Context, root string) error {
 	if err != nil {
 		return err
 	}
-	defer unix.Close(d)
+	defer closeDir(d) // also releases the writer lock
 	if err := lockWriter(ctx, d, dir); err != nil {
 		return err
 	}

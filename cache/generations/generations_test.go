@@ -253,11 +253,11 @@ func TestHeldGenerationStaysConsistent(t *testing.T) {
 
 	v.put("d/a", "a2")
 	v.del("d/b")
-	sum := v.publish(2, Policy{Keep: 1}, t0.Add(time.Minute))
+	v.publish(2, Policy{Keep: 1}, t0.Add(time.Minute))
 	v.put("d/a", "a3")
 	v.put("c", "c3")
 	v.put("e", "e3")
-	sum = v.publish(3, Policy{Keep: 1}, t0.Add(2*time.Minute))
+	sum := v.publish(3, Policy{Keep: 1}, t0.Add(2*time.Minute))
 	if d := cmp.Diff([]int64{3, 1}, generationsOf(sum)); d != "" {
 		t.Errorf("kept (-want +got):\n%s", d)
 	}
@@ -637,8 +637,10 @@ func TestHoldRacesCollector(t *testing.T) {
 				want := strconv.FormatInt(l.Generation, 10)
 				for _, k := range keys {
 					b, err := os.ReadFile(filepath.Join(l.Dir, filepath.FromSlash(k)))
-					if err != nil || string(b) != want {
-						fail(fmt.Errorf("generation %d, %s: %q, %v", l.Generation, k, b, err))
+					if err != nil {
+						fail(fmt.Errorf("generation %d, %s: %w", l.Generation, k, err))
+					} else if string(b) != want {
+						fail(fmt.Errorf("generation %d, %s: %q", l.Generation, k, b))
 					}
 				}
 				l.Release()

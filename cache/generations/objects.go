@@ -65,7 +65,7 @@ func Objects(root string, g int64) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	var objs []Object
 	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
 	for dec.More() {
@@ -113,15 +113,18 @@ func (x *indexWriter) commit(g int64) error {
 		err = unix.Renameat(x.d, x.tmp, x.d, strconv.FormatInt(g, 10)+objectsSuffix)
 	}
 	if err != nil {
-		unix.Unlinkat(x.d, x.tmp, 0)
+		_ = unix.Unlinkat(x.d, x.tmp, 0) // the write's error is the one to report
 		return fmt.Errorf("writing the object index of generation %d: %w", g, err)
 	}
 	return nil
 }
 
+// abort drops an index that will not be committed. Errors are dropped: the file is removed unread,
+// and the caller returns the error that made it abort (a leftover temporary file is removed by the
+// next Publish's cleanup).
 func (x *indexWriter) abort() {
-	x.f.Close()
-	unix.Unlinkat(x.d, x.tmp, 0)
+	_ = x.f.Close()
+	_ = unix.Unlinkat(x.d, x.tmp, 0)
 }
 
 // writeIndex writes the object index of a tree that is already whole.

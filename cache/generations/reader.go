@@ -65,7 +65,7 @@ func (l *Lease) Release() {
 	}
 	l.once.Do(func() {
 		if l.fd >= 0 {
-			unix.Close(l.fd)
+			closeDir(l.fd)
 			l.fd = -1
 		}
 	})
@@ -103,7 +103,7 @@ func Hold(root string, g int64) (*Lease, error) {
 				return nil, fmt.Errorf("no generations in %s: %w", root, err)
 			}
 			n, err = readCurrent(d, dir)
-			unix.Close(d)
+			closeDir(d)
 			if err != nil {
 				return nil, err
 			}
@@ -137,16 +137,16 @@ func lockShared(path string) (int, error) {
 		return -1, err
 	}
 	if err := flock(fd, unix.LOCK_SH); err != nil {
-		unix.Close(fd)
+		closeDir(fd)
 		return -1, &os.PathError{Op: "flock", Path: path, Err: err}
 	}
 	var held, named unix.Stat_t
 	if err := unix.Fstat(fd, &held); err != nil {
-		unix.Close(fd)
+		closeDir(fd)
 		return -1, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if err := unix.Lstat(path, &named); err != nil || named.Dev != held.Dev || named.Ino != held.Ino {
-		unix.Close(fd)
+		closeDir(fd)
 		return -1, errMoved
 	}
 	return fd, nil
@@ -164,8 +164,8 @@ func HoldPath(path string) (*Lease, error) {
 	}
 	root, g, rest, ok := splitGenerationPath(abs)
 	if !ok {
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			root, g, rest, ok = splitGenerationPath(real)
+		if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+			root, g, rest, ok = splitGenerationPath(resolved)
 		}
 	}
 	if !ok {
@@ -215,7 +215,7 @@ func List(root string) ([]wire.GenerationInfo, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing generations: %w", err)
 	}
-	defer unix.Close(d)
+	defer closeDir(d)
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing generations: %w", err)

@@ -46,6 +46,8 @@ import (
 // Algorithm is a checksum algorithm as S3 names it, or MD5 for ETags.
 type Algorithm string
 
+// The algorithms, spelt as S3's x-amz-checksum-* headers and ChecksumAlgorithm fields name them, so
+// that a value read from the store needs no translation.
 const (
 	CRC64NVME Algorithm = "CRC64NVME"
 	CRC32     Algorithm = "CRC32"
@@ -60,6 +62,7 @@ const (
 // ChecksumType is how a checksum covers a multipart object, as S3 names it.
 type ChecksumType string
 
+// The two types, spelt as S3's ChecksumType field names them.
 const (
 	FullObject ChecksumType = "FULL_OBJECT"
 	Composite  ChecksumType = "COMPOSITE"
@@ -91,15 +94,15 @@ const (
 type Method string
 
 const (
-	// MethodSize: the store vouches for nothing but the size.
+	// MethodSize checks only the size: the store vouches for nothing else.
 	MethodSize Method = "size"
-	// MethodChecksum: the store's full-object checksum.
+	// MethodChecksum checks the store's full-object checksum.
 	MethodChecksum Method = "checksum"
-	// MethodComposite: the store's composite checksum, a checksum of each part's checksum.
+	// MethodComposite checks the store's composite checksum, a checksum of each part's checksum.
 	MethodComposite Method = "composite"
-	// MethodETag: a single-part upload's ETag, the MD5 of the bytes.
+	// MethodETag checks a single-part upload's ETag, the MD5 of the bytes.
 	MethodETag Method = "etag"
-	// MethodMultipartETag: a multipart upload's ETag, the MD5 of each part's MD5.
+	// MethodMultipartETag checks a multipart upload's ETag, the MD5 of each part's MD5.
 	MethodMultipartETag Method = "multipart-etag"
 )
 

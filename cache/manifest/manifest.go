@@ -62,7 +62,7 @@ const Dir = ".pqcache"
 // filesystem as the published files, so publishing is a rename.
 const StagingDir = Dir + "/staging"
 
-// ResumeDir, inside StagingDir, holds large downloads in progress with the record of their finished
+// ResumeDir holds, inside StagingDir, large downloads in progress with the record of their finished
 // pieces: recovery keeps it, so that a sync killed in the middle of a large object resumes from its
 // verified pieces (the sync engine owns its contents).
 const ResumeDir = StagingDir + "/resume"
@@ -207,12 +207,10 @@ func OpenWith(root string, o OpenOptions) (*Manifest, error) {
 		}
 		return nil
 	}); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("initialising manifest: %w", err)
+		return nil, errors.Join(fmt.Errorf("initialising manifest: %w", err), db.Close())
 	}
 	if err := m.recover(); err != nil {
-		db.Close()
-		return nil, err
+		return nil, errors.Join(err, db.Close())
 	}
 	return m, nil
 }
@@ -312,7 +310,7 @@ func RemoveFile(root, key string) error {
 			break // not empty (or already gone): stop climbing
 		}
 	}
-	return nil
+	return nil //nolint:nilerr // removing empty parents is best effort tidying; the file itself is gone
 }
 
 // Intend records intents durably, before the changes they describe are made.
@@ -336,7 +334,8 @@ func (m *Manifest) ResolveAndIntend(put []Entry, del []string, done []string, in
 		if m.resolve++; m.resolve%releaseEvery == 0 {
 			// Appending reads the last pages back through the mapping; over a sync of a million files
 			// every page has been the last one (see release).
-			defer m.db.View(func(tx *bolt.Tx) error { release(tx); return nil })
+			// A hint to the kernel: a View that cannot begin (a closed database) has nothing to release.
+			defer func() { _ = m.db.View(func(tx *bolt.Tx) error { release(tx); return nil }) }()
 		}
 	}
 	return m.db.Update(func(tx *bolt.Tx) error {
@@ -401,7 +400,7 @@ func (m *Manifest) readerView(tx *bolt.Tx, key, v []byte) (Entry, bool, error) {
 
 // readerViewOf is readerView with the pending bucket given, or nil when it is empty (an iterator
 // checks once per batch, not once per entry).
-func (m *Manifest) readerViewOf(tx *bolt.Tx, pendingBucket *bolt.Bucket, key, v []byte) (Entry, bool, error) {
+func (m *Manifest) readerViewOf(_ *bolt.Tx, pendingBucket *bolt.Bucket, key, v []byte) (Entry, bool, error) {
 	var e Entry
 	found := v != nil
 	if found {
@@ -620,21 +619,21 @@ func (m *Manifest) State() (dirty bool, generation int64, err error) {
 	return dirty, generation, err
 }
 
-// GenerationAtLeast makes the next Commit's generation higher than min: a manifest that begins again
-// on a volume whose older generations are still there (package generations) must not number its own
-// like theirs. It changes nothing when the manifest's generation is min or more already.
-func (m *Manifest) GenerationAtLeast(min int64) error {
+// GenerationAtLeast makes the next Commit's generation higher than floor: a manifest that begins
+// again on a volume whose older generations are still there (package generations) must not number
+// its own like theirs. It changes nothing when the manifest's generation is floor or more already.
+func (m *Manifest) GenerationAtLeast(floor int64) error {
 	// Read first: every sync asks, and a write transaction costs a commit (and an fsync) even when it
 	// changes nothing.
-	if _, gen, err := m.State(); err != nil || gen >= min {
+	if _, gen, err := m.State(); err != nil || gen >= floor {
 		return err
 	}
 	return m.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		if int64(decodeUint(meta.Get(metaGeneration))) >= min {
+		if int64(decodeUint(meta.Get(metaGeneration))) >= floor {
 			return nil
 		}
-		return meta.Put(metaGeneration, encodeUint(uint64(min)))
+		return meta.Put(metaGeneration, encodeUint(uint64(floor)))
 	})
 }
 

@@ -143,7 +143,7 @@ func parseInto(m *Message, body []byte, keys KeyEncoding, depth int) error {
 	if err := json.Unmarshal(body, &env); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) { // valid JSON of another shape
-			return fmt.Errorf("%w: %v", ErrUnrecognized, err)
+			return fmt.Errorf("%w: %w", ErrUnrecognized, err)
 		}
 		return fmt.Errorf("parsing notification: %w", err)
 	}
@@ -315,7 +315,7 @@ func (n *flexInt64) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		// A size is a hint; a malformed one must not make the whole message unreadable.
 		*n = 0
-		return nil
+		return nil //nolint:nilerr // a malformed size reads as 0 (unknown), by design
 	}
 	*n = flexInt64(v)
 	return nil

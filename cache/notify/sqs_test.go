@@ -97,7 +97,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 }
 
 // startSource runs an SQSSource on a goaws queue until the test ends.
-func startSource(t *testing.T, srv *sqstest.Server, queueURL string, visibility time.Duration, sink Sink, tune func(*SQSConfig)) *SQSSource {
+func startSource(t *testing.T, _ *sqstest.Server, queueURL string, visibility time.Duration, sink Sink, tune func(*SQSConfig)) *SQSSource {
 	t.Helper()
 	cfg := SQSConfig{
 		QueueURL: queueURL, AccessKeyID: sqstest.AccessKey, SecretAccessKey: sqstest.SecretKey, Region: sqstest.Region,

@@ -58,7 +58,7 @@ func newWebhookHarness(t *testing.T) *webhookHarness {
 
 func (w *webhookHarness) post(t *testing.T, path, auth, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, w.srv.URL+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, w.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,11 @@ func TestWebhookAuthentication(t *testing.T) {
 	if s := w.h.stats(); s.Received != 3 || s.Pending != 1 || s.Coalesced != 2 || s.LastUnauthorized.IsZero() {
 		t.Errorf("stats = %+v, want the 3 accepted posts received, 1 pending, a refusal time", s)
 	}
-	resp, err := http.Get(w.srv.URL + "/events/ns/ds?token=" + testToken)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, w.srv.URL+"/events/ns/ds?token="+testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func Inspect(r io.ReaderAt, size int64) (*manifest.ParquetFacts, error) {
 	}
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotParquet, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotParquet, err)
 	}
 	md := f.Metadata()
 	facts := &manifest.ParquetFacts{Rows: md.NumRows, RowGroups: int64(len(md.RowGroups))}

@@ -47,6 +47,9 @@ type Object struct {
 // detection misses rewrites (a same-size rewrite, a rewrite that kept or moved back its LastModified).
 type Change string
 
+// The reasons an Action's Why gives: an object with no published file, a listing that differs from
+// the published entry in one signal (Compare), a source other than the one the files came from (every
+// object is copied again), and an entry whose bytes were never verified.
 const (
 	ChangeNew          Change = "new"
 	ChangeSize         Change = "size"

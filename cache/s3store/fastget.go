@@ -95,7 +95,7 @@ func newFastGetter(ctx context.Context, o s3.Options, bucket string) *fastGetter
 }
 
 // get sends one GetObject: what Store.Get does through the SDK.
-func (f *fastGetter) get(ctx context.Context, key, etag string, r Range) (io.ReadCloser, *http.Response, error) {
+func (f *fastGetter) get(ctx context.Context, key, etag string, r Range) (*http.Response, error) {
 	h := http.Header{}
 	if etag != "" {
 		h.Set("If-Match", etag)
@@ -111,11 +111,7 @@ func (f *fastGetter) get(ctx context.Context, key, etag string, r Range) (io.Rea
 	default:
 		h.Set("Range", fmt.Sprintf("bytes=%d-%d", r.Start, r.End))
 	}
-	resp, err := f.send(ctx, key, query, h)
-	if err != nil {
-		return nil, nil, err
-	}
-	return resp.Body, resp, nil
+	return f.send(ctx, key, query, h)
 }
 
 // info reads a GET response's headers as Store.Get reports them.
@@ -212,7 +208,7 @@ func (f *fastGetter) send(ctx context.Context, path, query string, h http.Header
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }() // an error document, only read
 		return nil, responseError(resp)
 	}
 	return resp, nil
@@ -237,7 +233,7 @@ func (f *fastGetter) list(ctx context.Context, prefix, token, strip string) (lis
 	if err != nil {
 		return listPage{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // only read
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return listPage{}, err

@@ -246,7 +246,7 @@ func decodeList(doc []byte, strip string) (listPage, error) {
 		}
 	}
 	if err := xml.Unmarshal(doc, &r); err != nil {
-		return listPage{}, fmt.Errorf("%w: %v", errShape, err)
+		return listPage{}, fmt.Errorf("%w: %w", errShape, err)
 	}
 	p := listPage{truncated: r.IsTruncated, next: r.NextContinuationToken}
 	for _, c := range r.Contents {

@@ -320,16 +320,16 @@ var checksumMode = s3.WithAPIOptions(smithyhttp.AddHeaderValue("x-amz-checksum-m
 // whole-object GET also returns the object's checksums.
 func (s *Store) Get(ctx context.Context, key, etag string, r Range) (io.ReadCloser, GetInfo, error) {
 	if s.fast != nil {
-		body, resp, err := s.fast.get(ctx, key, etag, r)
+		resp, err := s.fast.get(ctx, key, etag, r)
 		if err != nil {
 			return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 		}
 		info, err := s.fast.info(resp, r)
 		if err != nil {
-			body.Close()
+			_ = resp.Body.Close() // unread: the headers are what failed
 			return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 		}
-		return body, info, nil
+		return resp.Body, info, nil
 	}
 	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
 	if etag != "" {
@@ -358,7 +358,7 @@ func (s *Store) Get(ctx context.Context, key, etag string, r Range) (io.ReadClos
 			aws.ToString(out.ChecksumSHA1), aws.ToString(out.ChecksumSHA256), string(out.ChecksumType)),
 	}
 	if info.Start, err = startOf(aws.ToString(out.ContentRange), r); err != nil {
-		out.Body.Close()
+		_ = out.Body.Close() // unread: the headers are what failed
 		return nil, GetInfo{}, fmt.Errorf("getting s3://%s/%s: %w", s.bucket, key, err)
 	}
 	return out.Body, info, nil

@@ -99,7 +99,7 @@ func (s *Store) putFile(ctx context.Context, u Upload) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	info, err := f.Stat()
 	if err != nil {
 		return 0, err

@@ -225,7 +225,7 @@ func startSources(ctx context.Context, cfg Config, deb *notify.Debouncer, log *s
 			},
 			Log: log,
 		})
-		ln, err := net.Listen("tcp", cfg.WebhookListen)
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.WebhookListen)
 		if err != nil {
 			return nil, fmt.Errorf("--webhook-listen: %w", err)
 		}
@@ -240,7 +240,8 @@ func startSources(ctx context.Context, cfg Config, deb *notify.Debouncer, log *s
 		}()
 		go func() {
 			<-ctx.Done()
-			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			// ctx is done: the shutdown gets its own few seconds to let requests in flight finish.
+			shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			_ = srv.Shutdown(shut)
 		}()

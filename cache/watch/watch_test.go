@@ -57,7 +57,7 @@ func TestApplyBatch(t *testing.T) {
 	}
 
 	var got []string
-	fail := func(trigger string, keys int, cs *wire.ChangeSet) (*wire.SyncReport, error) {
+	fail := func(trigger string, _ int, _ *wire.ChangeSet) (*wire.SyncReport, error) {
 		got = append(got, trigger)
 		return nil, errors.New("store down")
 	}
