@@ -26,13 +26,13 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The registration is apimachinery's runtime.SchemeBuilder, as kubebuilder scaffolds it today, rather
 // than controller-runtime's scheme.Builder (deprecated): an API package is imported by clients, the
-// kubectl plugin and tests, so it depends on apimachinery only.
+// kubectl plugin and tests, so it does not pull in controller-runtime.
 var (
 	// SchemeGroupVersion is the group and version of every kind in this package, under the name that
 	// apimachinery's conventions and the applyconfiguration generators look for.
