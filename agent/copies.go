@@ -52,7 +52,7 @@ func OpenCopies(root string) (*Copies, error) {
 		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close() // the lock file was only opened to be locked; the flock error is the one to report
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("another agent holds the cache root %s: two agents never write one directory", root)
 		}

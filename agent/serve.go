@@ -32,11 +32,14 @@ type PeerServer struct {
 	Server http.Handler
 }
 
+// Start serves the peer endpoint on Listener until ctx ends, then shuts the server down, giving the
+// requests in flight five seconds to finish: a follower mid-copy gets its file rather than a reset.
 func (p PeerServer) Start(ctx context.Context) error {
 	hs := &http.Server{Handler: p.Server, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// ctx is done by now: the grace period keeps its values but not its cancellation.
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(shut)
 	}()
@@ -46,5 +49,5 @@ func (p PeerServer) Start(ctx context.Context) error {
 	return nil
 }
 
-// NeedLeaderElection: every agent serves, on its own node.
+// NeedLeaderElection is false: every agent serves, on its own node.
 func (PeerServer) NeedLeaderElection() bool { return false }

@@ -34,7 +34,9 @@ const (
 	componentBench = "bench"
 	// LabelBenchRun holds the BenchRun's name on its Jobs (shortened with a hash when longer than a label
 	// value may be; AnnotationBenchRun has it whole).
-	LabelBenchRun      = "data.pqcache.dev/benchrun"
+	LabelBenchRun = "data.pqcache.dev/benchrun"
+	// AnnotationBenchRun holds the BenchRun's whole name on its Jobs, which the label may only
+	// abbreviate.
 	AnnotationBenchRun = "data.pqcache.dev/benchrun-name"
 	annotationEngine   = "data.pqcache.dev/engine"
 	annotationConfig   = "data.pqcache.dev/config"

@@ -58,7 +58,9 @@ type runWorkload struct {
 	names []string
 }
 
-// loadWorkload settles the run's workload, or says why it cannot yet (wait) or ever (refuse).
+// loadWorkload settles the run's workload, or says why it cannot yet (wait) or ever (refuse). A
+// workload that cannot run is a verdict for the run's status, not an error to retry: the steps below
+// turn it into the gate's refuse reason, and err is only a failure to read the user's ConfigMap.
 func (r *BenchRunReconciler) loadWorkload(ctx context.Context, run *datav1alpha1.BenchRun) (rw runWorkload, g gate, err error) {
 	spec := run.Spec.Workload
 	switch {
@@ -67,10 +69,7 @@ func (r *BenchRunReconciler) loadWorkload(ctx context.Context, run *datav1alpha1
 		if spec != nil {
 			rw.builtin = spec.Builtin
 		}
-		rw.w, err = workload.Builtin(rw.builtin)
-		if err != nil {
-			return rw, gate{refuse: err.Error()}, nil
-		}
+		rw.w, g.refuse = builtinWorkload(rw.builtin)
 	case spec.Inline != nil:
 		rw.w = inlineWorkload(spec.Inline)
 	default:
@@ -78,31 +77,56 @@ func (r *BenchRunReconciler) loadWorkload(ctx context.Context, run *datav1alpha1
 		if err != nil || wait != "" {
 			return rw, gate{wait: wait}, err
 		}
-		if rw.w, err = workload.Parse([]byte(data)); err != nil {
-			return rw, gate{refuse: fmt.Sprintf("ConfigMap %s: %v", spec.ConfigMapRef.Name, err)}, nil
-		}
-		if rw.w.Name == "" {
-			rw.w.Name = spec.ConfigMapRef.Name
-		}
+		rw.w, g.refuse = parseWorkload(spec.ConfigMapRef.Name, data)
 	}
-	if err := rw.w.Validate(); err != nil {
-		return rw, gate{refuse: err.Error()}, nil
+	if g.refuse != "" {
+		return rw, g, nil
 	}
-	names, err := rw.w.ParseSelection(strings.Join(run.Spec.Queries, ","))
+	if rw.names, g.refuse = selectQueries(rw.w, run.Spec.Queries); g.refuse != "" {
+		return rw, g, nil
+	}
+	return rw, gate{refuse: copyTooBig(rw)}, nil
+}
+
+// builtinWorkload is the built-in workload of that name, or why there is none (refuse).
+func builtinWorkload(name string) (w *workload.Workload, refuse string) {
+	w, err := workload.Builtin(name)
 	if err != nil {
-		return rw, gate{refuse: "spec.queries: " + err.Error()}, nil
+		return w, err.Error()
+	}
+	return w, ""
+}
+
+// parseWorkload is the workload in the text of the user's ConfigMap, named after the ConfigMap when it
+// has no name of its own, or why it cannot be read (refuse).
+func parseWorkload(configMap, data string) (w *workload.Workload, refuse string) {
+	w, err := workload.Parse([]byte(data))
+	if err != nil {
+		return w, fmt.Sprintf("ConfigMap %s: %v", configMap, err)
+	}
+	if w.Name == "" {
+		w.Name = configMap
+	}
+	return w, ""
+}
+
+// selectQueries checks the workload and picks the run's queries (all of them when the spec names
+// none), or says why the run cannot have them (refuse).
+func selectQueries(w *workload.Workload, queries []string) (names []string, refuse string) {
+	if err := w.Validate(); err != nil {
+		return nil, err.Error()
+	}
+	names, err := w.ParseSelection(strings.Join(queries, ","))
+	if err != nil {
+		return nil, "spec.queries: " + err.Error()
 	}
 	if names == nil {
-		names = rw.w.QueryNames()
+		names = w.QueryNames()
 	}
 	if len(names) > MaxRunQueries {
-		return rw, gate{refuse: fmt.Sprintf("the run has %d queries; a BenchRun runs at most %d (each Job reports every query in its termination message): choose some with spec.queries, or split the workload into several runs", len(names), MaxRunQueries)}, nil
+		return nil, fmt.Sprintf("the run has %d queries; a BenchRun runs at most %d (each Job reports every query in its termination message): choose some with spec.queries, or split the workload into several runs", len(names), MaxRunQueries)
 	}
-	rw.names = names
-	if why := copyTooBig(rw); why != "" {
-		return rw, gate{refuse: why}, nil
-	}
-	return rw, gate{}, nil
+	return names, ""
 }
 
 // copyTooBig says why a user's workload cannot be copied for the run's Jobs: its copy would not fit

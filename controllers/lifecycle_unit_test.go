@@ -229,8 +229,8 @@ func TestDatasetReleasesItsQueuePlaceOnEveryExit(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name   string
-		break_ func(*datav1alpha1.Dataset)
+		name    string
+		breakIt func(*datav1alpha1.Dataset)
 	}{
 		{"a schedule that never fires", func(d *datav1alpha1.Dataset) { d.Spec.Refresh.Schedule = "0 0 30 2 *" }},
 		{"a missing existing claim", func(d *datav1alpha1.Dataset) {
@@ -242,7 +242,7 @@ func TestDatasetReleasesItsQueuePlaceOnEveryExit(t *testing.T) {
 		if r.admission.Len() != 1 {
 			t.Fatalf("%s: the Dataset is not queued behind the busy slot (%d keys)", tc.name, r.admission.Len())
 		}
-		change(tc.break_)
+		change(tc.breakIt)
 		reconcile()
 		if r.admission.Len() != 0 {
 			t.Errorf("%s: the Dataset kept its place in the queue", tc.name)

@@ -161,8 +161,9 @@ func nodeReady(n *corev1.Node) bool {
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
-// chooseNodes keeps the candidates that have a copy, then adds others in name order, up to max.
-func chooseNodes(candidates []string, byNode map[string]*datav1alpha1.DatasetReplica, max *int32) []string {
+// chooseNodes keeps the candidates that have a copy, then adds others in name order, up to
+// maxReplicas (no bound when nil).
+func chooseNodes(candidates []string, byNode map[string]*datav1alpha1.DatasetReplica, maxReplicas *int32) []string {
 	slices.Sort(candidates)
 	var have, add []string
 	for _, n := range candidates {
@@ -173,8 +174,8 @@ func chooseNodes(candidates []string, byNode map[string]*datav1alpha1.DatasetRep
 		}
 	}
 	chosen := append(have, add...)
-	if max != nil && int(*max) < len(chosen) {
-		chosen = chosen[:*max]
+	if maxReplicas != nil && int(*maxReplicas) < len(chosen) {
+		chosen = chosen[:*maxReplicas]
 	}
 	slices.Sort(chosen)
 	return chosen

@@ -48,7 +48,7 @@ var _ = Describe("The samples", func() {
 			f := loadFixture(filepath.Join("..", "config", "samples", "data_v1alpha1_dataset.yaml"))
 			u := f.objs[0]
 			u.SetNamespace(ns)
-			Expect(k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("gitops"), client.ForceOwnership)).To(Succeed())
+			Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("gitops"), client.ForceOwnership)).To(Succeed())
 			return u
 		}
 		first := apply()

@@ -78,7 +78,7 @@ func (d *Driver) GetPluginInfo(context.Context, *csipb.GetPluginInfoRequest) (*c
 	return &csipb.GetPluginInfoResponse{Name: DriverName, VendorVersion: d.Version}, nil
 }
 
-// GetPluginCapabilities: a node plugin alone, no controller service.
+// GetPluginCapabilities reports none: a node plugin alone, no controller service.
 func (d *Driver) GetPluginCapabilities(context.Context, *csipb.GetPluginCapabilitiesRequest) (*csipb.GetPluginCapabilitiesResponse, error) {
 	return &csipb.GetPluginCapabilitiesResponse{}, nil
 }
@@ -88,7 +88,7 @@ func (d *Driver) Probe(context.Context, *csipb.ProbeRequest) (*csipb.ProbeRespon
 	return &csipb.ProbeResponse{}, nil
 }
 
-// NodeGetCapabilities: no staging, no stats; publish is all there is.
+// NodeGetCapabilities reports none: no staging, no stats; publish is all there is.
 func (d *Driver) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabilitiesRequest) (*csipb.NodeGetCapabilitiesResponse, error) {
 	return &csipb.NodeGetCapabilitiesResponse{}, nil
 }

@@ -68,13 +68,13 @@ func (s *Server) Start(ctx context.Context) error {
 	regSrv := grpc.NewServer()
 	registerpb.RegisterRegistrationServer(regSrv, s.Registration)
 
-	csiL, err := listenUnix(s.Paths.Socket())
+	csiL, err := listenUnix(ctx, s.Paths.Socket())
 	if err != nil {
 		return err
 	}
-	regL, err := listenUnix(s.Paths.RegistrationSocket())
+	regL, err := listenUnix(ctx, s.Paths.RegistrationSocket())
 	if err != nil {
-		csiL.Close()
+		_ = csiL.Close() // nothing served on it yet; the listen error is the one to report
 		return err
 	}
 	errc := make(chan error, 2)
@@ -93,7 +93,7 @@ func (s *Server) Start(ctx context.Context) error {
 	return err
 }
 
-// NeedLeaderElection: every node's agent serves its own node.
+// NeedLeaderElection is false: every node's agent serves its own node.
 func (*Server) NeedLeaderElection() bool { return false }
 
 // logErrors logs every failed call: kubelet shows the message on the pod, the operator reads it here.
@@ -106,14 +106,14 @@ func (s *Server) logErrors(ctx context.Context, req any, info *grpc.UnaryServerI
 }
 
 // listenUnix listens on a Unix socket at path, replacing the socket an earlier agent left.
-func listenUnix(path string) (net.Listener, error) {
+func listenUnix(ctx context.Context, path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("removing the old socket %s: %w", path, err)
 	}
-	l, err := net.Listen("unix", path)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", path, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -99,7 +100,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, bucket, root strin
 		res.Contents[i] = listed(genPrefix, o)
 	}
 	w.Header().Set("Content-Type", "application/xml")
-	w.Write([]byte(xml.Header))
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		s.log().Debug("Listing not sent", "remote", r.RemoteAddr, "error", err)
+		return
+	}
 	if err := xml.NewEncoder(w).Encode(res); err != nil {
 		s.log().Debug("Listing not sent", "remote", r.RemoteAddr, "error", err)
 	}

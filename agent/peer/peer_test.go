@@ -147,8 +147,8 @@ func (l *lake) syncSeed() int64 {
 }
 
 // follow syncs dir from the peer's generation g, falling back to the bucket; it returns the report,
-// the error, and the bucket's request counters.
-func (l *lake) follow(dir string, g int64) (*wire.SyncReport, error, *s3store.Requests) {
+// the bucket's request counters, and the error.
+func (l *lake) follow(dir string, g int64) (*wire.SyncReport, *s3store.Requests, error) {
 	l.t.Helper()
 	from, err := peer.NewStore(context.Background(), l.peer.URL, testKey, dataset)
 	if err != nil {
@@ -159,7 +159,7 @@ func (l *lake) follow(dir string, g int64) (*wire.SyncReport, error, *s3store.Re
 	opts.Follow = &cache.Follow{Peer: cache.Source{Store: from, Prefix: peer.Prefix(g)}, Generation: g}
 	opts.Requests = from.Requests()
 	rep, err := cache.Sync(context.Background(), bkt, opts)
-	return rep, err, bkt.Requests()
+	return rep, bkt.Requests(), err
 }
 
 // TestFollowerCopiesTheSeedsGeneration: a follower filled from a peer has the seed's manifest,
@@ -170,7 +170,7 @@ func TestFollowerCopiesTheSeedsGeneration(t *testing.T) {
 	l.fill(1)
 	g := l.syncSeed()
 	dir := filepath.Join(t.TempDir(), "follower")
-	rep, err, bkt := l.follow(dir, g)
+	rep, bkt, err := l.follow(dir, g)
 	if err != nil {
 		t.Fatalf("follow: %v (%+v)", err, rep.Failed)
 	}
@@ -193,7 +193,7 @@ func TestFollowerCopiesTheSeedsGeneration(t *testing.T) {
 		t.Errorf("checksummed object on the follower: checksum %q", v.Checksum)
 	}
 
-	again, err, _ := l.follow(dir, g)
+	again, _, err := l.follow(dir, g)
 	if err != nil || again.FilesCopied != 0 || again.Requests.Get != 0 || again.Requests.List != 1 {
 		t.Errorf("unchanged follow: %v, copied %d, requests %+v; want 1 LIST and no GET", err, again.FilesCopied, again.Requests)
 	}
@@ -208,7 +208,7 @@ func TestCorruptByteOnThePeerComesFromTheBucket(t *testing.T) {
 	g := l.syncSeed()
 	flipByte(t, filepath.Join(l.seed, "day=2", "part-0.parquet"), 100)
 	dir := filepath.Join(t.TempDir(), "follower")
-	rep, err, bkt := l.follow(dir, g)
+	rep, bkt, err := l.follow(dir, g)
 	if err != nil {
 		t.Fatalf("follow: %v (%+v)", err, rep.Failed)
 	}
@@ -238,7 +238,7 @@ func TestPeerKilledMidTransfer(t *testing.T) {
 		})
 	}
 	dir := filepath.Join(t.TempDir(), "follower")
-	rep, err, _ := l.follow(dir, g)
+	rep, _, err := l.follow(dir, g)
 	if err != nil {
 		t.Fatalf("follow: %v (%+v)", err, rep.Failed)
 	}
@@ -257,7 +257,7 @@ func TestFollowerNeverPublishesAPartialGeneration(t *testing.T) {
 	l.fill(4)
 	g1 := l.syncSeed()
 	dir := filepath.Join(t.TempDir(), "follower")
-	if rep, err, _ := l.follow(dir, g1); err != nil {
+	if rep, _, err := l.follow(dir, g1); err != nil {
 		t.Fatalf("follow %d: %v (%+v)", g1, err, rep.Failed)
 	}
 	l.srv.PutObject(t, bucket, prefix+"day=0/part-0.parquet", testfiles.Parquet(t, 2000, 500, 40))
@@ -266,7 +266,7 @@ func TestFollowerNeverPublishesAPartialGeneration(t *testing.T) {
 	flipByte(t, filepath.Join(l.seed, "day=0", "part-0.parquet"), 100)
 	l.srv.PutObject(t, bucket, prefix+"day=0/part-0.parquet", testfiles.Parquet(t, 2000, 500, 42)) // not g2's any more
 
-	rep, err, _ := l.follow(dir, g2)
+	rep, _, err := l.follow(dir, g2)
 	if !errors.Is(err, cache.ErrFilesFailed) || rep.FilesFailed != 1 {
 		t.Fatalf("follow %d: %v, failed %d; want the one file that is nowhere", g2, err, rep.FilesFailed)
 	}
@@ -274,7 +274,7 @@ func TestFollowerNeverPublishesAPartialGeneration(t *testing.T) {
 		t.Fatalf("current generation %d (%v, %+v), want %d: a partial generation was published", cur, err, infos, g1)
 	}
 	g3 := l.syncSeed()
-	if rep, err, _ := l.follow(dir, g3); err != nil {
+	if rep, _, err := l.follow(dir, g3); err != nil {
 		t.Fatalf("follow %d: %v (%+v)", g3, err, rep.Failed)
 	}
 	sameManifest(t, l.seed, dir)
@@ -288,10 +288,10 @@ func TestGenerationGoneFailsTheListing(t *testing.T) {
 	l.fill(5)
 	g := l.syncSeed()
 	dir := filepath.Join(t.TempDir(), "follower")
-	if rep, err, _ := l.follow(dir, g); err != nil {
+	if rep, _, err := l.follow(dir, g); err != nil {
 		t.Fatalf("follow: %v (%+v)", err, rep.Failed)
 	}
-	rep, err, _ := l.follow(dir, g+5)
+	rep, _, err := l.follow(dir, g+5)
 	if err == nil || !strings.Contains(err.Error(), "NoSuchGeneration") {
 		t.Fatalf("following a generation the seed never published: %v, want NoSuchGeneration", err)
 	}

@@ -83,7 +83,7 @@ func TestPeerSpeaksS3ToTheSDK(t *testing.T) {
 	if _, _, err := other.Get(context.Background(), peer.Prefix(g)+"sum.parquet", "", s3store.Whole); s3store.Classify(err) != wire.ReasonNoSuchBucket {
 		t.Errorf("an unknown dataset: %v, want NoSuchBucket", err)
 	}
-	req, _ := http.NewRequest(http.MethodPut, l.peer.URL+"/"+dataset+"/"+peer.Prefix(g)+"x", strings.NewReader("x"))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, l.peer.URL+"/"+dataset+"/"+peer.Prefix(g)+"x", strings.NewReader("x"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

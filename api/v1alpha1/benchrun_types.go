@@ -703,5 +703,5 @@ type BenchRunList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&BenchRun{}, &BenchRunList{})
+	SchemeBuilder.Register(register(&BenchRun{}, &BenchRunList{}))
 }

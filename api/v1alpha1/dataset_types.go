@@ -576,9 +576,9 @@ type ManifestSummary struct {
 type SyncOutcome string
 
 const (
-	// SyncSucceeded: every planned copy and delete was done and the manifest committed.
+	// SyncSucceeded means every planned copy and delete was done and the manifest committed.
 	SyncSucceeded SyncOutcome = "Succeeded"
-	// SyncFailed: the sync stopped or some files failed; the previous data is still published.
+	// SyncFailed means the sync stopped or some files failed; the previous data is still published.
 	SyncFailed SyncOutcome = "Failed"
 )
 
@@ -740,5 +740,5 @@ type DatasetList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Dataset{}, &DatasetList{})
+	SchemeBuilder.Register(register(&Dataset{}, &DatasetList{}))
 }

@@ -25,17 +25,39 @@ limitations under the License.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
+// The registration is apimachinery's runtime.SchemeBuilder, as kubebuilder scaffolds it today, rather
+// than controller-runtime's scheme.Builder (deprecated): an API package is imported by clients, the
+// kubectl plugin and tests, so it does not pull in controller-runtime.
 var (
-	// GroupVersion is the group and version of every kind in this package.
-	GroupVersion = schema.GroupVersion{Group: "data.pqcache.dev", Version: "v1alpha1"}
+	// SchemeGroupVersion is the group and version of every kind in this package, under the name that
+	// apimachinery's conventions and the applyconfiguration generators look for.
+	SchemeGroupVersion = schema.GroupVersion{Group: "data.pqcache.dev", Version: "v1alpha1"}
 
-	// SchemeBuilder registers the kinds of this package with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// GroupVersion is SchemeGroupVersion under the name kubebuilder projects and our callers use.
+	GroupVersion = SchemeGroupVersion
+
+	// SchemeBuilder registers the kinds of this package with a runtime.Scheme; each kind's file adds
+	// itself in its init. The first function adds the group version's meta types (ListOptions,
+	// WatchEvent...), which a scheme needs to serve list and watch options for the group.
+	SchemeBuilder = runtime.NewSchemeBuilder(func(scheme *runtime.Scheme) error {
+		metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+		return nil
+	})
 
 	// AddToScheme adds the kinds of this package to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// register adds the kinds given to the scheme under SchemeGroupVersion: what each kind's init asks
+// SchemeBuilder to do.
+func register(objects ...runtime.Object) func(*runtime.Scheme) error {
+	return func(scheme *runtime.Scheme) error {
+		scheme.AddKnownTypes(SchemeGroupVersion, objects...)
+		return nil
+	}
+}

@@ -250,7 +250,7 @@ const (
 )
 
 func init() {
-	SchemeBuilder.Register(&DatasetReplica{}, &DatasetReplicaList{})
+	SchemeBuilder.Register(register(&DatasetReplica{}, &DatasetReplicaList{}))
 }
 
 // LabelValue is a name as a label value: itself when it fits (63 characters), else as much of it as

@@ -318,7 +318,7 @@ func (a *SyncArgs) flags() flagList {
 	var l flagList
 	a.SyncOptions.flags(&l)
 	a.GenerationOptions.flags(&l)
-	a.SyncOptions.sourceFlags(&l)
+	a.sourceFlags(&l)
 	l.str(&a.Changes, "changes", "", "A targeted sync: check only the keys in this change set (JSON, as the operator writes it from S3 event notifications: {\"changes\":[{\"key\":...,\"removed\":...}]}) against the bucket, one HEAD each, instead of listing the prefix.")
 	return l
 }
@@ -356,7 +356,7 @@ func (a *StageArgs) flags() flagList {
 	a.SyncOptions.flags(&l)
 	l.strings(&a.Prefixes, "prefix", "Sub-prefix to stage, relative to PREFIX (repeatable), e.g. lineitem/batch=42/.")
 	l.bool(&a.Ephemeral, "ephemeral", "DIR is scratch space that dies with the pod (an emptyDir): skip making the files and the manifest durable (no syncfs, no fsync). Files are still published atomically.")
-	a.SyncOptions.sourceFlags(&l)
+	a.sourceFlags(&l)
 	return l
 }
 

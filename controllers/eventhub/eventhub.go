@@ -142,7 +142,7 @@ func (h *Hub) Start(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	l, err := net.Listen("tcp", h.opts.BindAddress)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", h.opts.BindAddress)
 	if err != nil {
 		return fmt.Errorf("listening for event notifications on %s: %w", h.opts.BindAddress, err)
 	}
@@ -173,7 +173,7 @@ func (h *Hub) Addr() string {
 	return h.listener.Addr().String()
 }
 
-// NeedLeaderElection: only the leader runs sources and serves the endpoint.
+// NeedLeaderElection is true: only the leader runs sources and serves the endpoint.
 func (h *Hub) NeedLeaderElection() bool { return true }
 
 func (h *Hub) stopAll() {

@@ -292,7 +292,7 @@ func TestEventsDriveTargetedSyncs(t *testing.T) {
 		})
 		url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/hooked"
 		post := func(tok, body string) int {
-			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+tok)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -444,7 +444,7 @@ func TestNotifiedPutsNeverPostponeTheListing(t *testing.T) {
 	url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/busy?token=" + e.webhookToken(ds)
 
 	put := func(i int) {
-		resp, err := http.Post(url, "application/json", strings.NewReader(s3Event(fmt.Sprintf("tpch/lineitem/part-%d.parquet", i), false, clk.Now())))
+		resp, err := postJSON(t, url, s3Event(fmt.Sprintf("tpch/lineitem/part-%d.parquet", i), false, clk.Now()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,7 @@ func TestMetricsTheChartNamesExist(t *testing.T) {
 	ds := e.dataset("watched", datav1alpha1.EventSource{Webhook: &datav1alpha1.WebhookEventSource{}})
 	e.finish(e.runningJob(ds), report(10, nil))
 	url := "http://" + e.hub.Addr() + "/events/" + e.ns + "/watched?token=" + e.webhookToken(ds)
-	resp, err := http.Post(url, "application/json", strings.NewReader(s3Event("tpch/lineitem/part-9.parquet", false, time.Now().Add(-time.Second))))
+	resp, err := postJSON(t, url, s3Event("tpch/lineitem/part-9.parquet", false, time.Now().Add(-time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +121,11 @@ func (e *env) finishedBenchRun(ds *datav1alpha1.Dataset) {
 	var job batchv1.Job
 	e.eventually("the BenchRun's Job", 15*time.Second, func() error {
 		var list batchv1.JobList
-		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.LabelBenchRun: "run"}); err != nil || len(list.Items) != 1 {
-			return fmt.Errorf("%d Jobs (%v)", len(list.Items), err)
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.LabelBenchRun: "run"}); err != nil {
+			return fmt.Errorf("listing the BenchRun's Jobs: %w", err)
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d Jobs", len(list.Items))
 		}
 		job = list.Items[0]
 		return nil
@@ -150,7 +153,7 @@ func (e *env) finishedBenchRun(ds *datav1alpha1.Dataset) {
 // port cannot be learnt after it starts).
 func freeAddress(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +161,26 @@ func freeAddress(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// postJSON posts body to url as an S3 event notification's sender does (a JSON body), bound to the
+// test.
+func postJSON(t *testing.T, url, body string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultClient.Do(req)
+}
+
 // scrape reads the manager's /metrics as Prometheus would.
 func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +208,7 @@ func chartQueries(t *testing.T) []query {
 		t.Fatal(err)
 	}
 	render := func(template string) []byte {
-		out, err := exec.Command(helm, "template", "pqcache", "../../charts/pqcache", "--set", "monitoring.prometheusRule.enabled=true",
+		out, err := exec.CommandContext(t.Context(), helm, "template", "pqcache", "../../charts/pqcache", "--set", "monitoring.prometheusRule.enabled=true",
 			"--set", "monitoring.dashboard.enabled=true", "--show-only", template).Output()
 		if err != nil {
 			t.Fatalf("helm template %s: %v", template, err)

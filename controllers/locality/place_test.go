@@ -18,6 +18,7 @@ package locality
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,7 +84,7 @@ func TestPlacePreferredWeighsNodeThenZone(t *testing.T) {
 	var got []string
 	for _, p := range na.PreferredDuringSchedulingIgnoredDuringExecution {
 		e := p.Preference.MatchExpressions[0]
-		got = append(got, e.Key+"="+e.Values[0]+"@"+string(rune('0'+p.Weight/50)))
+		got = append(got, e.Key+"="+e.Values[0]+"@"+strconv.Itoa(int(p.Weight/50)))
 	}
 	want := []string{"dataset.data.pqcache.dev/team-a.events=team-a@2", "topology.kubernetes.io/zone=zone-a@1", "dataset.data.pqcache.dev/team-a.fresh=team-a@2"}
 	if !reflect.DeepEqual(got, want) {

@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,7 +54,7 @@ func newAgentCommand() *cobra.Command {
 		Use:   "agent",
 		Short: "Run the node agent: keep this node's copies of Datasets with spec.replicas, and serve them to other nodes",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runAgent(o) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.node, "node-name", os.Getenv("NODE_NAME"), "This node's name (the DaemonSet passes spec.nodeName as NODE_NAME).")
@@ -69,7 +70,7 @@ func newAgentCommand() *cobra.Command {
 	return cmd
 }
 
-func runAgent(o agentOptions) error {
+func runAgent(ctx context.Context, o agentOptions) error {
 	if o.node == "" {
 		return errors.New("--node-name (or NODE_NAME) is required")
 	}
@@ -86,8 +87,9 @@ func runAgent(o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	defer copies.Close()
-	l, err := net.Listen("tcp", o.listen)
+	// The lock file holds no data: closing it only releases the cache root, as the process's exit would.
+	defer func() { _ = copies.Close() }()
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("--peer-listen: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -54,27 +55,34 @@ results (one per configuration and input) becomes one column.`,
 				}
 				results = append(results, rs...)
 			}
-			w := cmd.OutOrStdout()
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				w = f
-			}
-			switch format {
-			case "html":
-				return report.WriteHTML(w, results)
-			case "markdown":
-				return report.WriteMarkdown(w, results)
-			}
-			return fmt.Errorf("--format %q: want html or markdown", format)
+			return writeBenchReport(cmd.OutOrStdout(), out, format, results)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "File to write (default: stdout).")
 	cmd.Flags().StringVar(&format, "format", "html", "html (a page with charts) or markdown.")
 	return cmd
+}
+
+// writeBenchReport writes the report of results in format to the file out, or to stdout when out is "" or
+// "-". A file's Close error is returned with the rest: a page cut short (a full disk) must not pass
+// for written.
+func writeBenchReport(stdout io.Writer, out, format string, results []*wire.BenchResult) (err error) {
+	w := stdout
+	if out != "" && out != "-" {
+		f, createErr := os.Create(out)
+		if createErr != nil {
+			return createErr
+		}
+		defer func() { err = errors.Join(err, f.Close()) }() // err: the named result
+		w = f
+	}
+	switch format {
+	case "html":
+		return report.WriteHTML(w, results)
+	case "markdown":
+		return report.WriteMarkdown(w, results)
+	}
+	return fmt.Errorf("--format %q: want html or markdown", format)
 }
 
 func newProbeCommand() *cobra.Command {
@@ -128,7 +136,7 @@ func newInstallRunnerCommand() *cobra.Command {
 		Short:  "Copy the static pqcache-runner into DIR (used by BenchRun Jobs for engine images)",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			self, err := os.Executable()
 			if err != nil {
 				return err
@@ -138,11 +146,16 @@ func newInstallRunnerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("reading the runner: %w", err)
 			}
-			dst := filepath.Join(args[0], runnerName)
-			if err := os.WriteFile(dst+".tmp", data, 0o755); err != nil {
+			// Written inside DIR only, whatever links the shared directory holds.
+			dir, err := os.OpenRoot(args[0])
+			if err != nil {
 				return err
 			}
-			return os.Rename(dst+".tmp", dst)
+			defer func() { _ = dir.Close() }() // the directory's handle; the file is checked below
+			if err := dir.WriteFile(runnerName+".tmp", data, 0o755); err != nil {
+				return err
+			}
+			return dir.Rename(runnerName+".tmp", runnerName)
 		},
 	}
 }

@@ -232,6 +232,17 @@ func writeSummary(res *wire.BenchResult, file string) error {
 	return nil
 }
 
+// writeBenchCSV writes the CSV row of res to the file at path. The file's Close error is returned
+// with the rest: a CSV cut short (a full disk) must not pass for written.
+func writeBenchCSV(path string, res *wire.BenchResult, opts bench.CSVOptions) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	return bench.WriteCSV(f, res, opts)
+}
+
 // writeBenchOutputs writes the summary for the controller, the JSON and CSV asked for, and the
 // Markdown table on stdout unless the JSON goes there.
 func writeBenchOutputs(cmd *cobra.Command, res *wire.BenchResult, a wire.BenchArgs, local benchLocal) error {
@@ -247,16 +258,11 @@ func writeBenchOutputs(cmd *cobra.Command, res *wire.BenchResult, a wire.BenchAr
 		}
 	}
 	if local.csvOut != "" {
-		f, err := os.Create(local.csvOut)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
 		ioType := a.IOType
 		if ioType == "" {
 			ioType = "volume"
 		}
-		if err := bench.WriteCSV(f, res, bench.CSVOptions{Version: local.engineVersion, IOType: ioType, ScaleFactor: local.scale}); err != nil {
+		if err := writeBenchCSV(local.csvOut, res, bench.CSVOptions{Version: local.engineVersion, IOType: ioType, ScaleFactor: local.scale}); err != nil {
 			return err
 		}
 	}

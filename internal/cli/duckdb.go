@@ -76,8 +76,9 @@ func newBenchQueryCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(cfg.TempDir)
-			defer db.Close()
+			// The database only runs a read-only query; its spill directory is scratch space.
+			defer func() { _ = os.RemoveAll(cfg.TempDir) }()
+			defer func() { _ = db.Close() }()
 			db.SetMaxOpenConns(1)
 			if err := duckdb.Prepare(cmd.Context(), db, r, settings, httpfs); err != nil {
 				return err

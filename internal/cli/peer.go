@@ -111,7 +111,7 @@ func parseRoots(args []string) (map[string]string, error) {
 func servePeer(ctx context.Context, listen string, srv *peer.Server, cmd *cobra.Command) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	l, err := net.Listen("tcp", listen)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", listen)
 	if err != nil {
 		return err
 	}

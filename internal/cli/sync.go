@@ -149,7 +149,7 @@ func newStageCommand() *cobra.Command {
 // parseS3URL splits s3://bucket/prefix.
 func parseS3URL(s string) (bucket, prefix string, err error) { return wire.ParseS3URL(s) }
 
-func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) error {
+func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (err error) {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	store, opts, err := prepareSync(ctx, cmd, f, src, dir, subs)
@@ -157,23 +157,11 @@ func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) er
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	if f.local.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(f.local.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stopProfile()
+	stopProfiles, err := startProfiles(f.local)
+	if err != nil {
+		return err
 	}
-	if f.local.trace != "" {
-		tf, err := os.Create(f.local.trace)
-		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		if err := trace.Start(tf); err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
-		defer func() { trace.Stop(); tf.Close() }()
-	}
+	defer func() { err = errors.Join(err, stopProfiles()) }()
 	if f.local.peer != "" {
 		if err := followPeer(ctx, f.local.peer, f.local.peerGeneration, &opts); err != nil {
 			return err
@@ -347,7 +335,7 @@ func newManifestCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer func() { _ = m.Close() }() // opened read-only
 			out := cmd.OutOrStdout()
 			enc := json.NewEncoder(out)
 			return m.Scan("", func(e manifest.Entry) error {
@@ -378,17 +366,61 @@ func shortHash(h string) string {
 	return h[:12]
 }
 
+// startProfiles starts the CPU profile and the execution trace the flags ask for, until the returned
+// stop is called. stop returns the errors of closing their files: a profile cut short (a full disk)
+// must not pass for written.
+func startProfiles(local localSyncFlags) (stop func() error, err error) {
+	stopCPU := func() error { return nil }
+	if local.cpuProfile != "" {
+		if stopCPU, err = startCPUProfile(local.cpuProfile); err != nil {
+			return nil, err
+		}
+	}
+	stopTrace := func() error { return nil }
+	if local.trace != "" {
+		if stopTrace, err = startTrace(local.trace); err != nil {
+			return nil, errors.Join(err, stopCPU())
+		}
+	}
+	return func() error { return errors.Join(stopTrace(), stopCPU()) }, nil
+}
+
 // startCPUProfile profiles the process into path until the returned stop is called.
-func startCPUProfile(path string) (stop func(), err error) {
+func startCPUProfile(path string) (stop func() error, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		_ = f.Close() // nothing written; the start error is the one to report
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// startTrace traces the process into path until the returned stop is called.
+func startTrace(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		_ = f.Close() // nothing written; the start error is the one to report
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	return func() error {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {

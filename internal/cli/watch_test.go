@@ -77,12 +77,12 @@ func watchLines(t *testing.T, out string) []watch.Line {
 func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 	// versitygw posts a test event at start and refuses to start if the URL does not answer, so a
 	// stand-in answers on the webhook's port until watch takes it over.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	standIn := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), ReadHeaderTimeout: time.Second}
+	standIn := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ReadHeaderTimeout: time.Second}
 	go func() { _ = standIn.Serve(ln) }()
 	const token = "watch-test-token-0123456789"
 	srv := s3test.StartWithArgs(t, "--event-webhook-url", fmt.Sprintf("http://%s/events/%s?token=%s", addr, watch.Key, token))

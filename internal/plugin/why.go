@@ -140,8 +140,8 @@ func eventTime(e corev1.Event) time.Time {
 func (d *diagnosis) print(w io.Writer, now time.Time) error {
 	ds := d.Dataset
 	ready := meta.FindStatusCondition(ds.Status.Conditions, datav1alpha1.ConditionReady)
-	switch {
-	case ready == nil:
+	switch ready {
+	case nil:
 		fmt.Fprintf(w, "Dataset %s/%s has no Ready condition yet: is the operator running?\n", ds.Namespace, ds.Name)
 	default:
 		fmt.Fprintf(w, "Dataset %s/%s: Ready=%s (%s): %s\n", ds.Namespace, ds.Name, ready.Status, ready.Reason, ready.Message)
