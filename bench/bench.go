@@ -138,7 +138,8 @@ func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("a directory for the workload: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	// Only the workload file is in it; a leftover temporary directory does not change the results.
+	defer func() { _ = os.RemoveAll(dir) }()
 	file := filepath.Join(dir, "workload.json")
 	if err := spec.Workload.Write(file); err != nil {
 		return res, fmt.Errorf("writing the workload: %w", err)

@@ -72,7 +72,7 @@ func fakeEngine(q, data string) {
 	case "5":
 		fmt.Println(rand.Int())
 	case "6": // reads everything a server on the loopback sends, as an engine reads from S3
-		conn, err := net.Dial("tcp", os.Getenv(fakeNetAddrEnv))
+		conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", os.Getenv(fakeNetAddrEnv))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -176,7 +176,7 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 // can only add to these lower bounds.)
 func TestNetworkReadBytes(t *testing.T) {
 	const body = 8 << 20
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

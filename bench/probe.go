@@ -152,7 +152,7 @@ func readAll(ctx context.Context, src ProbeSource, name string, buf []byte, tota
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	for ctx.Err() == nil && !enough() {
 		k, err := f.Read(buf)
 		total.Add(int64(k))

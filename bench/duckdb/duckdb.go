@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -99,9 +100,9 @@ func appendMetadata(path, platform, version, abi string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	_, err = f.Write(footer.Bytes())
-	return err
+	// The footer is part of the extension being built: a failed close may have lost it.
+	return errors.Join(err, f.Close())
 }
 
 // Open opens an in-memory DuckDB with threads threads (0: DuckDB's default) that may load the

@@ -116,7 +116,7 @@ func FindExtension(name, flag, env string) (string, error) {
 		if c == "" {
 			continue
 		}
-		if _, err := os.Stat(c); err == nil {
+		if _, err := os.Stat(c); err == nil { //nolint:gosec // G703: the extension the user names by flag or environment, or one beside this binary
 			return c, nil
 		}
 		if c == flag {

@@ -68,7 +68,8 @@ func RunSQL(ctx context.Context, db *sql.DB, query string, w io.Writer) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	defer rows.Close()
+	// Only read: a failed read shows in EachRow's error, not in Close's.
+	defer func() { _ = rows.Close() }()
 	var count int64
 	err = EachRow(rows, func(fields []string) error {
 		count++

@@ -87,7 +87,7 @@ func limitIn(procCgroup, root string) (bytes int64, source string, ok bool) {
 // names the host's path; then only the mount's root applies.
 func cgroupDirs(base, p string) []string {
 	p = path.Clean("/" + p)
-	if _, err := os.Stat(filepath.Join(base, filepath.FromSlash(p))); err != nil {
+	if _, err := os.Stat(filepath.Join(base, filepath.FromSlash(p))); err != nil { //nolint:gosec // G703: the cgroup path is the kernel's, from /proc/self/cgroup, under its mount
 		return []string{base}
 	}
 	var dirs []string

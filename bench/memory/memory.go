@@ -142,7 +142,7 @@ func TreeUsage(pid int) (Usage, bool) {
 
 // processUsage reads VmRSS, RssAnon, RssFile and RssShmem from /proc/PID/status.
 func processUsage(pid int) (Usage, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status") //nolint:gosec // G703: a /proc path made of an integer pid
 	if err != nil {
 		return Usage{}, false
 	}
@@ -186,7 +186,7 @@ func children(pid int) []int {
 	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
 	var out []int
 	for _, t := range tasks {
-		data, err := os.ReadFile(t)
+		data, err := os.ReadFile(t) //nolint:gosec // G703: a path /proc's own glob matched, made of an integer pid
 		if err != nil {
 			continue
 		}

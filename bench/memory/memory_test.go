@@ -17,6 +17,7 @@ limitations under the License.
 package memory
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,7 +62,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "tree":
 		// A parent that starts an allocating child: the sampler must count both.
-		cmd := exec.Command(os.Args[0])
+		cmd := exec.CommandContext(context.Background(), os.Args[0])
 		cmd.Env = append(os.Environ(), childEnv+"=anon")
 		if err := cmd.Run(); err != nil {
 			os.Exit(4)
@@ -73,7 +74,7 @@ func TestMain(m *testing.M) {
 
 func runChild(t *testing.T, kind string, env ...string) Peak {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
+	cmd := exec.CommandContext(t.Context(), os.Args[0])
 	cmd.Env = append(append(os.Environ(), childEnv+"="+kind), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestTheWholeTreeIsCounted(t *testing.T) {
 // BenchmarkSample measures one sample of a small tree: at 20 samples a second, the sampler's CPU
 // share is 20 × this time (`go test ./bench/memory -bench Sample`).
 func BenchmarkSample(b *testing.B) {
-	cmd := exec.Command("sleep", "30")
+	cmd := exec.CommandContext(b.Context(), "sleep", "30")
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func Read(sel Interfaces) Snapshot {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	all, err := ParseDev(f)
 	if err != nil {
 		return nil

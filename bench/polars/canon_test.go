@@ -126,7 +126,7 @@ func runCanon(t *testing.T, e Engine, v map[string]any) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(e.Python, "-B", "-c", canonScript)
+	cmd := exec.CommandContext(t.Context(), e.Python, "-B", "-c", canonScript)
 	cmd.Dir = e.Dir
 	cmd.Stdin = strings.NewReader(string(in))
 	var stderr strings.Builder

@@ -36,7 +36,7 @@ func TestRunsThePinnedPolars(t *testing.T) {
 	if m == nil {
 		t.Fatal("requirements.txt pins no polars version")
 	}
-	got, err := engine(t).Version()
+	got, err := engine(t).Version(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestRunsThePinnedPolars(t *testing.T) {
 // TestFindFailsClearly: without run.py, without an interpreter, or with one that lacks Polars, Find
 // says what is missing and what to run.
 func TestFindFailsClearly(t *testing.T) {
-	if _, err := Find(t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "no run.py") {
+	if _, err := Find(t.Context(), t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "no run.py") {
 		t.Errorf("Find in a directory without run.py: %v", err)
 	}
 	dir, err := filepath.Abs(".")
@@ -61,20 +61,20 @@ func TestFindFailsClearly(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "python")
-	if _, err := Find(dir, missing); err == nil || !strings.Contains(err.Error(), "does not run") || !strings.Contains(err.Error(), "make polars-env") {
+	if _, err := Find(t.Context(), dir, missing); err == nil || !strings.Contains(err.Error(), "does not run") || !strings.Contains(err.Error(), "make polars-env") {
 		t.Errorf("Find with a missing interpreter: %v", err)
 	}
 
 	// A real interpreter without Polars: an empty virtual environment of the engine's own Python.
-	base, err := exec.Command(engine(t).Python, "-c", "import sys; print(sys._base_executable)").Output()
+	base, err := exec.CommandContext(t.Context(), engine(t).Python, "-c", "import sys; print(sys._base_executable)").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(t.TempDir(), "venv")
-	if out, err := exec.Command(strings.TrimSpace(string(base)), "-m", "venv", "--without-pip", empty).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), strings.TrimSpace(string(base)), "-m", "venv", "--without-pip", empty).CombinedOutput(); err != nil {
 		t.Fatalf("making an empty venv: %v: %s", err, out)
 	}
-	_, err = Find(dir, filepath.Join(empty, "bin", "python"))
+	_, err = Find(t.Context(), dir, filepath.Join(empty, "bin", "python"))
 	if err == nil || !strings.Contains(err.Error(), "polars is not installed") || !strings.Contains(err.Error(), "make polars-env") {
 		t.Errorf("Find with an interpreter without Polars: %v", err)
 	}

@@ -125,20 +125,20 @@ func (e Engine) env() []string {
 // bin/pqcache), else the image's /usr/local/lib/pqcache/polars. The interpreter is python (a flag) or
 // $PQCACHE_POLARS_PYTHON, else the virtual environment beside the program (the image's venv), else the
 // checkout's bin/polars-venv, else python3 on PATH.
-func Find(dir, python string) (Engine, error) {
+func Find(ctx context.Context, dir, python string) (Engine, error) {
 	found, err := findDir(dir)
 	if err != nil {
 		return Engine{}, err
 	}
 	e := Engine{Dir: found, Python: findPython(found, python)}
-	return e, e.Check()
+	return e, e.Check(ctx)
 }
 
 // findDir is the first candidate directory with run.py; one given explicitly must have it.
 func findDir(dir string) (string, error) {
 	explicit := firstNonEmpty(dir, os.Getenv(EnvDir))
 	if explicit != "" {
-		if _, err := os.Stat(filepath.Join(explicit, "run.py")); err != nil {
+		if _, err := os.Stat(filepath.Join(explicit, "run.py")); err != nil { //nolint:gosec // G703: the directory the user names by flag or environment, on their own machine
 			return "", fmt.Errorf("the Polars engine %s has no run.py: %w", explicit, err)
 		}
 		return filepath.Abs(explicit)
@@ -176,15 +176,15 @@ func findPython(dir, python string) string {
 }
 
 // Check says whether the interpreter runs and has Polars, and what to do when it does not.
-func (e Engine) Check() error {
-	_, err := e.Version()
+func (e Engine) Check(ctx context.Context) error {
+	_, err := e.Version(ctx)
 	return err
 }
 
 // Version is the installed Polars version, from the interpreter's package metadata (importing
 // Polars itself would take longer than reading it).
-func (e Engine) Version() (string, error) {
-	cmd := exec.Command(e.Python, "-s", "-E", "-c", "import importlib.metadata as m; print(m.version("+strconv.Quote(Package)+"))")
+func (e Engine) Version(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, e.Python, "-s", "-E", "-c", "import importlib.metadata as m; print(m.version("+strconv.Quote(Package)+"))")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -86,7 +86,7 @@ func duckdbEngine() bench.Engine {
 // saying what to run, without it.
 func engine(t *testing.T) Engine {
 	t.Helper()
-	e, err := Find(".", "")
+	e, err := Find(t.Context(), ".", "")
 	if err != nil {
 		t.Fatalf("the Polars engine cannot run here: %v", err)
 	}

@@ -188,7 +188,7 @@ func TestStorageOptions(t *testing.T) {
 	}
 	for _, c := range cases {
 		in, _ := json.Marshal(map[string]any{"s3": c.s3, "env": c.env})
-		cmd := exec.Command(e.Python, "-B", "-c", "import json, sys, run; v = json.load(sys.stdin); print(json.dumps(run.storage_options(v['s3'], v['env'])))")
+		cmd := exec.CommandContext(t.Context(), e.Python, "-B", "-c", "import json, sys, run; v = json.load(sys.stdin); print(json.dumps(run.storage_options(v['s3'], v['env'])))")
 		cmd.Dir = e.Dir
 		cmd.Stdin = strings.NewReader(string(in))
 		out, err := cmd.Output()

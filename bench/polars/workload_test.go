@@ -160,14 +160,14 @@ func TestUsageErrors(t *testing.T) {
 		"no workload file":   {runPy, "--workload", filepath.Join(t.TempDir(), "missing.json"), "--query", "q6"},
 		"a missing argument": {runPy, "--workload", file},
 	} {
-		out, err := exec.Command(e.Python, args...).CombinedOutput()
+		out, err := exec.CommandContext(t.Context(), e.Python, args...).CombinedOutput()
 		var exitErr *exec.ExitError
 		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
 			t.Errorf("%s: %v, want exit status 2: %s", name, err, out)
 		}
 	}
 	// The same file and query run.
-	if out, err := exec.Command(e.Python, runPy, "--workload", file, "--query", "q6").Output(); err != nil || !strings.HasPrefix(string(out), "1193053.") {
+	if out, err := exec.CommandContext(t.Context(), e.Python, runPy, "--workload", file, "--query", "q6").Output(); err != nil || !strings.HasPrefix(string(out), "1193053.") {
 		t.Errorf("q6: %v: %q", err, out)
 	}
 }

@@ -54,7 +54,9 @@ func configMapWorkload(data []byte) (string, bool, error) {
 		Kind string            `json:"kind"`
 		Data map[string]string `json:"data"`
 	}
-	if err := yaml.Unmarshal(data, &cm); err != nil || cm.Kind != "ConfigMap" {
+	// Data that does not parse as a YAML object is not a ConfigMap, and that is all this asks: Parse
+	// then reads it as a workload and says what is wrong with it.
+	if isObject := yaml.Unmarshal(data, &cm) == nil; !isObject || cm.Kind != "ConfigMap" {
 		return "", false, nil
 	}
 	if text, ok := cm.Data["workload.yaml"]; ok {

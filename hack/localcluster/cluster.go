@@ -75,8 +75,9 @@ func (c *cluster) up(ctx context.Context, count int) error {
 	images := make(chan error, 1)
 	go func() { images <- c.buildImages(ctx) }()
 	if err := c.startNetwork(ctx); err != nil {
-		<-images
-		return err
+		// Wait for the build to stop; say its error too, if it failed as well (the text is the network's
+		// alone otherwise).
+		return errors.Join(err, <-images)
 	}
 	if err := <-images; err != nil {
 		return err

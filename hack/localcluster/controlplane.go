@@ -31,10 +31,19 @@ import (
 // etcd and the controllers listen on that namespace's loopback, the API server on its address on the
 // bridge too, where the nodes and pods reach it.
 func (c *cluster) startControlPlane(ctx context.Context) error {
-	pki := func(f string) string { return c.path("pki", f) }
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeerPort)
+	if err := c.startEtcd(ctx, etcdURL); err != nil {
+		return err
+	}
+	if err := c.startAPIServer(ctx, etcdURL); err != nil {
+		return err
+	}
+	return c.startControllers(ctx)
+}
 
+// startEtcd starts etcd serving clients on etcdURL and waits until it is healthy.
+func (c *cluster) startEtcd(ctx context.Context, etcdURL string) error {
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeerPort)
 	done := step("starting etcd on %s", etcdURL)
 	if err := c.startProcess("etcd", c.bin("etcd"), []string{
 		"--name=" + clusterName,
@@ -52,8 +61,13 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	done()
+	return nil
+}
 
-	done = step("starting kube-apiserver on %s:%d", controlPlaneIP, apiserverPort)
+// startAPIServer starts kube-apiserver on etcd at etcdURL and waits until it is ready.
+func (c *cluster) startAPIServer(ctx context.Context, etcdURL string) error {
+	pki := func(f string) string { return c.path("pki", f) }
+	done := step("starting kube-apiserver on %s:%d", controlPlaneIP, apiserverPort)
 	if err := c.startProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
 		"--etcd-servers=" + etcdURL,
 		// Every address of the cluster namespace: its loopback (the forwarder, the controllers) and its
@@ -85,8 +99,13 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	done()
+	return nil
+}
 
-	done = step("starting kube-controller-manager and kube-scheduler")
+// startControllers starts kube-controller-manager and kube-scheduler and waits until both are healthy.
+func (c *cluster) startControllers(ctx context.Context) error {
+	pki := func(f string) string { return c.path("pki", f) }
+	done := step("starting kube-controller-manager and kube-scheduler")
 	kcm := pki("controller-manager.kubeconfig")
 	if err := c.startProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
 		"--kubeconfig=" + kcm, "--authentication-kubeconfig=" + kcm, "--authorization-kubeconfig=" + kcm,
@@ -126,25 +145,12 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 	return nil
 }
 
-// apiserverReady asks /readyz with the admin credentials.
-func (c *cluster) apiserverReady(ctx context.Context) error {
-	cs, err := c.client()
-	if err != nil {
-		return err
-	}
-	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(body)))
-	}
-	return nil
-}
-
 // httpOK returns a check that GETs url (on 127.0.0.1) and wants a 200. The components' health
 // endpoints serve self-signed certificates, hence insecure; no credentials are sent.
 func httpOK(url string, insecure bool) func(context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		Proxy:           nil,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure}, //nolint:gosec // loopback health checks of self-signed components
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure},
 	}}
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -155,7 +161,7 @@ func httpOK(url string, insecure bool) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }() // only read
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))

@@ -57,7 +57,6 @@ func (c *cluster) imagesDir() string { return filepath.Join(c.root, "bin", "imag
 // imageSpec is one image: a root file system directory and how to run it.
 type imageSpec struct {
 	ref        string
-	file       string // tarball name in imagesDir
 	rootfs     string
 	entrypoint []string
 	user       string
@@ -205,7 +204,7 @@ func mustBeStatic(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			return fmt.Errorf("%s is dynamically linked: delete it and build it again (make builds bin/ tools static)", path)
@@ -221,7 +220,8 @@ func writeImage(path string, spec imageSpec) error {
 	if err := writeLayer(spec.rootfs, layerPath); err != nil {
 		return fmt.Errorf("layer of %s: %w", spec.ref, err)
 	}
-	defer os.Remove(layerPath)
+	// A temporary file: the image holds the layer once written, and a leftover one is rewritten next time.
+	defer func() { _ = os.Remove(layerPath) }()
 	layer, err := tarball.LayerFromFile(layerPath)
 	if err != nil {
 		return err
@@ -269,7 +269,8 @@ func writeLayer(dir, out string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	// For the error paths; the success path closes it last and returns Close's error.
+	defer func() { _ = f.Close() }()
 	gz, err := gzip.NewWriterLevel(f, gzip.BestSpeed)
 	if err != nil {
 		return err
@@ -314,7 +315,7 @@ func writeLayer(dir, out string) error {
 				return err
 			}
 			_, err = io.Copy(tw, src)
-			src.Close()
+			_ = src.Close() // only read
 			return err
 		}
 		return nil

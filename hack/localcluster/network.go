@@ -45,16 +45,16 @@ const networkProc = "network"
 // with that socket, and waits until the control plane is up.
 func (c *cluster) startNetwork(ctx context.Context) error {
 	done := step("starting the cluster network and the control plane (log: %s)", c.path("logs", networkProc+".log"))
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", hostAPIPort))
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", hostAPIPort))
 	if err != nil {
-		return fmt.Errorf("127.0.0.1:%d is in use (%v): is another local cluster running? Stop it with hack/local-cluster down in its checkout", hostAPIPort, err)
+		return fmt.Errorf("127.0.0.1:%d is in use (%w): is another local cluster running? Stop it with hack/local-cluster down in its checkout", hostAPIPort, err)
 	}
 	f, err := ln.(*net.TCPListener).File()
-	ln.Close() // the duplicate in f keeps the socket open for the supervisor
+	_ = ln.Close() // the duplicate in f keeps the socket open for the supervisor
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // the supervisor has its own duplicate
 	if err := c.startProcess(networkProc, c.self, []string{"run-network"}, procOpts{unshare: syscall.CLONE_NEWNET, files: []*os.File{f}}); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (c *cluster) runNetwork(ctx context.Context) error {
 	// control plane's processes do not hold the host's port too.
 	inherited := os.NewFile(3, "host-api-listener")
 	ln, err := net.FileListener(inherited)
-	inherited.Close()
+	_ = inherited.Close()
 	if err != nil {
 		return fmt.Errorf("taking over the host's API listener: %w", err)
 	}
@@ -152,7 +152,7 @@ func writeSysctl(name, value string) error {
 // forward accepts connections on ln (a socket of the host's namespace) and joins each to a connection
 // dialled to target from this process's namespace.
 func forward(ctx context.Context, ln net.Listener, target string) {
-	go func() { <-ctx.Done(); ln.Close() }()
+	go func() { <-ctx.Done(); _ = ln.Close() }()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -163,19 +163,20 @@ func forward(ctx context.Context, ln net.Listener, target string) {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		go pipe(conn, target)
+		go pipe(ctx, conn, target)
 	}
 }
 
-// pipe copies between conn and a new connection to target until either side closes.
-func pipe(conn net.Conn, target string) {
-	defer conn.Close()
-	up, err := net.DialTimeout("tcp", target, 5*time.Second)
+// pipe copies between conn and a new connection to target until either side closes. ctx bounds only
+// the dial.
+func pipe(ctx context.Context, conn net.Conn, target string) {
+	defer func() { _ = conn.Close() }()
+	up, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", target)
 	if err != nil {
 		logf("forwarder: dialling %s: %v", target, err)
 		return
 	}
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	var wg sync.WaitGroup
 	wg.Add(2)
 	half := func(dst, src net.Conn) {

@@ -269,10 +269,10 @@ func (c *cluster) runNode(ctx context.Context, name string) error {
 	if err := c.startProcess(nodeProc(n, "containerd"), "/usr/bin/containerd", []string{"--config", c.nodeDir(n, "config", "containerd.toml")}, procOpts{env: noNetwork}); err != nil {
 		return err
 	}
-	if err := c.waitFor(ctx, "containerd socket", nodeProc(n, "containerd"), 30*time.Second, func(context.Context) error {
-		conn, err := net.Dial("unix", c.containerdSock(n))
+	if err := c.waitFor(ctx, "containerd socket", nodeProc(n, "containerd"), 30*time.Second, func(ctx context.Context) error {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "unix", c.containerdSock(n))
 		if err == nil {
-			conn.Close()
+			_ = conn.Close() // only a probe
 		}
 		return err
 	}); err != nil {

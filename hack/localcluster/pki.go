@@ -76,56 +76,13 @@ func writePKI(c *cluster, t topology) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := newAuthority(dir)
 	if err != nil {
 		return err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "pqcache-local-ca"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return fmt.Errorf("self-signing the CA: %w", err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	if err := writeCert(filepath.Join(dir, "ca.crt"), caDER); err != nil {
-		return err
-	}
-	if err := writeKey(filepath.Join(dir, "ca.key"), caKey); err != nil {
-		return err
-	}
-
-	issue := func(base string, tmpl *x509.Certificate) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl.SerialNumber = serial()
-		tmpl.NotBefore = time.Now().Add(-time.Hour)
-		tmpl.NotAfter = time.Now().AddDate(1, 0, 0)
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			return fmt.Errorf("signing %s: %w", base, err)
-		}
-		if err := writeCert(filepath.Join(dir, base+".crt"), der); err != nil {
-			return err
-		}
-		return writeKey(filepath.Join(dir, base+".key"), key)
-	}
-
 	// The serving certificate names every address a client may use: the host's forwarded loopback, the
 	// control plane's address on the link, and the kubernetes Service's address and names.
-	if err := issue("apiserver", &x509.Certificate{
+	if err := ca.issue("apiserver", &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(controlPlaneIP), net.ParseIP(serviceIP)},
@@ -137,7 +94,7 @@ func writePKI(c *cluster, t topology) error {
 	// Each kubelet serves logs, exec and port-forward on its node's address, with a certificate the API
 	// server verifies (--kubelet-certificate-authority).
 	for _, n := range t.Nodes {
-		if err := issue("kubelet-"+n.Name+"-serving", &x509.Certificate{
+		if err := ca.issue("kubelet-"+n.Name+"-serving", &x509.Certificate{
 			Subject:     pkix.Name{CommonName: n.Name},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 			IPAddresses: []net.IP{net.ParseIP(n.IP)},
@@ -147,7 +104,7 @@ func writePKI(c *cluster, t topology) error {
 		}
 	}
 	for _, id := range c.identities(t) {
-		if err := issue(id.file, &x509.Certificate{
+		if err := ca.issue(id.file, &x509.Certificate{
 			Subject:     pkix.Name{CommonName: id.user, Organization: id.groups},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}); err != nil {
@@ -160,9 +117,73 @@ func writePKI(c *cluster, t topology) error {
 			return err
 		}
 	}
+	return writeServiceAccountKey(dir)
+}
 
-	// Service-account tokens are signed by the API server and verified with the public half; the
-	// controller manager signs the tokens of its controllers with the same key.
+// authority is the cluster's certificate authority, whose certificate and key are in dir, where it
+// writes what it issues.
+type authority struct {
+	dir  string
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// newAuthority creates a self-signed certificate authority and writes it to dir/ca.crt and ca.key.
+func newAuthority(dir string) (*authority, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "pqcache-local-ca"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, fmt.Errorf("self-signing the CA: %w", err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeCert(filepath.Join(dir, "ca.crt"), caDER); err != nil {
+		return nil, err
+	}
+	if err := writeKey(filepath.Join(dir, "ca.key"), caKey); err != nil {
+		return nil, err
+	}
+	return &authority{dir: dir, cert: caCert, key: caKey}, nil
+}
+
+// issue signs tmpl, valid for a year, with a new key, and writes them to dir/<base>.crt and .key.
+func (a *authority) issue(base string, tmpl *x509.Certificate) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().AddDate(1, 0, 0)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
+	if err != nil {
+		return fmt.Errorf("signing %s: %w", base, err)
+	}
+	if err := writeCert(filepath.Join(a.dir, base+".crt"), der); err != nil {
+		return err
+	}
+	return writeKey(filepath.Join(a.dir, base+".key"), key)
+}
+
+// writeServiceAccountKey writes dir/sa.key and sa.pub. Service-account tokens are signed by the API
+// server and verified with the public half; the controller manager signs the tokens of its
+// controllers with the same key.
+func writeServiceAccountKey(dir string) error {
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err

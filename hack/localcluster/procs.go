@@ -56,8 +56,10 @@ func (c *cluster) startProcess(name, bin string, args []string, opts procOpts) e
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, args...)
+	// The process has its own descriptor of the log; this one wrote nothing.
+	defer func() { _ = logFile.Close() }()
+	// The process outlives this command (released below, stopped by stopProcess): no context ends it.
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), opts.env...)
 	cmd.ExtraFiles = opts.files
@@ -142,7 +144,7 @@ func alive(pid int) bool {
 		return false
 	}
 	i := bytes.LastIndexByte(stat, ')')
-	return !(i > 0 && len(stat) > i+2 && stat[i+2] == 'Z')
+	return i <= 0 || len(stat) <= i+2 || stat[i+2] != 'Z'
 }
 
 // waitFor polls check every 200ms until it succeeds, the process named proc dies, or timeout passes.

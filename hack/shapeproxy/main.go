@@ -91,12 +91,12 @@ type proxy struct {
 
 // serve accepts connections until ctx ends, and waits for the ones in flight.
 func (p *proxy) serve(ctx context.Context, addr string) error {
-	l, err := net.Listen("tcp", addr)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}
 	p.log.Info("Shaping", "listen", l.Addr().String(), "upstream", p.upstream, "latency", p.latency, "bytesPerSecond", p.rate)
-	go func() { <-ctx.Done(); l.Close() }()
+	go func() { <-ctx.Done(); _ = l.Close() }()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -111,23 +111,25 @@ func (p *proxy) serve(ctx context.Context, addr string) error {
 	}
 }
 
+// handle relays one client connection to a new one to the upstream, shaped, until both directions end
+// or ctx does. Closing a connection's descriptor cannot lose data: what was written is in flight.
 func (p *proxy) handle(ctx context.Context, client net.Conn) {
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	var d net.Dialer
 	server, err := d.DialContext(ctx, "tcp", p.upstream)
 	if err != nil {
 		p.log.Warn("Upstream unreachable", "error", err)
 		return
 	}
-	defer server.Close()
+	defer func() { _ = server.Close() }()
 	// Stopping the proxy ends kept-alive connections too.
 	stopped := make(chan struct{})
 	defer close(stopped)
 	go func() {
 		select {
 		case <-ctx.Done():
-			client.Close()
-			server.Close()
+			_ = client.Close()
+			_ = server.Close()
 		case <-stopped:
 		}
 	}()

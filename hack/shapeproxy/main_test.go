@@ -42,7 +42,7 @@ func TestProxyRelaysRequestsAndResponsesWhole(t *testing.T) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,12 @@ func TestProxyRelaysRequestsAndResponsesWhole(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	var got []byte
 	for attempt := 0; attempt < 50; attempt++ { // until the proxy listens
-		resp, err := client.Post("http://"+addr+"/k", "application/octet-stream", bytes.NewReader(body[:1000]))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/k", bytes.NewReader(body[:1000]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := client.Do(req)
 		if err != nil {
 			time.Sleep(20 * time.Millisecond)
 			continue
@@ -68,7 +73,11 @@ func TestProxyRelaysRequestsAndResponsesWhole(t *testing.T) {
 		break
 	}
 	for range 2 { // the same connection again
-		resp, err := client.Get("http://" + addr + "/k")
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,7 +126,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 		}
 		return errors.Join(err, writeSummary(res, a.ReportFile))
 	}
-	eng, version, err := benchEngine(a, local)
+	eng, version, err := benchEngine(ctx, a, local)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func resolveWorkload(ctx context.Context, a wire.BenchArgs) (*workload.Resolved,
 }
 
 // benchEngine is the engine --engine names, and its version for the CSV.
-func benchEngine(a wire.BenchArgs, local benchLocal) (bench.Engine, string, error) {
+func benchEngine(ctx context.Context, a wire.BenchArgs, local benchLocal) (bench.Engine, string, error) {
 	switch a.Engine {
 	case "duckdb":
 		self, err := os.Executable()
@@ -202,7 +202,7 @@ func benchEngine(a wire.BenchArgs, local benchLocal) (bench.Engine, string, erro
 		}
 		return bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: args}}, version, nil
 	case "polars":
-		return polarsEngine(a, local)
+		return polarsEngine(ctx, a, local)
 	case "command":
 		args := a.CommandArgs
 		if len(args) == 0 {

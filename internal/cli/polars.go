@@ -17,6 +17,8 @@ limitations under the License.
 package cli
 
 import (
+	"context"
+
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/polars"
 )
@@ -24,12 +26,12 @@ import (
 // polarsEngine finds the Polars program and interpreter and returns the engine and Polars' version.
 // S3 needs nothing here: the resolved workload carries the endpoint, region and addressing, and the
 // query process inherits the credentials.
-func polarsEngine(a wire.BenchArgs, local benchLocal) (polars.Engine, string, error) {
-	e, err := polars.Find(local.polarsDir, local.polarsPython)
+func polarsEngine(ctx context.Context, a wire.BenchArgs, local benchLocal) (polars.Engine, string, error) {
+	e, err := polars.Find(ctx, local.polarsDir, local.polarsPython)
 	if err != nil {
 		return e, "", err
 	}
 	e.Threads, e.PolarsEngine, e.ForceAsync = a.Threads, a.PolarsEngine, a.PolarsForceAsync
-	version, err := e.Version()
+	version, err := e.Version(ctx)
 	return e, version, err
 }

@@ -52,7 +52,7 @@ func helmBinary(t *testing.T) string {
 // helm runs the Helm CLI and returns stdout, or the error with stderr.
 func helm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(helmBinary(t), args...)
+	cmd := exec.CommandContext(t.Context(), helmBinary(t), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {

@@ -39,7 +39,7 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 		t.Skip("chroot needs root; this test runs in CI, which runs as root")
 	}
 	rootfs := filepath.Join(t.TempDir(), "rootfs")
-	if out, err := exec.Command("../../hack/image-rootfs.sh", rootfs).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "../../hack/image-rootfs.sh", rootfs).CombinedOutput(); err != nil {
 		t.Fatalf("image-rootfs: %v\n%s", err, out)
 	}
 	// A container runtime adds /proc and /dev; so does this test: /proc mounted in a private mount
@@ -57,7 +57,7 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(env []string, args ...string) (string, error) {
-		cmd := exec.Command("unshare", append([]string{"--mount", "--pid", "--fork", "--mount-proc=" + filepath.Join(rootfs, "proc"),
+		cmd := exec.CommandContext(t.Context(), "unshare", append([]string{"--mount", "--pid", "--fork", "--mount-proc=" + filepath.Join(rootfs, "proc"),
 			chroot, "--userspec=65532:65532", rootfs, "/usr/local/bin/pqcache"}, args...)...)
 		cmd.Env = append([]string{"HOME=/tmp", "PATH=/usr/local/bin"}, env...)
 		out, err := cmd.CombinedOutput()
@@ -95,10 +95,10 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 		t.Fatalf("pqcache install-runner: %v\n%s", err, out)
 	}
 	runner := filepath.Join(data, "pqcache-runner")
-	if out, _ := exec.Command("ldd", runner).CombinedOutput(); !strings.Contains(string(out), "not a dynamic executable") {
+	if out, _ := exec.CommandContext(t.Context(), "ldd", runner).CombinedOutput(); !strings.Contains(string(out), "not a dynamic executable") {
 		t.Fatalf("the runner is not static:\n%s", out)
 	}
-	if out, err := exec.Command(runner, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "pqcache version") {
+	if out, err := exec.CommandContext(t.Context(), runner, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "pqcache version") {
 		t.Fatalf("the runner outside the image: %v\n%s", err, out)
 	}
 
@@ -126,16 +126,16 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	// on both of Polars' engines (the streaming one spilling under $TMPDIR, as the read-only root file
 	// system of a Job leaves it nowhere else).
 	polarsRoot := filepath.Join(t.TempDir(), "polars-rootfs")
-	if out, err := exec.Command("../../hack/image-rootfs-polars.sh", polarsRoot).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "../../hack/image-rootfs-polars.sh", polarsRoot).CombinedOutput(); err != nil {
 		t.Fatalf("image-rootfs-polars: %v\n%s", err, out)
 	}
 	// An image layer gives every file one fixed mtime (the local cluster's writer: the epoch). Python
 	// must still load the image's bytecode rather than compile every module of the standard library
 	// and Polars in each query process (it could not keep the result: the root is read-only).
-	if out, err := exec.Command("find", polarsRoot, "-exec", "touch", "-h", "-d", "@0", "{}", "+").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "find", polarsRoot, "-exec", "touch", "-h", "-d", "@0", "{}", "+").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	verbose, err := exec.Command(chroot, "--userspec=65532:65532", polarsRoot, "/usr/local/lib/pqcache/polars/venv/bin/python", "-v", "-c", "import polars").CombinedOutput()
+	verbose, err := exec.CommandContext(t.Context(), chroot, "--userspec=65532:65532", polarsRoot, "/usr/local/lib/pqcache/polars/venv/bin/python", "-v", "-c", "import polars").CombinedOutput()
 	if err != nil || !strings.Contains(string(verbose), "polars/__init__") {
 		t.Fatalf("import polars in the Polars image: %v\n%s", err, verbose)
 	}
@@ -152,14 +152,14 @@ func TestBinaryRunsWithOnlyTheImagesFiles(t *testing.T) {
 	if err := unix.Mknod(filepath.Join(polarsRoot, "dev", "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("cp", "-a", runner, filepath.Join(polarsRoot, "pqcache", "pqcache-runner")).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "cp", "-a", runner, filepath.Join(polarsRoot, "pqcache", "pqcache-runner")).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := exec.Command("cp", "-a", filepath.Join(data, "tpch"), filepath.Join(polarsRoot, "data")).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "cp", "-a", filepath.Join(data, "tpch"), filepath.Join(polarsRoot, "data")).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, engine := range []string{"in-memory", "streaming"} {
-		cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--mount-proc="+filepath.Join(polarsRoot, "proc"),
+		cmd := exec.CommandContext(t.Context(), "unshare", "--mount", "--pid", "--fork", "--mount-proc="+filepath.Join(polarsRoot, "proc"),
 			chroot, "--userspec=65532:65532", polarsRoot, "/pqcache/pqcache-runner",
 			"bench", "--engine", "polars", "--polars-engine", engine, "--data", "/data/tpch", "--queries", "1,6", "--iterations", "1", "--warmups", "0", "--json", "-")
 		cmd.Env = []string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/usr/bin", "POLARS_OOC_MEMORY_BUDGET_MB=1"}

@@ -24,6 +24,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -60,7 +61,7 @@ type manifest struct {
 
 func TestTheKrewManifestInstallsThePlugin(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(filepath.Join("..", "..", "hack", "krew-release.sh"), "v1.2.3", "https://downloads.example.test/pqcache/v1.2.3/", out)
+	cmd := exec.CommandContext(t.Context(), filepath.Join("..", "..", "hack", "krew-release.sh"), "v1.2.3", "https://downloads.example.test/pqcache/v1.2.3/", out)
 	cmd.Env = append(os.Environ(), "KREW_PLATFORMS=linux/amd64 darwin/arm64")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("krew-release.sh: %v\n%s", err, b)
@@ -96,7 +97,7 @@ func TestTheKrewManifestInstallsThePlugin(t *testing.T) {
 		if labels["os"] != "linux" {
 			continue
 		}
-		help, err := exec.Command(bin, "--help").CombinedOutput()
+		help, err := exec.CommandContext(t.Context(), bin, "--help").CombinedOutput()
 		if err != nil || !strings.Contains(string(help), "status") || !strings.Contains(string(help), "--context") {
 			t.Errorf("the installed bin's --help: %v\n%s", err, help)
 		}
@@ -118,7 +119,7 @@ func extract(t *testing.T, archive, name string) string {
 	tr := tar.NewReader(gz)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			t.Fatalf("%s holds no %s", archive, name)
 		}
 		if err != nil {

@@ -41,7 +41,7 @@ func renderRules(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(helm, "template", "pqcache", "../../charts/pqcache", "--set", "monitoring.prometheusRule.enabled=true",
+	out, err := exec.CommandContext(t.Context(), helm, "template", "pqcache", "../../charts/pqcache", "--set", "monitoring.prometheusRule.enabled=true",
 		"--show-only", "templates/prometheusrule.yaml").Output()
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
@@ -79,7 +79,7 @@ func TestAlertingRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
-		cmd := exec.Command(promtool, args...)
+		cmd := exec.CommandContext(t.Context(), promtool, args...)
 		cmd.Dir = dir
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out

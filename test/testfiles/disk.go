@@ -17,6 +17,7 @@ limitations under the License.
 package testfiles
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,11 +34,12 @@ func SmallDisk(t testing.TB, size string) string {
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "pqcache-test", mnt).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "mount", "-t", "tmpfs", "-o", "size="+size, "pqcache-test", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("mounting a %s tmpfs for a full disk (the test suite runs as root, as CI does): %v: %s", size, err, out)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
+		// t.Context() has ended by the time cleanups run.
+		if out, err := exec.CommandContext(context.Background(), "umount", "-l", mnt).CombinedOutput(); err != nil {
 			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
 		}
 	})

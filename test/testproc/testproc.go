@@ -20,6 +20,7 @@ limitations under the License.
 package testproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -58,7 +59,8 @@ func (p *Process) Start(bin string, args, env []string) error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin, args...)
+	// The server outlives Start: Kill and Stop end it, not a context.
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -76,13 +78,15 @@ func (p *Process) Start(bin string, args, env []string) error {
 		client = &http.Client{Timeout: time.Second}
 	}
 	deadline := time.Now().Add(StartTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
 			return fmt.Errorf("%s exited during start-up (%v)", p.Name, cmd.ProcessState)
 		default:
 		}
-		if resp, err := client.Get(p.Health); err == nil {
+		if resp, err := get(ctx, client, p.Health); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
@@ -92,6 +96,15 @@ func (p *Process) Start(bin string, args, env []string) error {
 	}
 	p.Kill()
 	return fmt.Errorf("%s not healthy at %s after %s", p.Name, p.Health, StartTimeout)
+}
+
+// get GETs url with client.
+func get(ctx context.Context, client *http.Client, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return client.Do(req)
 }
 
 // Kill stops the server at once with SIGKILL, as a crash would.
@@ -124,9 +137,9 @@ func (p *Process) LogTail() string {
 	if err != nil {
 		return fmt.Sprintf("(no %s log: %v)", p.Name, err)
 	}
-	const max = 4 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
+	const maxTail = 4 << 10
+	if len(b) > maxTail {
+		b = b[len(b)-maxTail:]
 	}
 	return p.Name + " log:\n" + strings.TrimSpace(string(b))
 }
@@ -136,7 +149,7 @@ func (p *Process) LogTail() string {
 func OnFreePort(start func(addr string) error) error {
 	var err error
 	for range 3 {
-		l, lerr := net.Listen("tcp", "127.0.0.1:0")
+		l, lerr := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if lerr != nil {
 			return fmt.Errorf("finding a free port: %w", lerr)
 		}

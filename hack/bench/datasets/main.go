@@ -28,6 +28,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,20 +75,14 @@ func main() {
 	}
 }
 
-func run(n int, idle time.Duration, unrelated int, unfiltered bool) error {
+func run(n int, idle time.Duration, unrelated int, unfiltered bool) (err error) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	root, _ := os.Getwd()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join(root, "bin", "k8s", "1.37.2-linux-amd64")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
-	cfg, err := env.Start()
+	cfg, stop, err := startEnv()
 	if err != nil {
 		return err
 	}
-	defer env.Stop()
-	cfg.QPS, cfg.Burst = 500, 1000
+	// A control plane left running would outlive the benchmark: say so in the exit status.
+	defer func() { err = errors.Join(err, stop()) }()
 
 	scheme := k8sruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -97,49 +92,140 @@ func run(n int, idle time.Duration, unrelated int, unfiltered bool) error {
 	}
 	runtime.GC()
 	beforeManager := rss()
-	cacheOpts := controllers.CacheOptions(nil)
-	if unfiltered {
-		cacheOpts = crcache.Options{}
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: cacheOpts})
-	if err != nil {
-		return err
-	}
-	if err := controllers.SetupAll(mgr, controllers.Options{}); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = mgr.Start(ctx) }()
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	c, err := startManager(ctx, cfg, scheme, unfiltered)
 	if err != nil {
 		return err
 	}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 		return err
 	}
-
-	// Watch Jobs to see when each appears.
-	w, err := c.Watch(ctx, &batchv1.JobList{}, client.InNamespace("bench"))
+	jobs, err := watchJobs(ctx, c)
 	if err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	seen := map[string]time.Time{}
+
+	start := time.Now()
+	created, err := createDatasets(ctx, c, n)
+	if err != nil {
+		return err
+	}
+	r := result{n: n, unrelated: unrelated, unfiltered: unfiltered, beforeManager: beforeManager, applied: time.Since(start)}
+	if err := jobs.waitFor(n, 5*time.Minute); err != nil {
+		return err
+	}
+	r.allJobs = time.Since(start)
+	r.latencies = jobs.latencies(created)
+	r.perSec = steadyReconciles(idle)
+	if err := oneMore(ctx, c, jobs); err != nil {
+		return err
+	}
+	r.print()
+	return nil
+}
+
+// startEnv starts envtest's kube-apiserver and etcd with pqcache's CRDs, and returns how to stop them.
+func startEnv() (*rest.Config, func() error, error) {
+	root, _ := os.Getwd()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(root, "bin", "k8s", "1.37.2-linux-amd64")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	return cfg, env.Stop, nil
+}
+
+// startManager runs pqcache's controllers in this process until ctx ends (with the Job cache
+// filtered as the operator's, or not), and returns a client of the benchmark's own.
+func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, unfiltered bool) (client.WithWatch, error) {
+	cacheOpts := controllers.CacheOptions(nil)
+	if unfiltered {
+		cacheOpts = crcache.Options{}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: cacheOpts})
+	if err != nil {
+		return nil, err
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{}); err != nil {
+		return nil, err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+}
+
+// jobWatch is when the first Job of each Dataset appeared, seen by a watch on the namespace.
+type jobWatch struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+// watchJobs watches the Jobs in namespace bench until ctx ends, to see when each appears.
+func watchJobs(ctx context.Context, c client.WithWatch) (*jobWatch, error) {
+	w, err := c.Watch(ctx, &batchv1.JobList{}, client.InNamespace("bench"))
+	if err != nil {
+		return nil, err
+	}
+	jobs := &jobWatch{seen: map[string]time.Time{}}
 	go func() {
 		for ev := range w.ResultChan() {
 			if j, ok := ev.Object.(*batchv1.Job); ok {
-				mu.Lock()
-				if _, ok := seen[j.Labels[controllers.LabelDataset]]; !ok {
-					seen[j.Labels[controllers.LabelDataset]] = time.Now()
+				jobs.mu.Lock()
+				if _, ok := jobs.seen[j.Labels[controllers.LabelDataset]]; !ok {
+					jobs.seen[j.Labels[controllers.LabelDataset]] = time.Now()
 				}
-				mu.Unlock()
+				jobs.mu.Unlock()
 			}
 		}
 	}()
+	return jobs, nil
+}
 
+// at is when the Job of Dataset name appeared, if it has.
+func (j *jobWatch) at(name string) (time.Time, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	at, ok := j.seen[name]
+	return at, ok
+}
+
+// waitFor waits until n Datasets have their Job, or fails after timeout.
+func (j *jobWatch) waitFor(n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		j.mu.Lock()
+		got := len(j.seen)
+		j.mu.Unlock()
+		if got == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d Jobs appeared", got, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// latencies are the times from each Dataset's create to its Job, shortest first.
+func (j *jobWatch) latencies(created map[string]time.Time) []time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var lat []time.Duration
+	for name, at := range created {
+		lat = append(lat, j.seen[name].Sub(at))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat
+}
+
+// createDatasets creates n Datasets with a daily refresh and returns when each was created.
+func createDatasets(ctx context.Context, c client.Client, n int) (map[string]time.Time, error) {
 	created := map[string]time.Time{}
-	start := time.Now()
 	for i := range n {
 		name := fmt.Sprintf("ds-%04d", i)
 		ds := &datav1alpha1.Dataset{
@@ -152,36 +238,24 @@ func run(n int, idle time.Duration, unrelated int, unfiltered bool) error {
 		}
 		created[name] = time.Now()
 		if err := c.Create(ctx, ds); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	applied := time.Since(start)
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		mu.Lock()
-		got := len(seen)
-		mu.Unlock()
-		if got == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d Jobs appeared", got, n)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	allJobs := time.Since(start)
-	var lat []time.Duration
-	for name, at := range created {
-		lat = append(lat, seen[name].Sub(at))
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return created, nil
+}
 
-	// Steady state: every Dataset has its Job running; nothing changes.
+// steadyReconciles is the dataset controller's reconciles per second over idle, once every Dataset
+// has its Job running and nothing changes.
+func steadyReconciles(idle time.Duration) float64 {
 	time.Sleep(5 * time.Second)
 	before := reconciles()
 	time.Sleep(idle)
-	perSec := (reconciles() - before) / idle.Seconds()
-	// One more Dataset into the idle controller: the latency a person sees after kubectl apply.
+	return (reconciles() - before) / idle.Seconds()
+}
+
+// oneMore applies one more Dataset to the idle controller and prints how long its Job took to
+// appear: the latency a person sees after kubectl apply.
+func oneMore(ctx context.Context, c client.Client, jobs *jobWatch) error {
 	single := time.Now()
 	one := &datav1alpha1.Dataset{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "one-more"},
@@ -194,34 +268,44 @@ func run(n int, idle time.Duration, unrelated int, unfiltered bool) error {
 		return err
 	}
 	for {
-		mu.Lock()
-		at, ok := seen["one-more"]
-		mu.Unlock()
-		if ok {
+		if at, ok := jobs.at("one-more"); ok {
 			fmt.Printf("idle controller: create→Job %s\n", at.Sub(single).Round(time.Millisecond))
-			break
+			return nil
 		}
 		if time.Since(single) > time.Minute {
 			return fmt.Errorf("no Job for one-more")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
 
+// result is what one run measured, printed as a Markdown table row.
+type result struct {
+	n, unrelated     int
+	unfiltered       bool
+	beforeManager    int64
+	applied, allJobs time.Duration
+	latencies        []time.Duration
+	perSec           float64
+}
+
+// print prints the table, with the memory of the process as it is now.
+func (r result) print() {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 
 	cache := "pqcache's Jobs only"
-	if unfiltered {
+	if r.unfiltered {
 		cache = "every Job"
 	}
+	lat := r.latencies
 	fmt.Printf("| Datasets | unrelated Jobs | Job cache | apply all | all Jobs created | create→Job p50 | p90 | p99 | max | steady reconciles/s | RSS | RSS growth since the manager started | heap in use |\n")
 	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %.2f | %d MiB | %d MiB | %d MiB |\n", n, unrelated, cache,
-		applied.Round(time.Millisecond), allJobs.Round(time.Millisecond),
+	fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %.2f | %d MiB | %d MiB | %d MiB |\n", r.n, r.unrelated, cache,
+		r.applied.Round(time.Millisecond), r.allJobs.Round(time.Millisecond),
 		lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*9/10].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond),
-		perSec, rss()>>20, (rss()-beforeManager)>>20, ms.HeapInuse>>20)
-	return nil
+		r.perSec, rss()>>20, (rss()-r.beforeManager)>>20, ms.HeapInuse>>20)
 }
 
 // createUnrelatedJobs creates n Jobs of some other workload (suspended, so that nothing would run them
@@ -309,7 +393,9 @@ func rss() int64 {
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			var kb int64
-			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d", &kb); err != nil {
+				return 0 // no figure rather than a wrong one
+			}
 			return kb << 10
 		}
 	}

@@ -48,6 +48,17 @@ import (
 	"github.com/pqcache/pqcache/cache/s3store"
 )
 
+// getter GETs key (range r) from the store: s3store's lean path or the SDK's GetObject.
+type getter func(ctx context.Context, key, etag string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error)
+
+// options are how the objects are copied.
+type options struct {
+	parallel    int   // GETs in flight
+	partSize    int64 // objects larger than this are fetched in ranged parts of this size
+	direct      bool  // files over directAbove written with direct I/O
+	directAbove int64
+}
+
 func main() {
 	endpoint := flag.String("endpoint", "", "S3 endpoint URL")
 	parallel := flag.Int("parallel", 8, "GETs in flight")
@@ -59,14 +70,7 @@ func main() {
 	directAbove := flag.Int64("direct-above", 256<<10, "with -direct: the size above which a file is written with direct I/O")
 	flag.Parse()
 	if *traceFile != "" {
-		tf, err := os.Create(*traceFile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := trace.Start(tf); err != nil {
-			log.Fatal(err)
-		}
-		defer func() { trace.Stop(); tf.Close() }()
+		defer startTrace(*traceFile)()
 	}
 	if flag.NArg() != 2 || !strings.HasPrefix(flag.Arg(0), "s3://") {
 		log.Fatal("usage: floor [-endpoint URL] [-parallel N] [-part-size BYTES] [-sdk] s3://BUCKET/PREFIX DIR")
@@ -86,21 +90,66 @@ func main() {
 		fmt.Println(n, "objects")
 		return
 	}
-	get := store.Get
+	get := getter(store.Get)
 	if *sdk {
 		get = sdkGetter(ctx, bucket, *endpoint)
 	}
+	copyPrefix(ctx, store, get, prefix, dir, options{parallel: *parallel, partSize: *partSize, direct: *direct, directAbove: *directAbove})
+}
 
-	type job struct {
-		key    string
-		r      s3store.Range
-		f      *os.File
-		direct *os.File // nil: through the page cache only
-		done   *sync.WaitGroup
+// startTrace writes an execution trace to file until the function it returns is called.
+func startTrace(file string) (stop func()) {
+	tf, err := os.Create(file)
+	if err != nil {
+		log.Fatal(err)
 	}
-	jobs := make(chan job, *parallel)
+	if err := trace.Start(tf); err != nil {
+		log.Fatal(err)
+	}
+	return func() {
+		trace.Stop()
+		if err := tf.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// job is one GET: an object, or a part of it, into its file at the same offset.
+type job struct {
+	key    string
+	r      s3store.Range
+	f      *os.File
+	direct *os.File // nil: through the page cache only
+	done   *sync.WaitGroup
+}
+
+// copyPrefix lists prefix and copies every object into its file under dir, o.parallel GETs at a time.
+func copyPrefix(ctx context.Context, store *s3store.Store, get getter, prefix, dir string, o options) {
+	jobs := make(chan job, o.parallel)
+	workers := startWorkers(ctx, get, o.parallel, jobs)
+	// Files close once their last part is written; a goroutine per open file waits for that.
+	var closers sync.WaitGroup
+	made := map[string]bool{}
+	err := store.List(ctx, prefix, prefix, func(page []plan.Object) error {
+		for _, obj := range page {
+			if err := queue(obj, prefix, dir, o, made, jobs, &closers); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	close(jobs)
+	workers.Wait()
+	closers.Wait()
+}
+
+// startWorkers starts n workers that GET each job into its file, until jobs is closed.
+func startWorkers(ctx context.Context, get getter, n int, jobs <-chan job) *sync.WaitGroup {
 	var workers sync.WaitGroup
-	for range *parallel {
+	for range n {
 		workers.Go(func() {
 			buf := alignedBuffer(256 << 10)
 			for j := range jobs {
@@ -116,71 +165,66 @@ func main() {
 				if err != nil {
 					log.Fatal(err)
 				}
-				body.Close()
+				_ = body.Close() // read to its end already
 				j.done.Done()
 			}
 		})
 	}
-	// Files close once their last part is written; a goroutine per open file waits for that.
-	var closers sync.WaitGroup
-	made := map[string]bool{}
-	err = store.List(ctx, prefix, prefix, func(page []plan.Object) error {
-		for _, o := range page {
-			path := filepath.Join(dir, o.Key)
-			if d := filepath.Dir(path); !made[d] {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					return err
-				}
-				made[d] = true
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				return err
-			}
-			var df *os.File
-			if *direct && o.Size > *directAbove {
-				// Direct writes that extend a file are serialised by the filesystem (ext4 takes the
-				// inode lock exclusively): reserve the file's blocks first, as pqcache does.
-				if err := syscall.Fallocate(int(f.Fd()), 0, 0, o.Size); err != nil {
-					return err
-				}
-				if df, err = os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0); err != nil {
-					return err
-				}
-			}
-			done := &sync.WaitGroup{}
-			key := prefix + o.Key
-			if o.Size <= *partSize {
-				done.Add(1)
-				jobs <- job{key: key, r: s3store.Whole, f: f, direct: df, done: done}
-			} else {
-				for off := int64(0); off < o.Size; off += *partSize {
-					done.Add(1)
-					jobs <- job{key: key, r: s3store.Range{Start: off, End: min(off+*partSize, o.Size) - 1}, f: f, direct: df, done: done}
-				}
-			}
-			closers.Go(func() {
-				done.Wait()
-				if df != nil {
-					df.Close()
-				}
-				if err := f.Close(); err != nil {
-					log.Fatal(err)
-				}
-			})
+	return &workers
+}
+
+// queue creates the file of obj under dir and queues its GETs (one, or one per part), with a closer
+// that closes the file once they are done.
+func queue(obj plan.Object, prefix, dir string, o options, made map[string]bool, jobs chan<- job, closers *sync.WaitGroup) error {
+	path := filepath.Join(dir, obj.Key)
+	if d := filepath.Dir(path); !made[d] {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		log.Fatal(err)
+		made[d] = true
 	}
-	close(jobs)
-	workers.Wait()
-	closers.Wait()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	var df *os.File
+	if o.direct && obj.Size > o.directAbove {
+		// Direct writes that extend a file are serialised by the filesystem (ext4 takes the
+		// inode lock exclusively): reserve the file's blocks first, as pqcache does.
+		if err := syscall.Fallocate(int(f.Fd()), 0, 0, obj.Size); err != nil {
+			return err
+		}
+		if df, err = os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0); err != nil {
+			return err
+		}
+	}
+	done := &sync.WaitGroup{}
+	key := prefix + obj.Key
+	if obj.Size <= o.partSize {
+		done.Add(1)
+		jobs <- job{key: key, r: s3store.Whole, f: f, direct: df, done: done}
+	} else {
+		for off := int64(0); off < obj.Size; off += o.partSize {
+			done.Add(1)
+			jobs <- job{key: key, r: s3store.Range{Start: off, End: min(off+o.partSize, obj.Size) - 1}, f: f, direct: df, done: done}
+		}
+	}
+	closers.Go(func() {
+		done.Wait()
+		if df != nil {
+			if err := df.Close(); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+	})
+	return nil
 }
 
 // sdkGetter GETs with the AWS SDK's GetObject, no checksum validation.
-func sdkGetter(ctx context.Context, bucket, endpoint string) func(context.Context, string, string, s3store.Range) (io.ReadCloser, s3store.GetInfo, error) {
+func sdkGetter(ctx context.Context, bucket, endpoint string) getter {
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		log.Fatal(err)

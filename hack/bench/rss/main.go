@@ -28,6 +28,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -45,7 +46,8 @@ func main() {
 	if flag.NArg() == 0 {
 		log.Fatal("usage: rss [-interval 50ms] [-o FILE] -- COMMAND [ARGS...]")
 	}
-	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
+	// The measured command runs to its end: nothing here cancels it.
+	cmd := exec.CommandContext(context.Background(), flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = os.Stderr, os.Stderr, os.Stdin
 	if *out != "" {
 		cmd.Stdout = os.Stdout
@@ -96,7 +98,7 @@ func status(pid int) [3]int64 {
 	if err != nil {
 		return v
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, rest, ok := strings.Cut(sc.Text(), ":")

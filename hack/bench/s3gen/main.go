@@ -100,7 +100,8 @@ func write(path string, size int64, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	// For the error paths; the success path closes it below and returns Close's error.
+	defer func() { _ = f.Close() }()
 	md, crc := md5.New(), integrity.NewCRC64NVME()
 	w := io.MultiWriter(f, md, crc)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
