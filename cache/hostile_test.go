@@ -233,6 +233,8 @@ func TestRefusedListedObjects(t *testing.T) {
 	}{
 		{"key outside the prefix", listEntry("other/escape.bin", 7), "other/escape.bin", true},
 		{"key beside the prefix", listEntry("tpch-other/escape.bin", 7), "tpch-other/escape.bin", true},
+		// Listed last, its whole key sorts after the others' relative keys: nothing else would notice.
+		{"key outside the prefix, listed last", listEntry("zzz/escape.bin", 7), "zzz/escape.bin", false},
 		{"negative size", listEntry("tpch/z-negative.bin", -5), "z-negative.bin", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
