@@ -63,6 +63,9 @@ func (s *syncer) reason(err error) string {
 	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials:
 		return c
 	}
+	if errors.Is(err, s3store.ErrSourceMisbehaving) {
+		return wire.ReasonSourceMisbehaving
+	}
 	if errors.Is(err, ErrInsufficientCapacity) {
 		return wire.ReasonInsufficientCapacity
 	}

@@ -55,7 +55,7 @@ import (
 
 // Store is what the engine needs from an object store; s3store.Store implements it.
 type Store interface {
-	List(ctx context.Context, prefix, strip string, fn func([]plan.Object) error) error
+	ListPages(ctx context.Context, prefix, strip string, fn func(s3store.Page) error) error
 	Get(ctx context.Context, key, etag string, r s3store.Range) (io.ReadCloser, s3store.GetInfo, error)
 	Head(ctx context.Context, key, etag string) (s3store.Checksums, bool, error)
 	Describe(ctx context.Context, key, strip string) (plan.Object, bool, error)
@@ -520,8 +520,13 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 			ForceCopy: force,
 		}
 		var conflicts plan.ConflictTracker
-		err := s.store.List(ctx, s.prefix+sub, s.prefix, func(page []plan.Object) error {
-			for _, obj := range page {
+		err := s.store.ListPages(ctx, s.prefix+sub, s.prefix, func(page s3store.Page) error {
+			for _, r := range page.Refused {
+				// A key outside the prefix or a negative size: refused as keys that cannot be files are.
+				s.rep.FilesListed++
+				s.fail(r.Key, wire.ReasonHostileKeys, r.Err)
+			}
+			for _, obj := range page.Objects {
 				s.rep.FilesListed++
 				if !filter.Match(obj.Key) {
 					continue

@@ -93,3 +93,24 @@ func TestPeerSpeaksS3ToTheSDK(t *testing.T) {
 		t.Errorf("a PUT: %s, want 405", resp.Status)
 	}
 }
+
+// TestListMaxKeysZero: S3 answers max-keys=0 with an empty page that is not truncated; the peer once
+// panicked on it (it took the last key of an empty page for the continuation token).
+func TestListMaxKeysZero(t *testing.T) {
+	l := newLake(t)
+	l.fill(3)
+	g := l.syncSeed()
+	client := s3.New(s3.Options{Region: peer.Region, BaseEndpoint: aws.String(l.peer.URL), UsePathStyle: true,
+		RetryMaxAttempts: 1,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: testKey.ID, SecretAccessKey: testKey.Secret}, nil
+		})})
+	out, err := client.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(dataset), Prefix: aws.String(peer.Prefix(g)), MaxKeys: aws.Int32(0)})
+	if err != nil {
+		t.Fatalf("max-keys=0: %v", err)
+	}
+	if len(out.Contents) != 0 || aws.ToBool(out.IsTruncated) || aws.ToString(out.NextContinuationToken) != "" || aws.ToInt32(out.KeyCount) != 0 {
+		t.Errorf("max-keys=0: %d keys, truncated %v, next %q, key count %d; want an empty page, not truncated",
+			len(out.Contents), aws.ToBool(out.IsTruncated), aws.ToString(out.NextContinuationToken), aws.ToInt32(out.KeyCount))
+	}
+}

@@ -50,8 +50,8 @@ const (
 // package, so they cannot import this one, and a second name here would be a second list to keep.
 // Controllers and the agent use them from there:
 //   - a failed sync: wire.ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials,
-//     ReasonInsufficientCapacity, ReasonHostileKeys, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-//     ReasonVolumeIOError, ReasonSyncFailed;
+//     ReasonInsufficientCapacity, ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly,
+//     ReasonVolumePermissionDenied, ReasonVolumeIOError, ReasonSyncFailed;
 //   - an event source (the EventSource condition): wire.ReasonQueueNotFound, ReasonAccessDenied,
 //     ReasonInvalidCredentials, ReasonUnavailable, and ReasonTokenRejected below;
 //   - a bench runner that ran no query: wire.ReasonInvalidWorkload, ReasonMissingTables.

@@ -38,8 +38,13 @@ const (
 	// ReasonInsufficientCapacity: the volume cannot hold what the sync would write (ENOSPC, EDQUOT
 	// included).
 	ReasonInsufficientCapacity = "InsufficientCapacity"
-	// ReasonHostileKeys: some keys would escape the cache directory and were refused.
+	// ReasonHostileKeys: some keys would escape the cache directory (a key outside the listed prefix
+	// among them) or were listed with a negative size, and were refused; the rest synced.
 	ReasonHostileKeys = "HostileKeys"
+	// ReasonSourceMisbehaving: the store's listing broke the protocol in a way no retry within the
+	// sync fixes (a page over the size cap, a continuation token that came back, an endless run of
+	// empty pages that say more follow); the sync stopped and the published data stays as it was.
+	ReasonSourceMisbehaving = "SourceMisbehaving"
 	// ReasonVolumeReadOnly: the cache volume is mounted read-only (EROFS); nothing could be published.
 	ReasonVolumeReadOnly = "VolumeReadOnly"
 	// ReasonVolumePermissionDenied: the worker may not write to the cache volume (EACCES, EPERM), e.g.
@@ -54,8 +59,8 @@ const (
 // syncFailureReasons are the reasons a sync report may carry.
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
-	ReasonHostileKeys, ReasonVolumeReadOnly, ReasonVolumePermissionDenied, ReasonVolumeIOError,
-	ReasonSyncFailed,
+	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
+	ReasonVolumeIOError, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

@@ -157,69 +157,83 @@ func (s *Store) Requests() *Requests { return s.requests }
 // LIST's round trip overlaps the merge of the current page.
 const listAhead = 2
 
-// List calls fn with each page of objects under prefix, in key order, keys made relative to strip.
-// The listing is ListObjectsV2 only: no per-object HEAD. Pages are fetched up to listAhead ahead of
-// fn; fn owns the page it is given.
+// List calls fn with each page of objects under prefix, in key order, keys made relative to strip,
+// leaving out those the listing refuses (ListPages).
 func (s *Store) List(ctx context.Context, prefix, strip string, fn func([]plan.Object) error) error {
+	return s.ListPages(ctx, prefix, strip, func(p Page) error { return fn(p.Objects) })
+}
+
+// ListPages calls fn with each page of objects under prefix, in key order, keys made relative to
+// strip. The listing is ListObjectsV2 only: no per-object HEAD. Pages are fetched up to listAhead
+// ahead of fn; fn owns the page it is given. Objects the sync must not take (a key outside prefix, a
+// negative size) come in the page's Refused. A listing that breaks the protocol (see
+// ErrSourceMisbehaving) ends with an error.
+func (s *Store) ListPages(ctx context.Context, prefix, strip string, fn func(Page) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type page struct {
-		objs []plan.Object
-		err  error
+		pg  Page
+		err error
 	}
 	pages := make(chan page, listAhead)
 	go func() {
 		defer close(pages)
-		if s.fast != nil {
-			for token := ""; ; {
-				pg, err := s.fast.list(ctx, prefix, token, strip)
-				if err != nil {
-					pages <- page{err: fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err)}
-					return
-				}
-				select {
-				case pages <- page{objs: pg.objects}:
-				case <-ctx.Done():
-					return
-				}
-				if !pg.truncated || pg.next == "" {
-					return
-				}
-				token = pg.next
+		guard := newListGuard()
+		for token, more := "", true; more; {
+			lp, err := s.listPage(ctx, prefix, token)
+			if err == nil {
+				more, err = guard.more(len(lp.objects), lp.truncated, lp.next)
 			}
-		}
-		p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
+			next := page{err: err}
 			if err != nil {
-				pages <- page{err: fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err)}
-				return
-			}
-			objs := make([]plan.Object, 0, len(out.Contents))
-			for _, o := range out.Contents {
-				objs = append(objs, object(o, strip))
+				next.err, more = fmt.Errorf("listing s3://%s/%s: %w", s.bucket, prefix, err), false
+			} else {
+				next.pg = admit(lp.objects, prefix, strip)
 			}
 			select {
-			case pages <- page{objs: objs}:
+			case pages <- next:
 			case <-ctx.Done():
 				return
 			}
+			token = lp.next
 		}
 	}()
 	for pg := range pages {
 		if pg.err != nil {
 			return pg.err
 		}
-		if err := fn(pg.objs); err != nil {
+		if err := fn(pg.pg); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
 }
 
-func object(o types.Object, strip string) plan.Object {
+// listPage sends one ListObjectsV2, through the lean path when there is one. Keys are listed whole.
+func (s *Store) listPage(ctx context.Context, prefix, token string) (listPage, error) {
+	if s.fast != nil {
+		return s.fast.list(ctx, prefix, token)
+	}
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)}
+	if token != "" {
+		in.ContinuationToken = aws.String(token)
+	}
+	out, err := s.client.ListObjectsV2(ctx, in, func(o *s3.Options) { o.HTTPClient = cappedClient{next: o.HTTPClient} })
+	if err != nil {
+		return listPage{}, err
+	}
+	lp := listPage{truncated: aws.ToBool(out.IsTruncated), next: aws.ToString(out.NextContinuationToken)}
+	lp.objects = make([]plan.Object, 0, len(out.Contents))
+	for _, o := range out.Contents {
+		lp.objects = append(lp.objects, object(o))
+	}
+	return lp, nil
+}
+
+// object is a listed object as the SDK reads it, its key whole.
+func object(o types.Object) plan.Object {
 	obj := plan.Object{
-		Key:          strings.TrimPrefix(aws.ToString(o.Key), strip),
+		Key:          aws.ToString(o.Key),
 		Size:         aws.ToInt64(o.Size),
 		LastModified: aws.ToTime(o.LastModified).UTC(),
 		ETag:         aws.ToString(o.ETag),
