@@ -89,7 +89,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, bucket, root strin
 	objs := idx.after(rest, marker)
 	res := listResult{Name: bucket, Prefix: prefix, MaxKeys: limit,
 		ContinuationToken: q.Get("continuation-token"), StartAfter: q.Get("start-after")}
-	if len(objs) > limit {
+	switch {
+	case limit == 0:
+		// S3 answers max-keys=0 with no keys; a token would name no key to continue after.
+		objs = nil
+	case len(objs) > limit:
 		objs, res.IsTruncated = objs[:limit], true
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(genPrefix + objs[len(objs)-1].Key))
 	}
