@@ -107,8 +107,8 @@ func FuzzVerify(f *testing.F) {
 		}
 		sign(t, r, time.Now().UTC())
 		got, ok := overTheWire(r)
-		if !ok {
-			return
+		if !ok || header != "" && !slices.Equal(got.Header.Values(header), r.Header.Values(header)) {
+			return // not something HTTP/1.1 carries (a header name with a space, a value with a newline)
 		}
 		if err := fuzzKey.verify(got); err != nil {
 			t.Fatalf("a request signed with the key, %s %s (%v), is refused: %v", got.Method, got.RequestURI, got.Header, err)
