@@ -33,9 +33,8 @@ import (
 	"testing"
 	"time"
 
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
@@ -98,7 +97,7 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		u.RawQuery = query
-		r, err := http.NewRequest(http.MethodGet, u.String(), nil)
+		r, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u.String(), nil)
 		if err != nil {
 			return
 		}
@@ -220,7 +219,7 @@ func FuzzServe(f *testing.F) {
 			method = http.MethodHead
 		}
 		u := &url.URL{Scheme: "http", Host: "10.0.0.7:8090", Path: "/default.sales/" + key, RawQuery: query}
-		r, err := http.NewRequest(method, u.String(), nil)
+		r, err := http.NewRequestWithContext(context.Background(), method, u.String(), nil)
 		if err != nil {
 			return
 		}
