@@ -146,6 +146,25 @@ test: manifests generate vet envtest versitygw goaws helm promtool polars-env ht
 		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) PQCACHE_POLARS_PYTHON=$(POLARS_VENV)/bin/python \
 		go test ./... -count=1 -timeout 30m -coverprofile=cover.out
 
+# FUZZ_TARGETS are the fuzz targets, as package:FuzzName; `make fuzz` runs each for FUZZTIME
+# (Go fuzzes one target per invocation). docs/fuzzing.md says what each checks.
+FUZZ_TARGETS ?= ./cache/s3store:FuzzParseList ./cache/notify:FuzzParse ./cache/manifest:FuzzEntryRoundTrip \
+	./cache/manifest:FuzzDecodeEntry ./agent/peer:FuzzParseAuthorization ./agent/peer:FuzzVerify ./agent/peer:FuzzServe \
+	./bench/workload:FuzzParse ./agent/csi:FuzzVolumeAttributes
+FUZZTIME ?= 30s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (30s) each; a crasher is written to the package's testdata/fuzz/FuzzX/.
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+.PHONY: fuzz-short
+fuzz-short: ## The bounded pass CI runs: every fuzz target for 5s (corpus replay runs in every go test).
+	$(MAKE) fuzz FUZZTIME=5s
+
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
 	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter='!benchmark'
