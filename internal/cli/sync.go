@@ -387,37 +387,30 @@ func startProfiles(local localSyncFlags) (stop func() error, err error) {
 
 // startCPUProfile profiles the process into path until the returned stop is called.
 func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close() // nothing written; the start error is the one to report
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		return nil
-	}, nil
+	return recordInto(path, "--cpuprofile", pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace traces the process into path until the returned stop is called.
 func startTrace(path string) (stop func() error, err error) {
+	return recordInto(path, "--trace", trace.Start, trace.Stop)
+}
+
+// recordInto creates path and starts a recorder (the CPU profiler or the execution tracer) writing
+// into it; the returned stop ends the recording and closes the file, whose error counts: the file
+// is the output the user asked for.
+func recordInto(path, flag string, start func(io.Writer) error, end func()) (stop func() error, err error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("--trace: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		_ = f.Close() // nothing written; the start error is the one to report
-		return nil, fmt.Errorf("--trace: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return func() error {
-		trace.Stop()
+		end()
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("--trace: %w", err)
+			return fmt.Errorf("%s: %w", flag, err)
 		}
 		return nil
 	}, nil
