@@ -19,9 +19,11 @@ package locality
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
+	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -83,11 +85,48 @@ func (p *Placer) Handle(ctx context.Context, req admission.Request) admission.Re
 	if !Place(&pod, mode, datasets, zones) {
 		return admission.Allowed("already placed")
 	}
-	placed, err := json.Marshal(&pod)
+	ops, err := affinityPatch(req.Object.Raw, pod.Spec.Affinity)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, placed)
+	return admission.Patched("", ops...)
+}
+
+// affinityPatch is the JSON patch (RFC 6902) that turns the pod's affinity, as the API server sent
+// it in raw, into placed. It is computed from the raw object, not from a pod decoded and encoded
+// again: a round trip through this build's Go types would drop every field they do not know (a newer
+// API server's), and the patch would remove them. It only adds or replaces under /spec/affinity, so
+// a field it does not know, even inside the affinity, stays as it was.
+func affinityPatch(raw []byte, placed *corev1.Affinity) ([]jsonpatch.JsonPatchOperation, error) {
+	var orig struct {
+		Spec struct {
+			Affinity json.RawMessage `json:"affinity"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &orig); err != nil {
+		return nil, fmt.Errorf("reading the pod's affinity: %w", err)
+	}
+	want, err := json.Marshal(placed)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the affinity: %w", err)
+	}
+	const path = "/spec/affinity"
+	if len(orig.Spec.Affinity) == 0 || string(orig.Spec.Affinity) == "null" {
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path, json.RawMessage(want))}, nil
+	}
+	diff, err := jsonpatch.CreatePatch(orig.Spec.Affinity, want)
+	if err != nil {
+		return nil, fmt.Errorf("comparing the affinity: %w", err)
+	}
+	ops := make([]jsonpatch.JsonPatchOperation, 0, len(diff))
+	for _, op := range diff {
+		if op.Operation == "remove" {
+			continue // a field placed lacks is one this build does not know: keep it
+		}
+		op.Path = path + op.Path
+		ops = append(ops, op)
+	}
+	return ops, nil
 }
 
 // zonesOf is, per Dataset, the zones of the nodes holding a ready copy; a Dataset or node it cannot
