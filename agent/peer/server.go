@@ -37,6 +37,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pqcache/pqcache/cache/generations"
 )
@@ -53,8 +54,41 @@ type Server struct {
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 
-	indexes indexCache
-	clients clientLimit
+	indexes  indexCache
+	clients  clientLimit
+	refusals refusalLog
+}
+
+// RefusalLogInterval is how often, at most, refused requests are summed up in an Info line.
+const RefusalLogInterval = time.Minute
+
+// refusalLog counts the requests refused since its last Info line. The peer port is open to the node
+// network and a refusal costs the sender nothing, so one line per refusal would let anyone fill the
+// agent's log; agent/peer has no metrics of its own to count them in, hence the summary line.
+type refusalLog struct {
+	mu      sync.Mutex
+	last    time.Time
+	pending int
+}
+
+// refused logs one refused request at debug level, and at Info a count of the refusals since the last
+// such line, at most once per RefusalLogInterval.
+func (s *Server) refused(r *http.Request, err error) {
+	log := s.log()
+	log.Debug("Refused a peer request", "remote", r.RemoteAddr, "error", err)
+	l := &s.refusals
+	l.mu.Lock()
+	l.pending++
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < RefusalLogInterval {
+		l.mu.Unlock()
+		return
+	}
+	n := l.pending
+	l.last, l.pending = now, 0
+	l.mu.Unlock()
+	log.Info("Refused peer requests that were not signed with the agents' key", "refused", n,
+		"lastRemote", r.RemoteAddr, "lastError", err, "nextSummaryIn", RefusalLogInterval)
 }
 
 // DefaultMaxClients is how many followers one replica serves at once: filling N nodes then takes
@@ -78,7 +112,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Key.verify(r); err != nil {
-		s.log().Info("Refused a peer request", "remote", r.RemoteAddr, "error", err)
+		s.refused(r, err)
 		writeError(w, r, http.StatusForbidden, "SignatureDoesNotMatch", err.Error())
 		return
 	}
