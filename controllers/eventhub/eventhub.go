@@ -113,10 +113,15 @@ type cachedToken struct {
 	// refreshing is set while one request reads the Secret again; the others go on with the cached
 	// token meanwhile.
 	refreshing bool
+	// missing is set when the Secret was not found: token is "", and every post is refused.
+	missing bool
 }
 
 // tokenTTL is how long a webhook token read from its Secret is trusted: a rotated token works within it.
 var tokenTTL = 30 * time.Second
+
+// missingTokenTTL is how long a token Secret found missing is taken as missing.
+var missingTokenTTL = 30 * time.Second
 
 // New returns a Hub; Start runs its webhook endpoint and Stop (the end of Start's context) its sources.
 func New(opts Options) *Hub {
@@ -427,12 +432,17 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 // store posts with a short timeout and does not retry (versitygw: 3 s), so a request must not wait
 // for the API server (the manager's client may be throttled). A rotated token is accepted once the
 // refresh is done, a withdrawn one refused from then on.
+//
+// A Secret found missing is remembered as missing for missingTokenTTL: the endpoint is open to
+// anyone who can reach it, and without that every post would be one uncached API read. Once that
+// is stale, one request reads the Secret again itself (the others are refused meanwhile), so a
+// Secret that appears is accepted within the interval, from the first post after it.
 func (h *Hub) token(ctx context.Context, k string) (string, error) {
 	key := nsName(k)
 	h.mu.Lock()
 	w := h.watched[key]
 	cached, ok := h.tokens[key]
-	refresh := ok && time.Since(cached.at) >= tokenTTL && !cached.refreshing
+	refresh := ok && time.Since(cached.at) >= cached.ttl() && !cached.refreshing
 	if refresh {
 		cached.refreshing = true
 		h.tokens[key] = cached
@@ -443,10 +453,24 @@ func (h *Hub) token(ctx context.Context, k string) (string, error) {
 		return "", nil // not watched, or not by webhook: refused like a wrong token
 	case !ok:
 		return h.readToken(ctx, key, w)
+	case refresh && cached.missing:
+		tok, err := h.readToken(ctx, key, w)
+		if err != nil {
+			h.endRefresh(key)
+		}
+		return tok, err
 	case refresh:
 		go h.refreshToken(key, w)
 	}
 	return cached.token, nil
+}
+
+// ttl is how long the entry is trusted.
+func (c cachedToken) ttl() time.Duration {
+	if c.missing {
+		return missingTokenTTL
+	}
+	return tokenTTL
 }
 
 // refreshToken reads a cached token again. It is bounded, and ends with the hub; a read that lands
@@ -456,17 +480,22 @@ func (h *Hub) refreshToken(key types.NamespacedName, w *watched) {
 	defer cancel()
 	if _, err := h.readToken(ctx, key, w); err != nil {
 		h.log.Warn("Reading the webhook token again failed; keeping the one read before", "dataset", hubKey(key), "error", err)
-		h.mu.Lock()
-		if c, ok := h.tokens[key]; ok {
-			c.refreshing = false
-			h.tokens[key] = c
-		}
-		h.mu.Unlock()
+		h.endRefresh(key)
+	}
+}
+
+// endRefresh lets the next request after a failed read try again.
+func (h *Hub) endRefresh(key types.NamespacedName) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.tokens[key]; ok {
+		c.refreshing = false
+		h.tokens[key] = c
 	}
 }
 
 // readToken reads a Dataset's webhook token from the Secret its source w names and caches it ("" when
-// there is none). The cache changes only while w is still the Dataset's source: a read that outlived
+// there is none, cached as missing). The cache changes only while w is still the Dataset's source: a read that outlived
 // a reconfiguration (another Secret) or the Dataset must not bring the old token back.
 func (h *Hub) readToken(ctx context.Context, key types.NamespacedName, w *watched) (string, error) {
 	var sec corev1.Secret
@@ -474,7 +503,8 @@ func (h *Hub) readToken(ctx context.Context, key types.NamespacedName, w *watche
 		if apierrors.IsNotFound(err) {
 			h.mu.Lock()
 			if h.watched[key] == w {
-				delete(h.tokens, key) // withdrawn: refused from now on
+				// Missing or withdrawn: refused, and not read again, until missingTokenTTL passes.
+				h.tokens[key] = cachedToken{missing: true, at: time.Now()}
 			}
 			h.mu.Unlock()
 			return "", nil

@@ -79,6 +79,8 @@ type envOptions struct {
 	metrics string
 	// agents makes the manager look for node agents (testAgents).
 	agents bool
+	// reader wraps the hub's uncached reader (nil: the manager's API reader as it is).
+	reader func(client.Reader) client.Reader
 }
 
 func startWith(t *testing.T, o envOptions) *env {
@@ -107,7 +109,11 @@ func startWith(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := New(Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, BindAddress: "127.0.0.1:0",
+	var reader client.Reader = mgr.GetAPIReader()
+	if o.reader != nil {
+		reader = o.reader(reader)
+	}
+	hub := New(Options{Client: mgr.GetClient(), Reader: reader, Scheme: scheme, BindAddress: "127.0.0.1:0",
 		// Short windows keep the test quick; a batch over three keys overflows into a listing.
 		Debounce:         notify.DebounceConfig{Window: 200 * time.Millisecond, MaxDelay: time.Second, FreshDelay: 50 * time.Millisecond, MaxKeys: 3},
 		SQSClientOptions: []func(*sqs.Options){sqstest.ClientOptions}})
