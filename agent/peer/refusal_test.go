@@ -35,7 +35,11 @@ func TestRefusalsCannotFillTheLog(t *testing.T) {
 	srv := httptest.NewServer(&peer.Server{Key: testKey, Log: log})
 	defer srv.Close()
 	for range 100 {
-		resp, err := http.Get(srv.URL + "/" + dataset + "/1/x")
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/"+dataset+"/1/x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func startWith(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reader client.Reader = mgr.GetAPIReader()
+	reader := mgr.GetAPIReader()
 	if o.reader != nil {
 		reader = o.reader(reader)
 	}
