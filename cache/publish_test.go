@@ -133,3 +133,34 @@ func TestPathConflictFailsOnlyThatFile(t *testing.T) {
 		t.Fatalf("staging files left: %v", staged)
 	}
 }
+
+// TestSymlinkedParentIsNotFollowed: a published directory that someone replaced by a symlink to a
+// directory outside the cache is not written through: the file under it fails, nothing appears
+// outside the cache, and the rest of the sync goes on.
+func TestSymlinkedParentIsNotFollowed(t *testing.T) {
+	e := newEnv(t)
+	e.put("t/x.bin", []byte("x1"))
+	e.put("u.bin", []byte("u1"))
+	e.mustSync(nil)
+
+	outside := t.TempDir()
+	if err := os.RemoveAll(filepath.Join(e.dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(e.dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	e.put("t/x.bin", []byte("x2"))
+	e.put("u.bin", []byte("u2"))
+	rep, err := e.sync(nil)
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("published through a symlinked parent: %d files outside the cache", len(entries))
+	}
+	if !errors.Is(err, cache.ErrFilesFailed) || rep.Reason != wire.ReasonHostileKeys || rep.FilesCopied != 1 || rep.FilesFailed != 1 || rep.Failed[0].Key != "t/x.bin" {
+		t.Fatalf("sync: %v, report %+v", err, rep)
+	}
+	e.expectFile("u.bin", []byte("u2"))
+	if staged := e.stagedFiles(); len(staged) != 0 {
+		t.Fatalf("staging files left: %v", staged)
+	}
+}
