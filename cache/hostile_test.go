@@ -37,6 +37,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/test/testfiles"
 )
 
 // hostile is an S3 endpoint on 127.0.0.1 in front of the env's versitygw: it answers every
@@ -271,4 +272,25 @@ func TestRefusedListedObjects(t *testing.T) {
 			e.expectGoodCopy()
 		})
 	}
+}
+
+// TestKeysThatDifferOnlyByCaseAreRefused: two keys equal but for case would be one file on a
+// case-insensitive volume; the later one is refused as a hostile key, and the rest of the sync goes on.
+func TestKeysThatDifferOnlyByCaseAreRefused(t *testing.T) {
+	e := newEnv(t)
+	upper, lower, other := testfiles.Parquet(t, 200, 100, 1), testfiles.Parquet(t, 200, 100, 2), testfiles.Parquet(t, 200, 100, 3)
+	e.put("t/A.parquet", upper)
+	e.put("t/a.parquet", lower)
+	e.put("t/b.parquet", other)
+	rep, err := e.sync(nil)
+	if !errors.Is(err, cache.ErrFilesFailed) || rep.Reason != wire.ReasonHostileKeys || rep.FilesCopied != 2 || rep.FilesFailed != 1 {
+		t.Fatalf("sync: %v, report %+v", err, rep)
+	}
+	if f := rep.Failed[0]; f.Key != "t/a.parquet" || !strings.Contains(f.Error, "case-insensitive") {
+		t.Fatalf("failure: %+v", f)
+	}
+	e.expectFile("t/A.parquet", upper)
+	e.expectAbsent("t/a.parquet")
+	e.expectFile("t/b.parquet", other)
+	e.expectVerified()
 }

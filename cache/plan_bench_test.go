@@ -93,7 +93,11 @@ func BenchmarkPlanUnchanged(b *testing.B) {
 					Unchanged: func(manifest.Entry) { unchanged++ },
 					Prune:     true,
 				}
+				var folds plan.FoldTracker // as the sync does, before the merge
 				for i := range order {
+					if folds.Add(key(i)) {
+						b.Fatalf("%s collides by case", key(i))
+					}
 					if err := merge.Listed(plan.Object{Key: key(i), Size: int64(i), ETag: fmt.Sprintf(`"%032x"`, i), LastModified: at}); err != nil {
 						b.Fatal(err)
 					}

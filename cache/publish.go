@@ -21,7 +21,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -137,9 +139,10 @@ func (s *syncer) drop(ev event) {
 // fsyncs are skipped.
 type renamePublisher struct {
 	s *syncer
-	// madeDirs are directories known to exist, to skip a MkdirAll per file; forgotten when a delete
-	// may have pruned empty directories.
-	madeDirs map[string]bool
+	// dirs are the directories this batch renamed files into, opened without following symlinks
+	// (openParent), by path relative to the root, to skip walking the path per file; closed at the end
+	// of each batch, and forgotten when a delete may have pruned empty directories.
+	dirs map[string]int
 	// done is the last batch: renamed and removed, not yet flushed nor recorded.
 	done applied
 }
@@ -184,7 +187,7 @@ func (p *renamePublisher) Publish(batch []event) error {
 		if !ev.del || fatal != nil {
 			continue
 		}
-		p.madeDirs = nil // removing a file prunes its emptied directories
+		p.closeDirs() // removing a file prunes its emptied directories
 		err := manifest.RemoveFile(s.root, ev.entry.Key)
 		if err != nil && volumeReason(err) != "" {
 			fatal = fmt.Errorf("deleting %s: %w", ev.entry.Key, err)
@@ -202,7 +205,7 @@ func (p *renamePublisher) Publish(batch []event) error {
 			continue
 		}
 		staged := filepath.Join(s.root, ev.staged)
-		err := p.rename(staged, manifest.LocalPath(s.root, ev.entry.Key))
+		err := p.rename(staged, ev.entry.Key)
 		if err != nil && volumeReason(err) != "" {
 			fatal = fmt.Errorf("publishing %s: %w", ev.entry.Key, err)
 			continue
@@ -223,6 +226,7 @@ func (p *renamePublisher) Publish(batch []event) error {
 			a.records = append(a.records, ev.record)
 		}
 	}
+	p.closeDirs()
 	// After a fatal error the intents of the changes not made stay pending, their staged files in
 	// place: the next run's recovery sees them as never renamed.
 	p.done = a
@@ -262,32 +266,83 @@ func (p *renamePublisher) recorded() {
 	p.done = applied{}
 }
 
-// rename moves a staged file to its published path, making its directory first.
-func (p *renamePublisher) rename(staged, final string) error {
-	dir := filepath.Dir(final)
-	if !p.madeDirs[dir] {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if p.madeDirs == nil {
-			p.madeDirs = map[string]bool{}
-		}
-		p.madeDirs[dir] = true
+// rename moves a staged file to the published path of key. The key's directories are made and
+// opened one component at a time, relative to the root and never following a symlink (openParent):
+// a directory that someone replaced by a symlink fails that file (ELOOP or ENOTDIR) instead of
+// publishing it wherever the link points, outside the cache.
+func (p *renamePublisher) rename(staged, key string) error {
+	dir, name := path.Split(key)
+	d, err := p.openParent(dir)
+	if err != nil {
+		return err
 	}
-	err := renameFile(staged, final)
-	if errors.Is(err, fs.ErrNotExist) { // the directory went away after it was cached
-		delete(p.madeDirs, dir)
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			err = renameFile(staged, final)
+	err = renameAt(staged, d, name, key)
+	if errors.Is(err, fs.ErrNotExist) { // the directory went away after it was opened
+		p.closeDirs()
+		if d, err = p.openParent(dir); err == nil {
+			err = renameAt(staged, d, name, key)
 		}
 	}
 	return err
 }
 
-// renameFile is rename(2): os.Rename would first stat the destination, one more system call per file.
-func renameFile(from, to string) error {
-	if err := unix.Rename(from, to); err != nil {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+// openParent returns a descriptor of dir (a key's directory, "" or ending in "/"), relative to the
+// root, making the directories that do not exist.
+func (p *renamePublisher) openParent(dir string) (int, error) {
+	if d, ok := p.dirs[dir]; ok {
+		return d, nil
+	}
+	// The root itself may be a symlink (a volume mounted elsewhere): it is the operator's choice.
+	d, err := unix.Open(p.s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: p.s.root, Err: err}
+	}
+	for _, comp := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if comp == "" {
+			continue
+		}
+		err := unix.Mkdirat(d, comp, 0o755)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			_ = unix.Close(d) // a directory: nothing written through the descriptor
+			return -1, &os.PathError{Op: "mkdir", Path: dir, Err: err}
+		}
+		next, err := openDirNoFollow(d, comp)
+		_ = unix.Close(d)
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+		}
+		d = next
+	}
+	if p.dirs == nil {
+		p.dirs = map[string]int{}
+	}
+	p.dirs[dir] = d
+	return d, nil
+}
+
+// closeDirs closes the directories that openParent opened. Their close errors are dropped: nothing
+// is written through them (renames are made by name, and made durable by syncFS).
+func (p *renamePublisher) closeDirs() {
+	for _, d := range p.dirs {
+		_ = unix.Close(d)
+	}
+	p.dirs = nil
+}
+
+// openDirNoFollow opens a directory relative to d, failing with ELOOP or ENOTDIR on a symlink.
+func openDirNoFollow(d int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// renameAt is renameat(2) of a staged file (a path) to name in the directory d.
+func renameAt(staged string, d int, name, key string) error {
+	if err := unix.Renameat(unix.AT_FDCWD, staged, d, name); err != nil {
+		return &os.LinkError{Op: "rename", Old: staged, New: key, Err: err}
 	}
 	return nil
 }

@@ -133,3 +133,65 @@ func TestPathConflictFailsOnlyThatFile(t *testing.T) {
 		t.Fatalf("staging files left: %v", staged)
 	}
 }
+
+// TestSymlinkedParentIsNotFollowed: a published directory that someone replaced by a symlink to a
+// directory outside the cache is not written through: the file under it fails, nothing appears
+// outside the cache, and the rest of the sync goes on.
+func TestSymlinkedParentIsNotFollowed(t *testing.T) {
+	e := newEnv(t)
+	e.put("t/x.bin", []byte("x1"))
+	e.put("u.bin", []byte("u1"))
+	e.mustSync(nil)
+
+	outside := t.TempDir()
+	if err := os.RemoveAll(filepath.Join(e.dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(e.dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	e.put("t/x.bin", []byte("x2"))
+	e.put("u.bin", []byte("u2"))
+	rep, err := e.sync(nil)
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("published through a symlinked parent: %d files outside the cache", len(entries))
+	}
+	if !errors.Is(err, cache.ErrFilesFailed) || rep.Reason != wire.ReasonHostileKeys || rep.FilesCopied != 1 || rep.FilesFailed != 1 || rep.Failed[0].Key != "t/x.bin" {
+		t.Fatalf("sync: %v, report %+v", err, rep)
+	}
+	e.expectFile("u.bin", []byte("u2"))
+	if staged := e.stagedFiles(); len(staged) != 0 {
+		t.Fatalf("staging files left: %v", staged)
+	}
+}
+
+// TestSymlinkedParentIsNotFollowedByDeletes: a delete under a published directory that someone
+// replaced by a symlink removes nothing outside the cache.
+func TestSymlinkedParentIsNotFollowedByDeletes(t *testing.T) {
+	e := newEnv(t)
+	e.put("t/x.bin", []byte("x1"))
+	e.put("u.bin", []byte("u1"))
+	e.mustSync(nil)
+
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "x.bin"), []byte("not the cache's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(e.dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(e.dir, "t")); err != nil {
+		t.Fatal(err)
+	}
+	e.remove("t/x.bin")
+	e.put("u.bin", []byte("u2"))
+	rep, err := e.sync(nil)
+	if b, rerr := os.ReadFile(filepath.Join(outside, "x.bin")); rerr != nil || string(b) != "not the cache's" {
+		t.Fatalf("deleted through a symlinked parent: %q %v (sync %v, report %+v)", b, rerr, err, rep)
+	}
+	if !errors.Is(err, cache.ErrFilesFailed) || rep.FilesCopied != 1 || rep.FilesFailed != 1 || rep.Failed[0].Key != "t/x.bin" {
+		t.Fatalf("sync: %v, report %+v", err, rep)
+	}
+	t.Logf("reason %s: %s", rep.Reason, rep.Failed[0].Error)
+	e.expectFile("u.bin", []byte("u2"))
+}

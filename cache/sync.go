@@ -505,7 +505,14 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 	if len(subs) == 0 {
 		subs = []string{""}
 	}
+	// Keys that differ only by case are found across the sub-prefixes when these list in one ascending
+	// order (FoldTracker needs it), else within each.
+	var folds plan.FoldTracker
+	shared := sortedDisjoint(subs)
 	for _, sub := range subs {
+		if !shared {
+			folds = plan.FoldTracker{}
+		}
 		var next func() (manifest.Entry, bool, error)
 		if s.m != nil {
 			next = s.m.Iterate(sub).Next
@@ -542,6 +549,10 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 					s.fail(obj.Key, wire.ReasonHostileKeys, fmt.Errorf("%w %q: %q is also an object, and a path cannot be both a file and a directory", plan.ErrHostileKey, obj.Key, dir))
 					continue
 				}
+				if folds.Add(obj.Key) {
+					s.fail(obj.Key, wire.ReasonHostileKeys, fmt.Errorf("%w %q: an earlier key differs from it only by case, and the two collide on case-insensitive file systems", plan.ErrHostileKey, obj.Key))
+					continue
+				}
 				if err := merge.Listed(obj); err != nil {
 					return err
 				}
@@ -556,6 +567,17 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 		}
 	}
 	return nil
+}
+
+// sortedDisjoint tells whether prefixes list their keys in one ascending order: sorted, and none a
+// prefix of the next (of a sorted list, the only ones that could hold it).
+func sortedDisjoint(prefixes []string) bool {
+	for i := 1; i < len(prefixes); i++ {
+		if prefixes[i] <= prefixes[i-1] || strings.HasPrefix(prefixes[i], prefixes[i-1]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *syncer) dryRun(ctx context.Context, filter *plan.Filter) error {

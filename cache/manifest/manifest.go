@@ -299,18 +299,46 @@ func (m *Manifest) recover() error {
 }
 
 // RemoveFile deletes the published file of key, if present, and then its parent directories while
-// they are empty, so that a later key may use the path as a file.
+// they are empty, so that a later key may use the path as a file. It works relative to directory
+// descriptors opened one component at a time without following symlinks: a directory that someone
+// replaced by a symlink fails the removal (ELOOP or ENOTDIR) instead of deleting a file wherever the
+// link points, outside the cache.
 func RemoveFile(root, key string) error {
-	p := LocalPath(root, key)
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing %s: %w", key, err)
+	comps := strings.Split(key, "/")
+	d, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return removeErr(key, root, err)
 	}
-	for dir := filepath.Dir(p); dir != root && strings.HasPrefix(dir, root); dir = filepath.Dir(dir) {
-		if err := os.Remove(dir); err != nil {
+	dirs := []int{d} // dirs[i] holds comps[i]
+	defer func() {
+		for _, d := range dirs {
+			_ = unix.Close(d) // directories: nothing written through them
+		}
+	}()
+	for _, c := range comps[:len(comps)-1] {
+		d, err := unix.Openat(dirs[len(dirs)-1], c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return removeErr(key, c, err)
+		}
+		dirs = append(dirs, d)
+	}
+	if err := unix.Unlinkat(dirs[len(dirs)-1], comps[len(comps)-1], 0); err != nil {
+		return removeErr(key, key, err)
+	}
+	for i := len(dirs) - 1; i > 0; i-- {
+		if unix.Unlinkat(dirs[i-1], comps[i-1], unix.AT_REMOVEDIR) != nil {
 			break // not empty (or already gone): stop climbing
 		}
 	}
-	return nil //nolint:nilerr // removing empty parents is best effort tidying; the file itself is gone
+	return nil
+}
+
+// removeErr wraps the error of one step of RemoveFile; a file or directory already gone is no error.
+func removeErr(key, name string, err error) error {
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return fmt.Errorf("removing %s: %w", key, &os.PathError{Op: "remove", Path: name, Err: err})
 }
 
 // Intend records intents durably, before the changes they describe are made.

@@ -18,6 +18,9 @@ package plan
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -87,6 +90,54 @@ func TestConflictTracker(t *testing.T) {
 	}
 	if len(tr.chain) > 3 {
 		t.Errorf("chain grew to %v", tr.chain)
+	}
+}
+
+func TestFoldTracker(t *testing.T) {
+	var tr FoldTracker
+	// In ascending byte order, as a listing comes.
+	keys := []string{"T/x", "t/A.parquet", "t/B.parquet", "t/a.parquet", "t/b", "t/x", "t/\xc3\x89t\xc3\xa9", "t/\xc3\xa9t\xc3\xa9", "t/\xfe", "t/\xff", "u/k", "u/\u212a"}
+	collide := map[string]bool{"t/a.parquet": true, "t/\xc3\xa9t\xc3\xa9": true, "t/x": true}
+	if !slices.IsSorted(keys) {
+		t.Fatal("keys must be sorted")
+	}
+	for _, k := range keys {
+		if got := tr.Add(k); got != collide[k] {
+			t.Errorf("Add(%q) = %v, want %v", k, got, collide[k])
+		}
+	}
+	// Only the keys with an upper-case or a non-ASCII byte are kept.
+	if tr.seen.n != 7 {
+		t.Errorf("%d folded keys kept, want 7", tr.seen.n)
+	}
+}
+
+// BenchmarkFoldTracker reports the heap a FoldTracker keeps per key, for keys in lower case (none)
+// and in mixed case (one hash per key).
+func BenchmarkFoldTracker(b *testing.B) {
+	const n = 1_000_000
+	for _, name := range []string{"lower", "Mixed"} {
+		b.Run(name, func(b *testing.B) {
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("%s%02d/batch=%07d/part.parquet", name, i/(n/50), i)
+			}
+			for range b.N {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				var tr FoldTracker
+				for _, k := range keys {
+					if tr.Add(k) {
+						b.Fatalf("%s collides", k)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				runtime.KeepAlive(&tr)
+				b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/n, "heap-bytes/key")
+			}
+		})
 	}
 }
 
