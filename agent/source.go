@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,9 +42,12 @@ var errServiceAccountCredentials = errors.New("credentials.serviceAccountName is
 var bucketHTTP = awshttp.NewBuildableClient()
 
 // bucketStore is the Dataset's bucket at cfg (from SyncOptions), with the credentials of its Secret
-// (read for each sync, never logged or kept).
-func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset, cfg s3store.Config) (*s3store.Store, error) {
+// (read for each sync, never logged or kept), sending its requests through hc (nil: bucketHTTP).
+func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset, cfg s3store.Config, hc aws.HTTPClient) (*s3store.Store, error) {
 	cfg.HTTPClient = bucketHTTP
+	if hc != nil {
+		cfg.HTTPClient = hc
+	}
 	if c := ds.Spec.Source.S3.Credentials; c != nil {
 		if c.ServiceAccountName != "" {
 			return nil, errServiceAccountCredentials

@@ -52,6 +52,9 @@ const (
 	ReasonVolumePermissionDenied = "VolumePermissionDenied"
 	// ReasonVolumeIOError: the cache volume failed writes (EIO); retried with backoff.
 	ReasonVolumeIOError = "VolumeIOError"
+	// ReasonPanicked: the node agent hit a bug (a panic) while syncing this copy; it recovered, kept
+	// the published data and serves the other copies as before; the copy is retried with backoff.
+	ReasonPanicked = "Panicked"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
 )
@@ -60,7 +63,7 @@ const (
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-	ReasonVolumeIOError, ReasonSyncFailed,
+	ReasonVolumeIOError, ReasonPanicked, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

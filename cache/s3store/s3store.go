@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -178,6 +179,17 @@ func (s *Store) ListPages(ctx context.Context, prefix, strip string, fn func(Pag
 	pages := make(chan page, listAhead)
 	go func() {
 		defer close(pages)
+		// A panic here (a bug that one store's answers reach) would end the whole process, and with it
+		// every other sync it runs: it ends this listing with ErrPanicked instead.
+		defer func() {
+			if p := recover(); p != nil {
+				err := fmt.Errorf("listing s3://%s/%s: %w: %v\n%s", s.bucket, prefix, ErrPanicked, p, debug.Stack())
+				select {
+				case pages <- page{err: err}:
+				case <-ctx.Done():
+				}
+			}
+		}()
 		guard := newListGuard()
 		for token, more := "", true; more; {
 			lp, err := s.listPage(ctx, prefix, token)
