@@ -492,7 +492,7 @@ func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 	default:
 		c.n.Other.Add(1)
 	}
-	return c.next.Do(r)
+	return c.next.Do(guardRedirects(r))
 }
 
 // EnsureBucket creates the bucket unless it exists and is ours. Loading data (pqcache s3 put) needs it;
