@@ -52,8 +52,9 @@ const (
 	ReasonVolumePermissionDenied = "VolumePermissionDenied"
 	// ReasonVolumeIOError: the cache volume failed writes (EIO); retried with backoff.
 	ReasonVolumeIOError = "VolumeIOError"
-	// ReasonPanicked: the node agent hit a bug (a panic) while syncing this copy; it recovered, kept
-	// the published data and serves the other copies as before; the copy is retried with backoff.
+	// ReasonPanicked: the sync hit a bug (a panic) while listing, downloading, or in the node agent's
+	// handling of the copy; it was recovered, the published data stays as it was, and the agent
+	// serves its other copies as before; the copy is retried with backoff.
 	ReasonPanicked = "Panicked"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
