@@ -62,7 +62,8 @@ type Config struct {
 	// identity): a node agent syncs many Datasets in one process, each with its own Secret.
 	Credentials *Credentials
 	// HTTPClient, if set, sends the requests: a process that builds a Store per sync shares one, and
-	// with it its idle connections, instead of leaving a pool of them behind each sync.
+	// with it its idle connections, instead of leaving a pool of them behind each sync. Nil means a
+	// new NewHTTPClient(DefaultClientTimeouts).
 	HTTPClient aws.HTTPClient
 	// Client, if set, is used as is (tests); the fields above but Bucket are then ignored.
 	Client *s3.Client
@@ -122,9 +123,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
+	if cfg.HTTPClient == nil {
+		// A sync Job's one Store: the same timeouts and redirect rule as the agent's shared client.
+		cfg.HTTPClient = NewHTTPClient(DefaultClientTimeouts)
 	}
+	opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
 	if c := cfg.Credentials; c != nil {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)))
 	}
