@@ -27,8 +27,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -72,6 +74,9 @@ type Agent struct {
 	// InUse, when set, names the copies that pods still read (the CSI driver's published volumes):
 	// they are kept until their last reader goes, even when no DatasetReplica asks for them.
 	InUse func() map[string]bool
+	// BucketHTTP, when set, sends the requests to the buckets instead of the agent's shared client
+	// (tests put a failing transport there).
+	BucketHTTP aws.HTTPClient
 }
 
 // Reconcile brings one copy to what its DatasetReplica asks.
@@ -145,16 +150,29 @@ func readGeneration(dir string, st *datav1alpha1.DatasetReplicaStatus) {
 
 // sync runs one sync of the copy: from the bucket (peerURL empty), or of generation
 // rep.Spec.Generation from the peer at peerURL with the bucket as fallback. It records the outcome in
-// status and says whether it succeeded.
-func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1alpha1.DatasetReplica, dir, peerURL string) bool {
+// status and says whether it succeeded. A panic in it is a bug that this Dataset's source or copy
+// reaches: it fails this copy's sync with wire.ReasonPanicked, is counted, and the agent serves every
+// other copy on as before (the seed is retried through the controller's next sync token, a follower
+// after retryAfter).
+func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1alpha1.DatasetReplica, dir, peerURL string) (ok bool) {
 	log := a.Log.With("dataset", klog.KObj(ds).String(), "role", rep.Spec.Role)
 	start := metav1.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("Sync panicked", "panic", p, "stack", string(debug.Stack()))
+			a.recordFailure(rep, start, wire.ReasonPanicked, fmt.Errorf("the agent recovered from a panic while syncing this copy: %v", p))
+			ok = false
+		}
+		if rep.Status.LastSync != nil && rep.Status.LastSync.StartTime.Equal(&start) && rep.Status.LastSync.Reason == wire.ReasonPanicked {
+			syncPanics.WithLabelValues(ds.Namespace, ds.Name).Inc()
+		}
+	}()
 	cfg, opts, err := SyncOptions(ds, dir)
 	if err != nil {
 		a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 		return false
 	}
-	bucket, err := bucketStore(ctx, a.Reader, ds, cfg)
+	bucket, err := bucketStore(ctx, a.Reader, ds, cfg, a.BucketHTTP)
 	if err != nil {
 		a.recordFailure(rep, start, wire.ReasonInvalidCredentials, err)
 		return false

@@ -35,6 +35,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +51,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/pqcache/pqcache/agent"
@@ -81,6 +84,8 @@ type cluster struct {
 	hub    *eventhub.Hub
 	// peerDelay slows every object request to the peers, in nanoseconds (0: none).
 	peerDelay atomic.Int64
+	// bucketHTTP, when set, is every agent's client to the bucket.
+	bucketHTTP aws.HTTPClient
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -182,6 +187,9 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
 		Copies: copies, Budget: agent.NewBudget(8), Log: log, PruneEvery: time.Second}
+	if cl.bucketHTTP != nil {
+		a.BucketHTTP = cl.bucketHTTP
+	}
 	if err := a.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -529,4 +537,63 @@ func TestAnAgentStoppedMidCopyLosesNothing(t *testing.T) {
 			t.Errorf("node b's resumed copy copied %+v files again, want only those it had not verified", r.Status.LastSync)
 		}
 	}
+}
+
+// panickyBucketClient is a bucket client whose transport panics on every listing of the prefix
+// boom/ (in its proxy function, which runs in the caller's goroutine): a bug that one Dataset's
+// source reaches and no other's.
+func panickyBucketClient() aws.HTTPClient {
+	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.Proxy = func(r *http.Request) (*url.URL, error) {
+			if strings.Contains(r.URL.RawQuery, "prefix=boom") {
+				panic("a bug that only boom/ reaches")
+			}
+			return nil, nil
+		}
+	})
+}
+
+// TestAPanicInOneSyncMarksOnlyItsCopy: a panic while syncing one Dataset is recovered, reported on
+// that Dataset's copy as Panicked and counted; the agent lives on and the other Dataset syncs.
+func TestAPanicInOneSyncMarksOnlyItsCopy(t *testing.T) {
+	cl := startCluster(t, nil)
+	cl.startS3()
+	cl.put("day=0/part-0.bin", 1<<16, 1)
+	cl.srv.PutObject(t, "lake", "boom/day=0/part-0.bin", []byte("boom"))
+	cl.bucketHTTP = panickyBucketClient()
+	cl.addNode("node-a")
+	boom := cl.dataset("boom", 1, func(ds *datav1alpha1.Dataset) { ds.Spec.Source.S3.Prefix = "boom/" })
+	calm := cl.dataset("calm", 1)
+	cl.waitFor("the calm Dataset's copy is published", time.Minute, func() (bool, string) { return cl.copiesAt(calm, 1, "node-a") })
+	cl.waitFor("the boom Dataset's copy reports Panicked", 30*time.Second, func() (bool, string) {
+		_, st := readyCondition(cl, boom)
+		if st == nil || len(st.Nodes) == 0 {
+			return false, fmt.Sprintf("%+v", st)
+		}
+		return st.Nodes[0].Reason == wire.ReasonPanicked, fmt.Sprintf("%+v", st.Nodes[0])
+	})
+	if n := panicsCounted(t, "boom"); n < 1 {
+		t.Errorf("pqcache_agent_sync_panics_total{dataset=boom} = %v, want at least 1", n)
+	}
+}
+
+// panicsCounted is the agent's panic counter for the Dataset named name.
+func panicsCounted(t *testing.T, name string) float64 {
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "pqcache_agent_sync_panics_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "dataset" && l.GetValue() == name {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

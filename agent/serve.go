@@ -17,6 +17,7 @@ limitations under the License.
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -30,12 +31,28 @@ type PeerServer struct {
 	Listener net.Listener
 	// Server is the peer endpoint (a *peer.Server; tests wrap it).
 	Server http.Handler
+	// Timeouts, zero fields defaulting to DefaultServerTimeouts' (tests shorten them).
+	Timeouts ServerTimeouts
 }
+
+// ServerTimeouts bound how long a client may take to send its request, and to idle between two.
+type ServerTimeouts struct {
+	ReadHeader, Read, Idle time.Duration
+}
+
+// DefaultServerTimeouts are the peer server's. Peer requests are GET and HEAD, with no body: a
+// client has Read to send one whole.
+var DefaultServerTimeouts = ServerTimeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Idle: 2 * time.Minute}
 
 // Start serves the peer endpoint on Listener until ctx ends, then shuts the server down, giving the
 // requests in flight five seconds to finish: a follower mid-copy gets its file rather than a reset.
 func (p PeerServer) Start(ctx context.Context) error {
-	hs := &http.Server{Handler: p.Server, ReadHeaderTimeout: 10 * time.Second}
+	t := p.Timeouts
+	d := DefaultServerTimeouts
+	// No WriteTimeout: a response is a whole object, which may take long to stream to a follower;
+	// the follower's own timeouts and the request's context end a stuck one.
+	hs := &http.Server{Handler: p.Server, ReadHeaderTimeout: cmp.Or(t.ReadHeader, d.ReadHeader),
+		ReadTimeout: cmp.Or(t.Read, d.Read), IdleTimeout: cmp.Or(t.Idle, d.Idle)}
 	go func() {
 		<-ctx.Done()
 		// ctx is done by now: the grace period keeps its values but not its cancellation.

@@ -21,7 +21,7 @@ import (
 	"errors"
 	"fmt"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,13 +37,16 @@ import (
 var errServiceAccountCredentials = errors.New("credentials.serviceAccountName is not supported with spec.replicas yet: the node agent syncs every Dataset on its node in one process; use credentials.secretRef")
 
 // bucketHTTP sends every sync's requests to the buckets: one connection pool for the agent's
-// lifetime, not one per sync.
-var bucketHTTP = awshttp.NewBuildableClient()
+// lifetime, not one per sync; with timeouts, and no redirect to another host.
+var bucketHTTP = s3store.NewHTTPClient(s3store.DefaultClientTimeouts)
 
 // bucketStore is the Dataset's bucket at cfg (from SyncOptions), with the credentials of its Secret
-// (read for each sync, never logged or kept).
-func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset, cfg s3store.Config) (*s3store.Store, error) {
+// (read for each sync, never logged or kept), sending its requests through hc (nil: bucketHTTP).
+func bucketStore(ctx context.Context, reader client.Reader, ds *datav1alpha1.Dataset, cfg s3store.Config, hc aws.HTTPClient) (*s3store.Store, error) {
 	cfg.HTTPClient = bucketHTTP
+	if hc != nil {
+		cfg.HTTPClient = hc
+	}
 	if c := ds.Spec.Source.S3.Credentials; c != nil {
 		if c.ServiceAccountName != "" {
 			return nil, errServiceAccountCredentials

@@ -66,6 +66,9 @@ func (s *syncer) reason(err error) string {
 	if errors.Is(err, s3store.ErrSourceMisbehaving) {
 		return wire.ReasonSourceMisbehaving
 	}
+	if errors.Is(err, s3store.ErrPanicked) {
+		return wire.ReasonPanicked
+	}
 	if errors.Is(err, ErrInsufficientCapacity) {
 		return wire.ReasonInsufficientCapacity
 	}

@@ -38,6 +38,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,7 +352,7 @@ func (s *syncer) transfer(ctx context.Context, filter *plan.Filter, force plan.C
 		}
 		workers.Go(func() {
 			for a := range copies {
-				s.copyFile(ctx, shard, a, events)
+				s.copyFileRecovered(ctx, shard, a, events)
 			}
 		})
 	}
@@ -373,6 +374,18 @@ func (s *syncer) transfer(ctx context.Context, filter *plan.Filter, force plan.C
 	}
 	s.log.Debug("Published", "elapsed", time.Since(s.rep.Start))
 	return planErr
+}
+
+// copyFileRecovered is copyFile, with a panic in it (a bug that this store's answers reach) turned
+// into the end of this sync with s3store.ErrPanicked: it would otherwise end the process, and a node
+// agent runs every Dataset's syncs in one. The published files stay as they were.
+func (s *syncer) copyFileRecovered(ctx context.Context, shard string, a plan.Action, events chan<- event) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.abort(fmt.Errorf("copying %s: %w: %v\n%s", a.Object.Key, s3store.ErrPanicked, p, debug.Stack()))
+		}
+	}()
+	s.copyFile(ctx, shard, a, events)
 }
 
 // publishGeneration makes the committed generation whole for readers (package generations): a tree

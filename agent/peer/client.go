@@ -18,7 +18,6 @@ package peer
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -35,8 +34,10 @@ import (
 // to fall back on, and a peer that fails twice is better skipped than waited for.
 const clientAttempts = 2
 
-// peerHTTP sends every request to peers: one connection pool per process, not one per sync.
-var peerHTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+// peerHTTP sends every request to peers: one connection pool per process, not one per sync; with
+// timeouts (a peer that hangs is skipped for the bucket, not waited for), and no redirect to
+// another host (a peer redirects nowhere; the request is signed with the agents' key).
+var peerHTTP aws.HTTPClient = s3store.NewHTTPClient(s3store.DefaultClientTimeouts)
 
 // NewStore returns the sync engine's store for bucket on the peer at endpoint (http://HOST:PORT),
 // signed with key.

@@ -52,6 +52,10 @@ const (
 	ReasonVolumePermissionDenied = "VolumePermissionDenied"
 	// ReasonVolumeIOError: the cache volume failed writes (EIO); retried with backoff.
 	ReasonVolumeIOError = "VolumeIOError"
+	// ReasonPanicked: the sync hit a bug (a panic) while listing, downloading, or in the node agent's
+	// handling of the copy; it was recovered, the published data stays as it was, and the agent
+	// serves its other copies as before; the copy is retried with backoff.
+	ReasonPanicked = "Panicked"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
 )
@@ -60,7 +64,7 @@ const (
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-	ReasonVolumeIOError, ReasonSyncFailed,
+	ReasonVolumeIOError, ReasonPanicked, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // DefaultMaxBody bounds a webhook request body. One record is about 1 KiB; AWS caps a notification
@@ -34,6 +35,23 @@ const DefaultMaxBody = 1 << 20
 
 // DefaultWebhookPath is where the webhook expects requests: POST /events/NAMESPACE/NAME.
 const DefaultWebhookPath = "/events/"
+
+// ServerTimeouts bound how long a webhook's client may take to send a request, to read its answer,
+// and to idle between two: a poster that trickles its bytes (slowloris) must not hold a connection,
+// and a goroutine, for ever.
+type ServerTimeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+}
+
+// DefaultServerTimeouts are a webhook server's. Requests are at most DefaultMaxBody and answers a
+// status line, so a whole exchange fits well in them.
+var DefaultServerTimeouts = ServerTimeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
+
+// NewServer returns the server a webhook is served with, h its handler: the event hub's and the
+// watch's.
+func NewServer(h http.Handler, t ServerTimeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read, WriteTimeout: t.Write, IdleTimeout: t.Idle}
+}
 
 // WebhookConfig configures a Webhook.
 type WebhookConfig struct {

@@ -50,6 +50,11 @@ const (
 // wire.ReasonSourceMisbehaving, and the published data stays as it was.
 var ErrSourceMisbehaving = errors.New("the store's listing misbehaves")
 
+// ErrPanicked marks a listing or a download that hit a bug (a panic), recovered so that the
+// process, and every other sync it runs, lives on; the error says what panicked, with its stack. The
+// sync fails with wire.ReasonPanicked.
+var ErrPanicked = errors.New("recovered from a panic")
+
 // Page is one page of a listing: the objects the sync may take, keys relative to the strip prefix, and
 // those the listing refused.
 type Page struct {

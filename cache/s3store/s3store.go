@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -61,7 +62,8 @@ type Config struct {
 	// identity): a node agent syncs many Datasets in one process, each with its own Secret.
 	Credentials *Credentials
 	// HTTPClient, if set, sends the requests: a process that builds a Store per sync shares one, and
-	// with it its idle connections, instead of leaving a pool of them behind each sync.
+	// with it its idle connections, instead of leaving a pool of them behind each sync. Nil means a
+	// new NewHTTPClient(DefaultClientTimeouts).
 	HTTPClient aws.HTTPClient
 	// Client, if set, is used as is (tests); the fields above but Bucket are then ignored.
 	Client *s3.Client
@@ -121,9 +123,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
+	if cfg.HTTPClient == nil {
+		// A sync Job's one Store: the same timeouts and redirect rule as the agent's shared client.
+		cfg.HTTPClient = NewHTTPClient(DefaultClientTimeouts)
 	}
+	opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
 	if c := cfg.Credentials; c != nil {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)))
 	}
@@ -178,6 +182,17 @@ func (s *Store) ListPages(ctx context.Context, prefix, strip string, fn func(Pag
 	pages := make(chan page, listAhead)
 	go func() {
 		defer close(pages)
+		// A panic here (a bug that one store's answers reach) would end the whole process, and with it
+		// every other sync it runs: it ends this listing with ErrPanicked instead.
+		defer func() {
+			if p := recover(); p != nil {
+				err := fmt.Errorf("listing s3://%s/%s: %w: %v\n%s", s.bucket, prefix, ErrPanicked, p, debug.Stack())
+				select {
+				case pages <- page{err: err}:
+				case <-ctx.Done():
+				}
+			}
+		}()
 		guard := newListGuard()
 		for token, more := "", true; more; {
 			lp, err := s.listPage(ctx, prefix, token)
@@ -480,7 +495,7 @@ func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 	default:
 		c.n.Other.Add(1)
 	}
-	return c.next.Do(r)
+	return c.next.Do(guardRedirects(r))
 }
 
 // EnsureBucket creates the bucket unless it exists and is ours. Loading data (pqcache s3 put) needs it;

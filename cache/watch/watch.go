@@ -229,7 +229,7 @@ func startSources(ctx context.Context, cfg Config, deb *notify.Debouncer, log *s
 		if err != nil {
 			return nil, fmt.Errorf("--webhook-listen: %w", err)
 		}
-		srv := &http.Server{Handler: hook, ReadHeaderTimeout: 10 * time.Second}
+		srv := notify.NewServer(hook, notify.DefaultServerTimeouts)
 		done := make(chan struct{})
 		s.done = append(s.done, done)
 		go func() {

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,7 +153,7 @@ func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Lock()
 	h.listener = l
 	h.mu.Unlock()
-	srv := &http.Server{Handler: h.webhook, ReadHeaderTimeout: 10 * time.Second}
+	srv := notify.NewServer(h.webhook, notify.DefaultServerTimeouts)
 	h.log.Info("Serving event notifications", "address", l.Addr().String(), "path", notify.DefaultWebhookPath+"NAMESPACE/NAME")
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(l) }()

@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cache_test
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/test/testfiles"
+)
+
+// panicOnGet panics in every GET, in the sync's download workers' goroutines.
+type panicOnGet struct{ cache.Store }
+
+func (panicOnGet) Get(context.Context, string, string, s3store.Range) (io.ReadCloser, s3store.GetInfo, error) {
+	panic("a bug that this store's objects reach")
+}
+
+// TestAPanicInADownloadFailsTheSync: a panic while a worker downloads ends the sync with
+// ReasonPanicked, not the process (a node agent runs every Dataset's syncs in one), and the
+// published files stay as they were.
+func TestAPanicInADownloadFailsTheSync(t *testing.T) {
+	e := newEnv(t)
+	v1 := testfiles.Random(1<<16, 1)
+	e.put("a.bin", v1)
+	e.mustSync(nil)
+	e.put("a.bin", testfiles.Random(1<<16, 2))
+	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnGet{s} })
+	rep, err := cache.Sync(context.Background(), st, e.options(reqs))
+	if err == nil {
+		t.Fatal("the sync succeeded")
+	}
+	if rep.Reason != wire.ReasonPanicked {
+		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
+	}
+	e.expectFile("a.bin", v1)
+}
