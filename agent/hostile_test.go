@@ -26,7 +26,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/internal/hostiles3"
+	"github.com/pqcache/pqcache/test/hostiles3"
 	"github.com/pqcache/pqcache/test/testfiles"
 )
 
@@ -54,7 +54,7 @@ func replicaReason(cl *cluster, ds *datav1alpha1.Dataset) (string, string) {
 }
 
 // TestAHostileSourceMarksOnlyItsCopy: one agent keeps two Datasets from the hostile endpoint
-// (internal/hostiles3). One bucket behaves; the other misbehaves in each cheap way in turn, as a
+// (test/hostiles3). One bucket behaves; the other misbehaves in each cheap way in turn, as a
 // Dataset of its own. Each bad Dataset's DatasetReplica reports the behaviour's reason, and the good
 // Dataset's copy takes a change to its source, a new generation, every time.
 func TestAHostileSourceMarksOnlyItsCopy(t *testing.T) {
@@ -70,7 +70,9 @@ func TestAHostileSourceMarksOnlyItsCopy(t *testing.T) {
 	cl.bucketHTTP = s3store.NewHTTPClient(s3store.ClientTimeouts{Dial: 2 * time.Second, TLSHandshake: 2 * time.Second, ResponseHeader: time.Second})
 	cl.addNode("node-a")
 	at := func(bucket string) func(*datav1alpha1.Dataset) {
-		return func(ds *datav1alpha1.Dataset) { ds.Spec.Source.S3.Endpoint, ds.Spec.Source.S3.Bucket = srv.URL(), bucket }
+		return func(ds *datav1alpha1.Dataset) {
+			ds.Spec.Source.S3.Endpoint, ds.Spec.Source.S3.Bucket = srv.URL(), bucket
+		}
 	}
 	srv.Put("good", "sales/day=0/part-0.bin", testfiles.Random(64<<10, 1))
 	good := cl.dataset("good", 1, at("good"))

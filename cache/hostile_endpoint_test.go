@@ -31,11 +31,11 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/internal/hostiles3"
+	"github.com/pqcache/pqcache/test/hostiles3"
 	"github.com/pqcache/pqcache/test/testfiles"
 )
 
-// The tests in this file sync from internal/hostiles3, an S3 endpoint that misbehaves on demand,
+// The tests in this file sync from test/hostiles3, an S3 endpoint that misbehaves on demand,
 // the way a Dataset's sync does (cache.OptionsFromArgs from the Dataset's arguments, a Store with
 // NewHTTPClient's timeouts): first a good copy, then, with the endpoint hostile, a sync that must
 // fail with a clear reason, within a deadline, in bounded memory, leaving the good copy as it was.

@@ -43,7 +43,8 @@ const (
 	ReasonHostileKeys = "HostileKeys"
 	// ReasonSourceMisbehaving: the store's listing broke the protocol in a way no retry within the
 	// sync fixes (a page over the size cap, a continuation token that came back, an endless run of
-	// empty pages that say more follow); the sync stopped and the published data stays as it was.
+	// empty pages that say more follow, a page that does not parse as a listing); the sync stopped
+	// and the published data stays as it was.
 	ReasonSourceMisbehaving = "SourceMisbehaving"
 	// ReasonVolumeReadOnly: the cache volume is mounted read-only (EROFS); nothing could be published.
 	ReasonVolumeReadOnly = "VolumeReadOnly"

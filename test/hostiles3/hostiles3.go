@@ -18,12 +18,13 @@ limitations under the License.
 // endpoints its users choose, so every way an endpoint can break the protocol (an endless body, a
 // slowloris, a wrong Content-Length, a redirect loop, a 5xx storm, a listing that never ends...)
 // must end a sync with a clear reason and leave the last good copy and the process alone; this server
-// is how the tests (cache/, agent/, the e2e suite through cmd/hostile-s3) produce each of them.
+// is how the tests (cache/, agent/, and the e2e suite, which runs it as a pod with the hidden
+// `pqcache hostile-s3`) produce each of them.
 //
 // It keeps objects in memory and serves path-style ListObjectsV2, HeadObject, GetObject and
 // PutObject, with any credentials or none (it checks no signature). Each bucket is well-behaved
 // until Set switches it, or one kind of its requests, to a Behaviour. It is not part of pqcache's
-// product: nothing but tests and cmd/hostile-s3 imports it.
+// product: nothing but tests and that hidden command imports it.
 package hostiles3
 
 import (
