@@ -17,9 +17,11 @@ limitations under the License.
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +38,8 @@ func newHostileS3Command() *cobra.Command {
 		listen   string
 		interval time.Duration
 		huge     int64
+		rules    []string
+		objects  int
 	)
 	cmd := &cobra.Command{
 		Use:    "hostile-s3",
@@ -45,6 +49,9 @@ func newHostileS3Command() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s := hostiles3.New()
 			s.Interval, s.HugeBytes = interval, huge
+			if err := applyRules(s, rules, objects); err != nil {
+				return err
+			}
 			if err := s.Listen(listen); err != nil {
 				return err
 			}
@@ -60,5 +67,27 @@ func newHostileS3Command() *cobra.Command {
 	f.StringVar(&listen, "listen", "127.0.0.1:9000", "Address to serve on (in a pod, :9000).")
 	f.DurationVar(&interval, "interval", time.Second, "Pause between the bytes of a slow-body answer.")
 	f.Int64Var(&huge, "huge-bytes", 100<<20, "Size of a huge-document listing page, in bytes.")
+	f.StringArrayVar(&rules, "rule", nil, "BUCKET=BEHAVIOUR[:OP], set at start (repeatable): a pod serves several misbehaving buckets at once.")
+	f.IntVar(&objects, "objects", 0, "Objects of 1 KiB to hold under data/ in every bucket given by --rule, so that GET behaviours have files to break.")
 	return cmd
+}
+
+// applyRules sets each --rule and fills its bucket with objects objects.
+func applyRules(s *hostiles3.Server, rules []string, objects int) error {
+	for _, spec := range rules {
+		bucket, rest, ok := strings.Cut(spec, "=")
+		if !ok || bucket == "" {
+			return fmt.Errorf("--rule %q: want BUCKET=BEHAVIOUR[:OP]", spec)
+		}
+		behaviour, op, _ := strings.Cut(rest, ":")
+		rule, err := hostiles3.ParseRule(behaviour, op)
+		if err != nil {
+			return fmt.Errorf("--rule %q: %w", spec, err)
+		}
+		s.Set(bucket, rule)
+		for i := range objects {
+			s.Put(bucket, fmt.Sprintf("data/%04d.bin", i), bytes.Repeat([]byte{byte(i)}, 1024))
+		}
+	}
+	return nil
 }
