@@ -53,7 +53,8 @@ func BuiltinPrices() PriceFile {
 	return PriceFile{
 		Currency: "USD", CoreSecond: "0.0000112444", GiBSecond: "0.0000012347", TransferGB: "0.09",
 		PlacementMultiplier: "1", GetPer1000: "0.0004", ListPer1000: "0.005",
-		StorageClasses: map[string]string{storageClassDefault: "0.08", storageClassNodeDisk: "0.08", "gp3": "0.08", "gp2": "0.10"},
+		StorageClasses: map[string]string{storageClassDefault: "0.08", storageClassNodeDisk: "0.08", "gp3": "0.08", "gp2": "0.10",
+			"io1": "0.125", "io2": "0.125", "st1": "0.045", "sc1": "0.015"},
 	}
 }
 
