@@ -52,7 +52,7 @@ var costWorker = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev
 
 func TestCacheCost(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
-	hourly := func(ds *datav1alpha1.Dataset) {}
+	unchanged := func(*datav1alpha1.Dataset) {}
 	tests := []struct {
 		name     string
 		schedule string
@@ -62,24 +62,24 @@ func TestCacheCost(t *testing.T) {
 	}{{
 		// 50 GB × $0.08 = $4 a month. 24 syncs a day, each 1 GB × $0.09 = $2.16; 60 s × (0.5 core ×
 		// 0.00001 + 1 GiB × 0.000001) × 24 = $0.00864; (100 × 0.0004 + 10 × 0.005) / 1000 × 24 = $0.00216.
-		name: "hourly on a gp3 claim", schedule: "0 * * * *", class: "gp3", edit: hourly,
+		name: "hourly on a gp3 claim", schedule: "0 * * * *", class: "gp3", edit: unchanged,
 		want: datav1alpha1.CacheCost{StorageClass: "gp3", Copies: 1, StorageBytes: 50_000_000_000, StorageMicrosPerMonth: i(4_000_000),
 			SyncIntervalSeconds: 3600, RefreshBytesPerDay: 24_000_000_000, TransferMicrosPerDay: i(2_160_000),
 			ComputeMicrosPerDay: i(8_640), RequestMicrosPerDay: i(2_160), RefreshMicrosPerDay: i(2_170_800)},
 	}, {
 		// 112 syncs a week: 16 a day.
-		name: "@every 90m, the cluster's default class", schedule: "@every 90m", edit: hourly,
+		name: "@every 90m, the cluster's default class", schedule: "@every 90m", edit: unchanged,
 		want: datav1alpha1.CacheCost{StorageClass: "default", Copies: 1, StorageBytes: 50_000_000_000, StorageMicrosPerMonth: i(4_000_000),
 			SyncIntervalSeconds: 5400, RefreshBytesPerDay: 16_000_000_000, TransferMicrosPerDay: i(1_440_000),
 			ComputeMicrosPerDay: i(5_760), RequestMicrosPerDay: i(1_440), RefreshMicrosPerDay: i(1_447_200)},
 	}, {
 		// 12 syncs in 52 weeks: 1 GB × $0.09 × 12/364 a day = $0.0029670...
-		name: "monthly", schedule: "0 0 1 * *", class: "gp3", edit: hourly,
+		name: "monthly", schedule: "0 0 1 * *", class: "gp3", edit: unchanged,
 		want: datav1alpha1.CacheCost{StorageClass: "gp3", Copies: 1, StorageBytes: 50_000_000_000, StorageMicrosPerMonth: i(4_000_000),
 			SyncIntervalSeconds: 2_620_800, RefreshBytesPerDay: 32_967_033, TransferMicrosPerDay: i(2_967),
 			ComputeMicrosPerDay: i(12), RequestMicrosPerDay: i(3), RefreshMicrosPerDay: i(2_982)},
 	}, {
-		name: "no schedule: refreshes cost nothing", class: "gp3", edit: hourly,
+		name: "no schedule: refreshes cost nothing", class: "gp3", edit: unchanged,
 		want: datav1alpha1.CacheCost{StorageClass: "gp3", Copies: 1, StorageBytes: 50_000_000_000, StorageMicrosPerMonth: i(4_000_000),
 			TransferMicrosPerDay: i(0), ComputeMicrosPerDay: i(0), RequestMicrosPerDay: i(0), RefreshMicrosPerDay: i(0)},
 	}, {
