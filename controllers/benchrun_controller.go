@@ -58,6 +58,8 @@ type BenchRunReconciler struct {
 	MaxConcurrentJobs int
 	// SweepInterval is how often the admission queue drops keys of runs that are gone (default 5m).
 	SweepInterval time.Duration
+	// Prices are the operator's prices (--prices-file); nil: the built-in list prices.
+	Prices *Prices
 
 	admission *admission
 }
@@ -137,8 +139,13 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	if ds != nil && ds.Status.Manifest != nil {
 		dataBytes = ds.Status.Manifest.Bytes
 	}
+	facts, err := r.priceRun(ctx, run, ds)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	sum := summarizeRun(run, views, dataBytes, !now.Before(deadline))
 	applyRunSummary(run, sum, now)
+	setCacheCosts(run, facts)
 	if finished(run) {
 		r.admission.ForgetOwner(owner)
 		return ctrl.Result{}, nil

@@ -116,7 +116,7 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 			readBytes = dataBytes
 		}
 		if out.CompletionTime != nil {
-			out.CostMicros = costMicros(run.Spec.Pricing, v.plan.config, out, readBytes)
+			out.CostMicros = costMicros(run.Status.Pricing, v.plan.config, out, readBytes)
 		}
 		s.results = append(s.results, out)
 	}
@@ -134,7 +134,7 @@ func setBreakEvens(run *datav1alpha1.BenchRun, recorded []datav1alpha1.BenchResu
 		}
 		return
 	}
-	keys, runs := breakEvens(run.Spec.Pricing, recorded, dataBytes)
+	keys, runs := breakEvens(run.Status.Pricing, recorded, dataBytes)
 	st.BreakEvenRuns = firstBreakEven(keys, runs)
 	for i := range st.Results {
 		if r := &st.Results[i]; r.Input == string(datav1alpha1.InputVolume) && r.CompletionTime != nil {

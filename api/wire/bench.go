@@ -140,6 +140,23 @@ type BenchResult struct {
 	// BreakEvenRuns is, on a volume run whose engine and configuration also ran on s3 at a higher
 	// cost, the number of runs after which filling the cache has paid for itself.
 	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
+	// BreakEvenDays is BreakEvenRuns in whole days at RunsPerDay, the rate the BenchRun states.
+	BreakEvenDays *int64 `json:"breakEvenDays,omitempty"`
+	RunsPerDay    int32  `json:"runsPerDay,omitempty"`
+	// Cache is what keeping the cache this run read costs over time, when a BenchRun priced it.
+	Cache *CacheCost `json:"cache,omitempty"`
+}
+
+// CacheCost is what keeping a cache costs over time, in millionths of the result's currency: its
+// storage per month and its refreshes per day (the BenchRun status's cache figures).
+type CacheCost struct {
+	StorageClass          string `json:"storageClass,omitempty"`
+	Copies                int32  `json:"copies,omitempty"`
+	StorageBytes          int64  `json:"storageBytes,omitempty"`
+	StorageMicrosPerMonth *int64 `json:"storageMicrosPerMonth,omitempty"`
+	SyncIntervalSeconds   int64  `json:"syncIntervalSeconds,omitempty"`
+	RefreshBytesPerDay    int64  `json:"refreshBytesPerDay,omitempty"`
+	RefreshMicrosPerDay   *int64 `json:"refreshMicrosPerDay,omitempty"`
 }
 
 // benchSummaryPrefix marks an encoded summary, so a reader can tell it from plain text.
