@@ -27,14 +27,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/bench/memory"
 )
 
 // timings is what one engine process reported.
@@ -142,3 +145,35 @@ func scanRows(r io.Reader, onEnd func(rows int64, digest string)) (int64, string
 
 // digestRows counts the lines of r and hashes them as a multiset (digester).
 func digestRows(r io.Reader) (int64, string, error) { return scanRows(r, nil) }
+
+// TimingWriter is the engine's side of the timing protocol, for engines written in Go (the built-in
+// DuckDB): each line is appended as it happens, so a process that dies later still reported what it
+// finished. Its methods do nothing when the runner named no file.
+type TimingWriter struct{ path string }
+
+// NewTimingWriter writes to the file $PQCACHE_TIMING_FILE names, if any.
+func NewTimingWriter() *TimingWriter { return &TimingWriter{path: os.Getenv(wire.EnvTimingFile)} }
+
+// Ready reports that the engine is loaded (connection open, tables mapped), with its resident
+// memory now: the baseline of PeakAboveReadyBytes.
+func (t *TimingWriter) Ready() error {
+	rss, _ := memory.TreeUsage(os.Getpid())
+	return t.line(fmt.Sprintf("ready_unix_ns=%d rss_bytes=%d", time.Now().UnixNano(), rss.Total))
+}
+
+// Query reports the query time of query name.
+func (t *TimingWriter) Query(name string, d time.Duration) error {
+	return t.line(fmt.Sprintf("query=%s query_ms=%.3f", name, float64(d.Nanoseconds())/1e6))
+}
+
+func (t *TimingWriter) line(s string) error {
+	if t == nil || t.path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(t.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("the timing file: %w", err)
+	}
+	_, err = io.WriteString(f, s+"\n")
+	return errors.Join(err, f.Close())
+}

@@ -140,9 +140,10 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	stderr := cmd.ErrOrStderr()
 	res, err := bench.Run(ctx, bench.Spec{
 		Label: a.Label, Engine: eng, Data: a.Data, Workload: resolved, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
-		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets,
+		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets, Isolation: a.Isolation,
 		Progress: func(q wire.QueryResult) {
-			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms  peak %6d MiB\n", q.Name, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
+			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms (%s)  start-up %6d ms  wall %6d ms  peak %6d MiB\n",
+				q.Name, q.Status, q.MedianMillis, q.Timing, q.MedianStartupMillis, q.MedianWallMillis, q.PeakMemoryBytes>>20)
 		},
 	})
 	if err != nil {
@@ -192,7 +193,7 @@ func benchEngine(ctx context.Context, a wire.BenchArgs, local benchLocal) (bench
 			return nil, "", err
 		}
 		// Each query in a fresh pqcache process running the embedded DuckDB.
-		args := []string{self, "bench-query", "--workload", "{workload}", "--query", "{query}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
+		args := []string{self, "bench-query", "--workload", "{workload}", "--queries", "{queries}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
 		for _, s := range a.DuckDBSettings {
 			args = append(args, "--setting", s)
 		}
