@@ -88,7 +88,7 @@ type CommandEngine struct {
 // Name is "command".
 func (CommandEngine) Name() string { return "command" }
 
-// Sessions: only a command that takes {queries} runs several queries.
+// Sessions says whether the command runs several queries: only when it takes {queries}.
 func (e CommandEngine) Sessions() bool {
 	return slices.ContainsFunc(e.Args, func(a string) bool { return strings.Contains(a, "{queries}") })
 }

@@ -171,8 +171,8 @@ type BenchResult struct {
 	// turn; memory peaks are then the session's, not separable per query).
 	Isolation string `json:"isolation,omitempty"`
 	// SessionStartupMillis are, in session isolation, each measured iteration's start-up time.
-	SessionStartupMillis []int64 `json:"sessionStartupMillis,omitempty"`
-	FailedQueries       []string      `json:"failedQueries,omitempty"`
+	SessionStartupMillis []int64  `json:"sessionStartupMillis,omitempty"`
+	FailedQueries        []string `json:"failedQueries,omitempty"`
 	// Workload names the workload the queries came from.
 	Workload string `json:"workload,omitempty"`
 	// Error says why no query ran; the queries are then absent. ErrorReason classifies it:
