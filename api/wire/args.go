@@ -377,6 +377,7 @@ const (
 	DefaultWarmups      = 1
 	DefaultQueryTimeout = 30 * time.Minute
 	DefaultMemoryLimit  = "auto"
+	DefaultIsolation    = IsolationProcess
 )
 
 // BenchArgs are the flags of `pqcache bench` that a BenchRun's Job sets: what to run, on what data,
@@ -410,6 +411,9 @@ type BenchArgs struct {
 	Iterations, Warmups int
 	// QueryTimeout bounds one run of one query.
 	QueryTimeout time.Duration
+	// Isolation is IsolationProcess (a fresh process per query per iteration) or IsolationSession
+	// (one process per iteration runs every query in turn).
+	Isolation string
 	// ProbeStreams, when positive, measures the input's read throughput after the queries.
 	ProbeStreams int
 	// Label, ConfigName and IOType name the run, its resource configuration and its input in reports.
@@ -421,7 +425,7 @@ type BenchArgs struct {
 // defaultBenchArgs are the arguments a runner applies to flags it was not given.
 func defaultBenchArgs() BenchArgs {
 	return BenchArgs{Engine: DefaultEngine, Workload: DefaultWorkload, Iterations: DefaultIterations, Warmups: DefaultWarmups,
-		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine}
+		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine, Isolation: DefaultIsolation}
 }
 
 func (a *BenchArgs) flags() flagList {
@@ -443,6 +447,7 @@ func (a *BenchArgs) flags() flagList {
 	l.int(&a.Iterations, "iterations", d.Iterations, "Measured runs per query (1-100).")
 	l.count(&a.Warmups, "warmups", d.Warmups, "Unmeasured runs before them (0-10).")
 	l.duration(&a.QueryTimeout, "query-timeout", d.QueryTimeout, "Bound on one run of one query; past it the query is recorded as Timeout.")
+	l.str(&a.Isolation, "isolation", d.Isolation, "process (a fresh engine process per query per iteration: cold, as polars-benchmark runs) or session (one engine process per iteration runs every query in turn: warm, as an interactive user's session).")
 	l.int(&a.ProbeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams, after the queries (0: no probe); for s3:// data, parallel GETs of the objects.")
 	l.str(&a.Label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	l.str(&a.ConfigName, "config-name", "", "Name of the resource configuration in reports (e.g. 2cpu-4gi), which compare engines per configuration and input.")
