@@ -34,7 +34,8 @@ import (
 // of a local volume, taints). A Job counts on a node once its pod is placed there. So that two Jobs
 // admitted at once cannot both take the last room on one node, a Job is admitted per node only when
 // every Job admitted before it has a node (placing), or placingGrace has passed: a pod the scheduler
-// cannot place for that long waits in the scheduler, not in front of everyone else.
+// cannot place for that long waits in the scheduler, not in front of everyone else. Without a cap per
+// node, only the exclusive runs' Jobs are counted so; the others only keep off exclusive nodes.
 
 // LabelExclusiveBench marks the pods of an exclusive run's bench Jobs. Other bench pods and sync pods
 // keep off their node with a required pod anti-affinity on it: no node is written, and no RBAC is
@@ -135,7 +136,9 @@ func (a *admission) AdmitOnNode(key types.NamespacedName, w nodeWant, use map[st
 			}
 		}
 	}
-	if len(a.placing) > 0 {
+	// Counting matters under a cap per node, and for an exclusive Job, which needs a node with none.
+	counted := perNode > 0 || w.exclusive
+	if counted && len(a.placing) > 0 {
 		return false, nil // an admitted Job has no node yet: the room it will take is unknown
 	}
 	capped, free := a.limit > 0, a.limit-active-len(a.started)
@@ -158,7 +161,10 @@ func (a *admission) AdmitOnNode(key types.NamespacedName, w nodeWant, use map[st
 		if k == key {
 			delete(a.waiting, key)
 			delete(a.wants, key)
-			a.started[key], a.placing[key] = now, now
+			a.started[key] = now
+			if counted && len(w.nodes) > 0 {
+				a.placing[key] = now
+			}
 			return true, fullFor(w, sim, perNode)
 		}
 		take(sim, n, kw)

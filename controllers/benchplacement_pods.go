@@ -65,12 +65,6 @@ func (p *placementRound) get(ctx context.Context) (*benchNodes, error) {
 	return p.nodes, nil
 }
 
-// perNodeAdmission says whether a run's Jobs are admitted per node: with a per-node cap, or when the
-// run wants its nodes to itself.
-func (r *BenchRunReconciler) perNodeAdmission(run *datav1alpha1.BenchRun) bool {
-	return r.MaxJobsPerNode > 0 || run.Spec.Exclusive
-}
-
 // readBenchNodes lists the nodes (cached) and pqcache's unfinished worker pods (uncached, by label, in
 // the watched namespaces), and counts the pods per node. A pod without a node counts nowhere: the
 // admission waits for it instead (AdmitOnNode).
@@ -165,17 +159,14 @@ func nodeWaitWhy(w nodeWant, use map[string]nodeUse, perNode int) string {
 	return fmt.Sprintf("each of its nodes runs %d bench Jobs, the operator's cap per node", perNode)
 }
 
-// admitBench decides whether one planned Job may be created now. Per node (see perNodeAdmission), it
-// returns the nodes the Job must avoid; otherwise only the cluster cap applies, as before per-node
-// admission existed.
+// admitBench decides whether one planned Job may be created now, and returns the nodes it must avoid.
+// Every Job is admitted per node, since any may meet an exclusive run's node; with both caps at 0 and
+// no exclusive run, every Job is admitted at once, as before.
 func (r *BenchRunReconciler) admitBench(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, round *placementRound, now time.Time) (bool, []string, error) {
 	key := benchKey(run, v.plan)
 	active := 0
 	if r.MaxConcurrentJobs > 0 {
 		active = activeJobs(ctx, r.Client, componentBench, r.MaxConcurrentJobs)
-	}
-	if !r.perNodeAdmission(run) {
-		return r.MaxConcurrentJobs <= 0 || r.admission.Admit(key, active, now), nil, nil
 	}
 	bn, err := round.get(ctx)
 	if err != nil {
