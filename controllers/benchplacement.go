@@ -183,6 +183,17 @@ func (a *admission) Placed(key types.NamespacedName) {
 	delete(a.placing, key)
 }
 
+// Placing says whether some admitted Job waits for its pod to get a node: a placement, which no Job
+// event announces, will then release the queue.
+func (a *admission) Placing() bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.placing) > 0
+}
+
 // oldestFirst are the waiting keys, the longest-waiting first (then by name). a.mu must be held.
 func (a *admission) oldestFirst() []types.NamespacedName {
 	keys := make([]types.NamespacedName, 0, len(a.waiting))

@@ -176,7 +176,7 @@ func (r *BenchRunReconciler) admitBench(ctx context.Context, run *datav1alpha1.B
 	ok, avoid := r.admission.AdmitOnNode(key, w, bn.use, r.MaxJobsPerNode, active, now)
 	if !ok {
 		v.waitNode = nodeWaitWhy(w, bn.use, r.MaxJobsPerNode)
-		v.placementHeld = true
+		v.placementHeld = r.admission.Placing()
 	}
 	return ok, avoid, nil
 }

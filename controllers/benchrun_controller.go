@@ -288,7 +288,8 @@ type jobView struct {
 	// waitNode, for a Job queued by the per-node admission, is why no node it can run on has room
 	// (empty when it waits for a slot, or for a Job admitted before it to be placed).
 	waitNode string
-	// placementHeld: queued by the per-node admission, which pod placements (not Job events) release.
+	// placementHeld: queued while an admitted Job waits for a node, which a pod placement (not a Job
+	// event) releases.
 	placementHeld bool
 }
 
