@@ -138,7 +138,7 @@ func (a *admission) AdmitOnNode(key types.NamespacedName, w nodeWant, use map[st
 	}
 	// Counting matters under a cap per node, and for an exclusive Job, which needs a node with none.
 	counted := perNode > 0 || w.exclusive
-	if counted && len(a.placing) > 0 {
+	if counted && len(w.nodes) > 0 && len(a.placing) > 0 {
 		return false, nil // an admitted Job has no node yet: the room it will take is unknown
 	}
 	capped, free := a.limit > 0, a.limit-active-len(a.started)

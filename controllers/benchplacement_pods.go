@@ -156,7 +156,7 @@ func nodeWaitWhy(w nodeWant, use map[string]nodeUse, perNode int) string {
 	if w.exclusive {
 		return "waiting for a node that runs no other pqcache Job (spec.exclusive)"
 	}
-	return fmt.Sprintf("each of its nodes runs %d bench Jobs, the operator's cap per node", perNode)
+	return fmt.Sprintf("every node it can run on runs the operator's cap of %d bench Job(s) per node", perNode)
 }
 
 // admitBench decides whether one planned Job may be created now, and returns the nodes it must avoid.
@@ -177,6 +177,9 @@ func (r *BenchRunReconciler) admitBench(ctx context.Context, run *datav1alpha1.B
 	if !ok {
 		v.waitNode = nodeWaitWhy(w, bn.use, r.MaxJobsPerNode)
 		v.placementHeld = r.admission.Placing()
+		if v.waitNode == "" && v.placementHeld && len(w.nodes) > 0 {
+			v.waitNode = "a bench Job admitted before it has no node yet"
+		}
 	}
 	return ok, avoid, nil
 }

@@ -116,6 +116,7 @@ var _ = Describe("Bench Jobs admitted per node", func() {
 		reconcile(r, one)
 		jobs := jobsOf(one)
 		Expect(jobs).To(HaveLen(1), "the second Job waits for the first one's pod to get a node")
+		Expect(message(one)).To(ContainSubstring("1 waiting for a node: a bench Job admitted before it has no node yet"))
 		first := jobs[0]
 		anti := first.Spec.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 		Expect(anti).To(ContainElement(HaveField("LabelSelector.MatchLabels", HaveKeyWithValue(LabelComponent, componentBench))),
@@ -125,7 +126,7 @@ var _ = Describe("Bench Jobs admitted per node", func() {
 		reconcile(r, one)
 		Expect(jobsOf(one)).To(HaveLen(1), "the node runs one bench Job, the cap")
 		Expect(one.Status.Jobs.Queued).To(Equal(int32(1)))
-		Expect(message(one)).To(ContainSubstring("1 waiting for a node: each of its nodes runs 1 bench Jobs, the operator's cap per node"))
+		Expect(message(one)).To(ContainSubstring("1 waiting for a node: every node it can run on runs the operator's cap of 1 bench Job(s) per node"))
 
 		finish(&first)
 		reconcile(r, one)

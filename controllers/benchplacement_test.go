@@ -68,6 +68,7 @@ func TestAdmitOnNode(t *testing.T) {
 		{name: "an exclusive Job waits for a node without pqcache pods", want: nodeWant{nodes: []string{"node-a"}, exclusive: true}, perNode: 0, placed: true, use: map[string]nodeUse{"node-a": {others: 1}}},
 		{name: "an exclusive Job takes its node alone", want: nodeWant{nodes: []string{"node-a"}, exclusive: true}, perNode: 3, placed: true, admit: []string{"j1"}},
 		{name: "no node known: not held for a node", want: nodeWant{}, perNode: 1, placed: true, admit: []string{"j1", "j2"}},
+		{name: "no node known: not held for a placement either", want: nodeWant{}, perNode: 1, placed: false, admit: []string{"j1", "j2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAdmission(0)
@@ -162,7 +163,7 @@ func TestNodeWaitWhy(t *testing.T) {
 		use  nodeUse
 		want string
 	}{
-		{w: w, use: nodeUse{bench: 1}, want: "each of its nodes runs 1 bench Jobs, the operator's cap per node"},
+		{w: w, use: nodeUse{bench: 1}, want: "every node it can run on runs the operator's cap of 1 bench Job(s) per node"},
 		{w: w, use: nodeUse{bench: 1, exclusiveRun: "team/solo"}, want: "node node-a runs a Job of exclusive BenchRun team/solo"},
 		{w: nodeWant{nodes: w.nodes, exclusive: true}, use: nodeUse{others: 1}, want: "waiting for a node that runs no other pqcache Job (spec.exclusive)"},
 		{w: w, use: nodeUse{}, want: ""},
