@@ -124,6 +124,16 @@ type BenchRunSpec struct {
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
+	// exclusive, when true, gives each of the run's query Jobs a node to itself while it runs: no other
+	// pqcache bench Job is admitted there, pqcache's sync Jobs are kept off it, and the Job itself
+	// starts only on a node without them, so that nothing of pqcache's but the node agent shares its
+	// CPUs, memory and disk. It costs waiting: a Job may queue until a node is free, and syncs of
+	// Datasets whose volume lives on that node wait for the Job to end. The node agent (a DaemonSet)
+	// stays, and keeps syncing that node's per-node copies. Default false.
+	// +optional
+	// +kubebuilder:default=false
+	Exclusive bool `json:"exclusive,omitempty"`
+
 	// pricing turns resource use into an estimated cost per configuration, and the cost of filling the
 	// cache into the number of runs after which it pays for itself. Every price it leaves out comes
 	// from the operator's prices file (the chart's prices ConfigMap, docs/benchruns.md), whose shipped
