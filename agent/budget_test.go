@@ -28,7 +28,7 @@ import (
 
 // waitFor queues one Acquire of share in a goroutine, waits until the budget counts it as waiting
 // (waiting reaches want), and returns the channel its result arrives on.
-func waitFor(t *testing.T, ctx context.Context, b *Budget, s *Share, want int) <-chan error {
+func waitFor(ctx context.Context, t *testing.T, b *Budget, s *Share, want int) <-chan error {
 	t.Helper()
 	got := make(chan error, 1)
 	go func() { got <- s.Acquire(ctx) }()
@@ -76,9 +76,9 @@ func TestBudgetSharesFairly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bigWaits := waitFor(t, ctx, b, big, 1) // big asks for a fifth while it holds all four
-	small1 := waitFor(t, ctx, b, small, 2)
-	small2 := waitFor(t, ctx, b, small, 3)
+	bigWaits := waitFor(ctx, t, b, big, 1) // big asks for a fifth while it holds all four
+	small1 := waitFor(ctx, t, b, small, 2)
+	small2 := waitFor(ctx, t, b, small, 3)
 
 	big.Release() // big 3, small 0: small's first waiter, though big asked first
 	holds(t, b, map[string]int{"team/big": 3, "team/small": 1}, 2)
@@ -111,7 +111,7 @@ func TestBudgetSharesAmongThree(t *testing.T) {
 	}
 	var waits []<-chan error
 	for i, s := range []*Share{c, d, c, d} {
-		waits = append(waits, waitFor(t, ctx, b, s, i+1))
+		waits = append(waits, waitFor(ctx, t, b, s, i+1))
 	}
 	for range 4 {
 		a.Release()
@@ -131,7 +131,7 @@ func TestBudgetWaitEndsWithItsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("the sync's deadline")
-	w := waitFor(t, ctx, b, two, 1)
+	w := waitFor(ctx, t, b, two, 1)
 	cancel(stop)
 	if err := <-w; !errors.Is(err, stop) {
 		t.Fatalf("Acquire = %v, want the context's cause", err)
