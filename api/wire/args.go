@@ -233,6 +233,8 @@ type SyncOptions struct {
 	DryRun bool
 	// NoDelete keeps files whose objects are gone.
 	NoDelete bool
+	// MaxBytes, as a quantity ("50Gi"), caps the size of the generation a sync makes; empty: no cap.
+	MaxBytes string
 	// Progress is auto, json or none.
 	Progress string
 	// ReportFile also receives the compact report (a pod's termination message).
@@ -265,6 +267,7 @@ func (o *SyncOptions) flags(l *flagList) {
 	l.str(&o.PartSize, "part-size", d.PartSize, "Size of one ranged GET; larger objects are fetched in parts.")
 	l.str(&o.Verify, "verify", d.Verify, "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
 	l.bool(&o.NoDelete, "no-delete", "Keep local files whose objects are gone from the bucket.")
+	l.str(&o.MaxBytes, "max-bytes", "", "Refuse a sync whose files would add up to more than this size (a quantity such as 50Gi), before copying past it; the last synced files stay. Default: no cap.")
 	l.bool(&o.DryRun, "dry-run", "Print what would be copied and deleted, and the bytes to move; change nothing.")
 	l.bool(&o.PageCache, "page-cache", "Write files over 256 KiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
 }

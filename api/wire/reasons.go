@@ -57,6 +57,14 @@ const (
 	// handling of the copy; it was recovered, the published data stays as it was, and the agent
 	// serves its other copies as before; the copy is retried with backoff.
 	ReasonPanicked = "Panicked"
+	// ReasonOverByteCap: the generation the sync planned is larger than the Dataset's byte cap
+	// (spec.replicas.maxBytes); nothing past the cap was copied, and the last published generation
+	// stands.
+	ReasonOverByteCap = "OverByteCap"
+	// ReasonNodeReserve: the copies the sync planned would leave less free space on the node's cache
+	// root than the node agent keeps for the node (its node reserve); nothing past it was copied, and
+	// the last published generation stands.
+	ReasonNodeReserve = "NodeReserve"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
 )
@@ -65,7 +73,7 @@ const (
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-	ReasonVolumeIOError, ReasonPanicked, ReasonSyncFailed,
+	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

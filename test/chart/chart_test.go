@@ -231,6 +231,26 @@ func TestAgent(t *testing.T) {
 	}
 }
 
+// TestAgentNodeReserve: agent.nodeReserve reaches the agent's --node-reserve, 10Gi unless set, and a
+// value that is not a size is refused when the chart is rendered, not when the agent starts.
+func TestAgentNodeReserve(t *testing.T) {
+	for want, sets := range map[string][]string{
+		"--node-reserve=10Gi": {"agent.enabled=true"},
+		"--node-reserve=50Gi": {"agent.enabled=true", "agent.nodeReserve=50Gi"},
+		"--node-reserve=0":    {"agent.enabled=true", "agent.nodeReserve=0"},
+	} {
+		c := render(t, sets...).one(t, "DaemonSet").Object
+		containers, _, _ := unstructured.NestedSlice(c, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		if !hasArg(args, want) {
+			t.Errorf("--set %v: agent args %v lack %q", sets, args, want)
+		}
+	}
+	if _, err := helm(t, "template", "pq", chartDir, "--set", "agent.enabled=true", "--set", "agent.nodeReserve=lots"); err == nil || !strings.Contains(err.Error(), "/agent/nodeReserve") {
+		t.Errorf("agent.nodeReserve=lots: %v, want the schema to refuse it", err)
+	}
+}
+
 // TestManagerFindsTheAgents: with the agent, the manager is told where its pods are, by a selector that
 // matches the DaemonSet's pods and nothing else the chart runs, and it may list pods there.
 func TestManagerFindsTheAgents(t *testing.T) {
