@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/api/wire"
 )
 
 const (
@@ -188,6 +189,46 @@ spec:
 			_, ok := seedFailure(hostileNS, b)
 			Expect(ok).To(BeTrue(), "%s no longer reports its failure", b)
 		}
+	})
+
+	It("stops a tenant over its byte cap with its reason while the other tenant's copies refresh", func() {
+		capped := newNamespace("pqcache-capped-")
+		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(capped, s3Secret),
+			StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3AccessKey, "AWS_SECRET_ACCESS_KEY": s3SecretKey}})).To(Succeed())
+		var ds datav1alpha1.Dataset
+		fromYAML(&ds, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: Dataset
+metadata: {name: capped, namespace: %s}
+spec:
+  source:
+    s3: {bucket: %s, prefix: %s, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
+  replicas:
+    nodeSelector: {%s: "yes"}
+    maxBytes: 1Ki
+`, capped, bucket, goodPrefix, endpoint, s3Secret, tenantLabel)
+		Expect(c.Create(ctx, &ds)).To(Succeed())
+		Eventually(func(g Gomega) {
+			reason, ok := seedFailure(capped, ds.Name)
+			g.Expect(ok).To(BeTrue(), "the capped Dataset's seed has not failed yet")
+			g.Expect(reason).To(HavePrefix(wire.ReasonOverByteCap))
+		}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(&good), &good)).To(Succeed())
+		before := good.Status.Replicas.Generation
+		runJob(goodNS, "more", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--out", "/work/tpch"),
+			pqcacheContainer("put", "s3", "put", "/work/tpch/nation.parquet", "s3://"+bucket+"/"+goodPrefix+"nation.parquet", "--endpoint", endpoint, "--path-style"))
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&good), &good)).To(Succeed())
+			g.Expect(good.Status.Replicas.Generation).To(BeNumerically(">", before))
+			for _, r := range replicasOf(goodNS, good.Name) {
+				g.Expect(r.Status.Generation).To(Equal(good.Status.Replicas.Generation), "the good copy on %s", r.Spec.NodeName)
+			}
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		reason, ok := seedFailure(capped, ds.Name)
+		Expect(ok).To(BeTrue())
+		Expect(reason).To(HavePrefix(wire.ReasonOverByteCap), "the capped tenant is still stopped by its cap")
+		AddReportEntry("byte cap", reason)
 	})
 })
 
