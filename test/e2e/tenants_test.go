@@ -205,7 +205,7 @@ spec:
     s3: {bucket: %s, prefix: %s, endpoint: %s, forcePathStyle: true, credentials: {secretRef: {name: %s}}}
   replicas:
     nodeSelector: {%s: "yes"}
-    maxBytes: 1Ki
+    maxBytes: "100"
 `, capped, bucket, goodPrefix, endpoint, s3Secret, tenantLabel)
 		Expect(c.Create(ctx, &ds)).To(Succeed())
 		Eventually(func(g Gomega) {
