@@ -357,7 +357,17 @@ func (s *syncer) transfer(ctx context.Context, filter *plan.Filter, force plan.C
 		})
 	}
 	pubErr := make(chan error, 1)
-	go func() { pubErr <- s.publish(events, &renamePublisher{s: s}) }()
+	go func() {
+		err := recovered("publishing", func() error { return s.publish(events, &renamePublisher{s: s}) })
+		if errors.Is(err, s3store.ErrPanicked) {
+			// The publishing loop itself died: stop the workers, and take what they still send.
+			s.abort(err)
+			for ev := range events {
+				s.drop(ev)
+			}
+		}
+		pubErr <- err
+	}()
 
 	planErr := s.feed(ctx, filter, force, events, copies)
 	if planErr != nil {
