@@ -479,14 +479,17 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 	if !s.listing {
 		planner = func(emit func(plan.Action) error) error { return s.planChanges(ctx, filter, emit) }
 	}
+	// A listing's deletes wait for its end: a key missing so far from a listing that then fails (a
+	// page the store breaks, a deadline) may be on the page that never came, and pruning it would
+	// take it from the copy that readers use. A change set names its deletes: they go at once.
+	var held []manifest.Entry
 	err := planner(func(a plan.Action) error {
+		if !a.Copy && s.listing {
+			held = append(held, *a.Old)
+			return nil
+		}
 		if !a.Copy {
-			select {
-			case events <- event{del: true, entry: *a.Old}:
-				return nil
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
+			return s.sendDelete(ctx, events, *a.Old)
 		}
 		need += a.Object.Size
 		copiesTotal++
@@ -513,6 +516,11 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 		return err
 	}
 	s.progress.listed.Store(true)
+	for _, old := range held {
+		if err := s.sendDelete(ctx, events, old); err != nil {
+			return err
+		}
+	}
 	if refused {
 		total := int64(st.Blocks) * st.Bsize
 		s.rep.Space = &wire.Space{NeedBytes: need, FreeBytes: free, TotalBytes: total}
@@ -520,6 +528,16 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 			ErrInsufficientCapacity, need, copiesTotal, free, total)
 	}
 	return nil
+}
+
+// sendDelete hands the publisher a delete.
+func (s *syncer) sendDelete(ctx context.Context, events chan<- event, old manifest.Entry) error {
+	select {
+	case events <- event{del: true, entry: old}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // plan lists each sub-prefix and merges it with the manifest's entries under the same sub-prefix.
