@@ -38,11 +38,15 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		// Three queries, not the built-in's 22: the fuzz engine minimizes every input that finds new
+		// code, one byte at a time, and a 37 KB seed kept it minimizing, not fuzzing, for a whole short
+		// run (19 executions in 10 s).
+		w.Queries = w.Queries[:min(3, len(w.Queries))]
 		b, err := json.Marshal(w)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b, "1-3,q5")
+		f.Add(b, "1-3,q2")
 		f.Add(b, "all")
 	}
 	f.Add([]byte("name: mine\ntables:\n  events:\n    path: events/**/*.parquet\n    hive: true\nqueries:\n- name: count\n  sql: select count(*) from events\n- name: p\n  polars: |\n    def query(t):\n      return t['events']\n"), "count,p")
