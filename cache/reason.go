@@ -61,6 +61,9 @@ func volumeReason(err error) string {
 // whole sync gives its class when that class is a reason; otherwise the most frequent class among the
 // failed files does, when it is one of the reasons a file's failure can give.
 func (s *syncer) reason(err error) string {
+	if errors.Is(err, ErrSyncDeadline) {
+		return wire.ReasonSyncDeadlineExceeded
+	}
 	switch c := s3store.Classify(err); c {
 	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials:
 		return c

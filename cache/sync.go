@@ -112,6 +112,8 @@ type Options struct {
 	// DryRun plans and reports without changing anything; OnPlan sees each action.
 	DryRun bool
 	OnPlan func(plan.Action)
+	// Deadline bounds the sync's time; zero fields take the defaults (docs/sync.md, "Deadlines").
+	Deadline Deadline
 	// Progress, if set, is called every ProgressInterval while the sync runs, and once at the end.
 	Progress         func(wire.SyncProgress)
 	ProgressInterval time.Duration
@@ -200,6 +202,7 @@ type syncer struct {
 	resume *resumer
 
 	abort    context.CancelCauseFunc // stops the whole sync
+	deadline *deadline
 	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
@@ -279,10 +282,12 @@ func (s *syncer) run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.abort = cancel
+	s.startListDeadline()
+	defer s.deadline.stop()
 	stopProgress := s.startProgress(ctx)
 	defer stopProgress()
 	if err := s.transfer(ctx, filter, force); err != nil {
-		return err
+		return deadlineOr(context.Cause(ctx), err)
 	}
 	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()
 	if err := ctx.Err(); err != nil {
@@ -297,7 +302,7 @@ func (s *syncer) run(ctx context.Context) (err error) {
 	// Readers of the current generation see the changes once it is published: the lag ends there.
 	err = s.publishGeneration(ctx)
 	s.settleChanges()
-	return err
+	return deadlineOr(context.Cause(ctx), err)
 }
 
 // prepare opens what a sync resumes from and decides how it runs: whether every file must be copied
@@ -516,6 +521,7 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 		return err
 	}
 	s.progress.listed.Store(true)
+	s.startTransferDeadline(need)
 	for _, old := range held {
 		if err := s.sendDelete(ctx, events, old); err != nil {
 			return err

@@ -56,6 +56,10 @@ const (
 	// handling of the copy; it was recovered, the published data stays as it was, and the agent
 	// serves its other copies as before; the copy is retried with backoff.
 	ReasonPanicked = "Panicked"
+	// ReasonSyncDeadlineExceeded: the sync ran past its deadline (its listing past a fixed bound, or
+	// its copies past a time derived from their bytes); it stopped, gave back its transfer slots, and
+	// the published data stays as it was; retried with backoff.
+	ReasonSyncDeadlineExceeded = "SyncDeadlineExceeded"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
 )
@@ -64,7 +68,7 @@ const (
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-	ReasonVolumeIOError, ReasonPanicked, ReasonSyncFailed,
+	ReasonVolumeIOError, ReasonPanicked, ReasonSyncDeadlineExceeded, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave
