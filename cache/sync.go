@@ -203,7 +203,7 @@ type syncer struct {
 
 	abort    context.CancelCauseFunc // stops the whole sync
 	deadline *deadline
-	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
+	mu       sync.Mutex // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
 	// listing is false for a targeted sync that applies its change set instead of listing.
