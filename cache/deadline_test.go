@@ -86,7 +86,7 @@ func (t *trickle) Read(p []byte) (int, error) {
 }
 
 // syncWithDeadline runs one sync through endpoint with deadline d.
-func (e *env) syncWithDeadline(endpoint string, d cache.Deadline) (*wire.SyncReport, error, time.Duration) {
+func (e *env) syncWithDeadline(endpoint string, d cache.Deadline) (*wire.SyncReport, time.Duration, error) {
 	e.t.Helper()
 	st, err := s3store.New(context.Background(), s3store.Config{Bucket: e.bucket,
 		Client: e.srv.Client(func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint) })})
@@ -97,7 +97,7 @@ func (e *env) syncWithDeadline(endpoint string, d cache.Deadline) (*wire.SyncRep
 	opts.Deadline = d
 	start := time.Now()
 	rep, err := cache.Sync(context.Background(), st, opts)
-	return rep, err, time.Since(start)
+	return rep, time.Since(start), err
 }
 
 // expectDeadline asserts that a sync stopped at its deadline, soon after it, and left the good copy.
@@ -122,7 +122,7 @@ func TestACopyPastItsDeadlineStops(t *testing.T) {
 	e := goodCopy(t)
 	e.put("big.bin", testfiles.Random(256<<10, 3))
 	endpoint := e.slowEndpoint(0, 20<<10)
-	rep, err, took := e.syncWithDeadline(endpoint, cache.Deadline{List: time.Minute, TransferFloor: 500 * time.Millisecond, MinBytesPerSecond: 1 << 20})
+	rep, took, err := e.syncWithDeadline(endpoint, cache.Deadline{List: time.Minute, TransferFloor: 500 * time.Millisecond, MinBytesPerSecond: 1 << 20})
 	e.expectDeadline(rep, err, took, 5*time.Second)
 	e.expectAbsent("big.bin")
 }
@@ -133,7 +133,7 @@ func TestAListingPastItsDeadlineStops(t *testing.T) {
 	e := goodCopy(t)
 	e.remove("a.bin")
 	endpoint := e.slowEndpoint(3*time.Second, 1<<30)
-	rep, err, took := e.syncWithDeadline(endpoint, cache.Deadline{List: 300 * time.Millisecond})
+	rep, took, err := e.syncWithDeadline(endpoint, cache.Deadline{List: 300 * time.Millisecond})
 	e.expectDeadline(rep, err, took, 2*time.Second)
 }
 
