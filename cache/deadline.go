@@ -118,7 +118,10 @@ func (s *syncer) startListDeadline() {
 // copy, is known.
 func (s *syncer) startTransferDeadline(need int64) {
 	d := s.opts.Deadline.withDefaults()
-	if d.TransferFloor < 0 || s.deadline == nil {
+	if s.deadline == nil {
+		return
+	}
+	if d.TransferFloor < 0 {
 		s.deadline.stop()
 		return
 	}
