@@ -140,8 +140,9 @@ func startCluster(t *testing.T, debounce *notify.DebounceConfig) *cluster {
 	}
 	opts := controllers.Options{Worker: controllers.DefaultWorkerOptions()}
 	if debounce != nil {
+		// versitygw posts its events with the token in the query string.
 		cl.hub = eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, BindAddress: "127.0.0.1:0",
-			Debounce: *debounce, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "events")})
+			QueryToken: true, Debounce: *debounce, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "events")})
 		if err := mgr.Add(cl.hub); err != nil {
 			t.Fatal(err)
 		}
