@@ -80,6 +80,9 @@ type Agent struct {
 	// BucketHTTP, when set, sends the requests to the buckets instead of the agent's shared client
 	// (tests put a failing transport there).
 	BucketHTTP aws.HTTPClient
+	// Deadline bounds each sync (cache.Deadline); zero fields take the engine's defaults, which are
+	// what the agent runs with (tests set short ones).
+	Deadline cache.Deadline
 }
 
 // Reconcile brings one copy to what its DatasetReplica asks.
@@ -184,6 +187,9 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	opts.Parallelism, opts.Slots = min(opts.Parallelism, a.Budget.Total()), a.Budget.For(ds.Namespace+"/"+ds.Name)
 	opts.Reserve, opts.Log, opts.Requests = a.Reserve, log, bucket.Requests()
 	opts.GenerationAtLeast = rep.Spec.MinGeneration
+	// The sync's deadline starts once it has its slots, and ends it (giving them back) however slowly
+	// the bucket or the peer answers.
+	opts.Deadline = a.Deadline
 	if peerURL != "" {
 		p, err := peer.NewStore(ctx, peerURL, a.PeerKey, Bucket(ds.Namespace, ds.Name))
 		if err != nil {

@@ -59,6 +59,7 @@ import (
 	"github.com/pqcache/pqcache/agent/peer"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers"
@@ -90,6 +91,12 @@ type cluster struct {
 	// budget, when set, is every agent's number of GET slots (default 8); reserve its node reserve.
 	budget  int
 	reserve int64
+	// trickleSlow makes the bucket send the bodies of objects under slow/ at 40 KiB/s; trickled counts
+	// what it sent so.
+	trickleSlow atomic.Bool
+	trickled    atomic.Int64
+	// deadline is every agent's sync deadline (zero: the defaults).
+	deadline cache.Deadline
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -121,6 +128,9 @@ func startCluster(t *testing.T, debounce *notify.DebounceConfig) *cluster {
 	// after the Dataset it notifies about exists.
 	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target, _ := url.Parse(cl.srv.Endpoint)
+		if cl.trickleSlow.Load() && strings.Contains(r.URL.Path, "/slow/") && !r.URL.Query().Has("list-type") {
+			w = &trickleWriter{ResponseWriter: w, ctx: r.Context(), n: &cl.trickled}
+		}
 		httputil.NewSingleHostReverseProxy(target).ServeHTTP(&countingWriter{ResponseWriter: w, n: &cl.bytes}, r)
 	}))
 	t.Cleanup(counting.Close)
@@ -134,8 +144,9 @@ func startCluster(t *testing.T, debounce *notify.DebounceConfig) *cluster {
 	}
 	opts := controllers.Options{Worker: controllers.DefaultWorkerOptions()}
 	if debounce != nil {
+		// versitygw posts its events with the token in the query string.
 		cl.hub = eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, BindAddress: "127.0.0.1:0",
-			Debounce: *debounce, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "events")})
+			QueryToken: true, Debounce: *debounce, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "events")})
 		if err := mgr.Add(cl.hub); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +201,7 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
-		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second}
+		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline}
 	if cl.bucketHTTP != nil {
 		a.BucketHTTP = cl.bucketHTTP
 	}
@@ -600,4 +611,63 @@ func panicsCounted(t *testing.T, name string) float64 {
 		}
 	}
 	return 0
+}
+
+// trickleWriter writes 4 KiB every 100 ms, and counts it.
+type trickleWriter struct {
+	http.ResponseWriter
+	ctx context.Context
+	n   *atomic.Int64
+}
+
+func (t *trickleWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-t.ctx.Done():
+			return written, t.ctx.Err()
+		}
+		n, err := t.ResponseWriter.Write(p[:min(len(p), 4<<10)])
+		written += n
+		t.n.Add(int64(n))
+		if err != nil {
+			return written, err
+		}
+		if f, ok := t.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// TestASlowBucketGivesBackItsSlots: a Dataset whose bucket trickles its objects (1 MiB at 40 KiB/s,
+// 25 s) holds every transfer slot of the node (its parallelism is the whole budget) only until its
+// sync's deadline (1 s here): it then fails with SyncDeadlineExceeded, gives the slots back, and
+// another Dataset on the node, waiting for them, syncs.
+func TestASlowBucketGivesBackItsSlots(t *testing.T) {
+	cl := startCluster(t, nil)
+	cl.startS3()
+	cl.put("day=0/part-0.bin", 1<<16, 1)
+	cl.srv.PutObject(t, "lake", "slow/day=0/part-0.bin", bytes.Repeat([]byte("slow"), 1<<18))
+	cl.trickleSlow.Store(true)
+	cl.deadline = cache.Deadline{TransferFloor: time.Second, MinBytesPerSecond: 1 << 20}
+	cl.addNode("node-a")
+	slow := cl.dataset("slow", 1, func(ds *datav1alpha1.Dataset) {
+		ds.Spec.Source.S3.Prefix = "slow/"
+		ds.Spec.Sync.Parallelism = 8
+	})
+	cl.waitFor("the slow Dataset's copy has started", 30*time.Second, func() (bool, string) {
+		return cl.trickled.Load() > 0, "no byte trickled yet"
+	})
+	calm := cl.dataset("calm", 1, func(ds *datav1alpha1.Dataset) { ds.Spec.Sync.Parallelism = 8 })
+	cl.waitFor("the calm Dataset's copy is published", 15*time.Second, func() (bool, string) { return cl.copiesAt(calm, 1, "node-a") })
+	cl.waitFor("the slow Dataset's copy reports SyncDeadlineExceeded", 15*time.Second, func() (bool, string) {
+		_, st := readyCondition(cl, slow)
+		if st == nil || len(st.Nodes) == 0 {
+			return false, fmt.Sprintf("%+v", st)
+		}
+		return st.Nodes[0].Reason == wire.ReasonSyncDeadlineExceeded, fmt.Sprintf("%+v", st.Nodes[0])
+	})
 }

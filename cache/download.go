@@ -354,7 +354,11 @@ func (d *download) fetch(ctx context.Context) error {
 			defer d.s.release()
 			buf := buffers.get()
 			defer buffers.put(buf)
-			if err := d.fetchPiece(ctx, i, *buf); err != nil {
+			err := recovered("fetching a range of "+d.obj.Key, func() error { return d.fetchPiece(ctx, i, *buf) })
+			if errors.Is(err, s3store.ErrPanicked) {
+				d.s.abort(err) // the sync's end, not this file's
+			}
+			if err != nil {
 				errOnce.Do(func() { firstErr = err; cancel(err) })
 			}
 		})

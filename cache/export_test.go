@@ -31,3 +31,10 @@ func WrittenBack() int64 { return writtenBack.Load() }
 
 // WrittenDirect returns how many bytes syncs in this process wrote with direct I/O.
 func WrittenDirect() int64 { return writtenDirect.Load() }
+
+// SetPublishHook makes every batch that the sync publishes call fn first, in the publishing
+// goroutine; the returned function takes it away.
+func SetPublishHook(fn func()) (restore func()) {
+	publishHook = fn
+	return func() { publishHook = nil }
+}

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -293,4 +294,32 @@ func TestKeysThatDifferOnlyByCaseAreRefused(t *testing.T) {
 	e.expectAbsent("t/a.parquet")
 	e.expectFile("t/b.parquet", other)
 	e.expectVerified()
+}
+
+// TestAListingThatFailsMidwayDeletesNothing: a key gone from the bucket is deleted only once the
+// whole listing has been read. Here page 1 is versitygw's own listing (without a.bin, removed from
+// the bucket), said to be truncated; page 2 comes after the publisher's batching delay and breaks the
+// protocol (truncated, no token). Deleting as the merge finds keys gone would have removed a.bin by
+// then, from a listing that never ended.
+func TestAListingThatFailsMidwayDeletesNothing(t *testing.T) {
+	e := goodCopy(t)
+	e.remove("a.bin")
+	h := e.hostile(func(h *hostile, w http.ResponseWriter, _ *http.Request, upstream func() []byte) {
+		if h.lists.Load() == 1 {
+			doc := string(upstream())
+			if !strings.Contains(doc, "<IsTruncated>false</IsTruncated>") || strings.Contains(doc, "a.bin") {
+				t.Errorf("unexpected upstream listing: %s", doc)
+			}
+			_ = h.write(w, strings.Replace(doc, "<IsTruncated>false</IsTruncated>",
+				`<IsTruncated>true</IsTruncated><NextContinuationToken>page2</NextContinuationToken>`, 1))
+			return
+		}
+		time.Sleep(time.Second) // past the publisher's delay: a delete sent to it is published by now
+		_ = h.write(w, listStart+`<IsTruncated>true</IsTruncated></ListBucketResult>`)
+	})
+	rep, err := e.syncVia(h)
+	e.expectMisbehaving(rep, err, "gives no continuation token")
+	if rep.FilesDeleted != 0 {
+		t.Errorf("the report says %d files deleted", rep.FilesDeleted)
+	}
 }

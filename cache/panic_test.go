@@ -23,6 +23,7 @@ import (
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/test/testfiles"
 )
@@ -45,6 +46,74 @@ func TestAPanicInADownloadFailsTheSync(t *testing.T) {
 	e.put("a.bin", testfiles.Random(1<<16, 2))
 	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnGet{s} })
 	rep, err := cache.Sync(context.Background(), st, e.options(reqs))
+	if err == nil {
+		t.Fatal("the sync succeeded")
+	}
+	if rep.Reason != wire.ReasonPanicked {
+		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
+	}
+	e.expectFile("a.bin", v1)
+}
+
+// TestAPanicInARangedPartFailsTheSync: a panic in the goroutine that fetches one range of a large
+// object (started by the download worker, not the worker itself) ends the sync with ReasonPanicked.
+func TestAPanicInARangedPartFailsTheSync(t *testing.T) {
+	e := newEnv(t)
+	v1 := testfiles.Random(1<<20, 1)
+	e.put("a.bin", v1)
+	e.mustSync(nil)
+	e.put("a.bin", testfiles.Random(1<<20, 2))
+	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnGet{s} })
+	opts := e.options(reqs)
+	opts.PartSize = 64 << 10 // sixteen ranges, each in its own goroutine
+	rep, err := cache.Sync(context.Background(), st, opts)
+	if err == nil {
+		t.Fatal("the sync succeeded")
+	}
+	if rep.Reason != wire.ReasonPanicked {
+		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
+	}
+	e.expectFile("a.bin", v1)
+}
+
+// panicOnDescribe panics in every HEAD, in the goroutines that describe a change set's keys.
+type panicOnDescribe struct{ cache.Store }
+
+func (panicOnDescribe) Describe(context.Context, string, string) (plan.Object, bool, error) {
+	panic("a bug that this store's HEAD answers reach")
+}
+
+// TestAPanicInADescribeFailsTheSync: a change set's keys are described (HEAD) in goroutines of their
+// own; a panic there ends the sync with ReasonPanicked.
+func TestAPanicInADescribeFailsTheSync(t *testing.T) {
+	e := newEnv(t)
+	v1 := testfiles.Random(1<<16, 1)
+	e.put("a.bin", v1)
+	e.mustSync(nil)
+	e.put("a.bin", testfiles.Random(1<<16, 2))
+	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnDescribe{s} })
+	opts := e.options(reqs)
+	opts.Changes = &wire.ChangeSet{Changes: []wire.Change{{Key: e.prefix + "a.bin"}}}
+	rep, err := cache.Sync(context.Background(), st, opts)
+	if err == nil {
+		t.Fatal("the sync succeeded")
+	}
+	if rep.Reason != wire.ReasonPanicked {
+		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
+	}
+	e.expectFile("a.bin", v1)
+}
+
+// TestAPanicInAPublishFailsTheSync: files are published (renamed into place, recorded in the
+// manifest) by a goroutine of their own; a panic there ends the sync with ReasonPanicked.
+func TestAPanicInAPublishFailsTheSync(t *testing.T) {
+	e := newEnv(t)
+	v1 := testfiles.Random(1<<16, 1)
+	e.put("a.bin", v1)
+	e.mustSync(nil)
+	e.put("a.bin", testfiles.Random(1<<16, 2))
+	defer cache.SetPublishHook(func() { panic("a bug in publishing") })()
+	rep, err := e.sync(nil)
 	if err == nil {
 		t.Fatal("the sync succeeded")
 	}

@@ -115,7 +115,7 @@ func (s *syncer) publish(events <-chan event, pub publisher) error {
 		if !busy && failed == nil && len(pending) > 0 && (due || closed || len(pending) >= publishBatch) {
 			batch := pending
 			pending, due, busy = nil, false, true
-			go func() { done <- pub.Publish(batch) }()
+			go func() { done <- recovered("publishing", func() error { return pub.Publish(batch) }) }()
 		}
 		if closed && !busy && (len(pending) == 0 || failed != nil) {
 			return errors.Join(failed, pub.Finish())
@@ -155,6 +155,9 @@ type applied struct {
 }
 
 func (p *renamePublisher) Publish(batch []event) error {
+	if publishHook != nil {
+		publishHook()
+	}
 	s := p.s
 	intents := make([]manifest.Intent, 0, len(batch))
 	for _, ev := range batch {

@@ -18,8 +18,10 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/pqcache/pqcache/api/wire"
@@ -59,6 +61,9 @@ func volumeReason(err error) string {
 // whole sync gives its class when that class is a reason; otherwise the most frequent class among the
 // failed files does, when it is one of the reasons a file's failure can give.
 func (s *syncer) reason(err error) string {
+	if errors.Is(err, ErrSyncDeadline) {
+		return wire.ReasonSyncDeadlineExceeded
+	}
 	switch c := s3store.Classify(err); c {
 	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials:
 		return c
@@ -96,3 +101,19 @@ func (s *syncer) reason(err error) string {
 	}
 	return wire.ReasonSyncFailed
 }
+
+// recovered runs fn in the calling goroutine and turns a panic in it (a bug that a store's answers
+// reach) into an error wrapping s3store.ErrPanicked, with what it was doing and the stack. Every
+// goroutine that a sync starts runs its work through it: a panic would otherwise end the process,
+// and a node agent runs every Dataset's syncs in one.
+func recovered(what string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: %w: %v\n%s", what, s3store.ErrPanicked, p, debug.Stack())
+		}
+	}()
+	return fn()
+}
+
+// publishHook, when set (by tests), is called at the start of every batch the sync publishes.
+var publishHook func()

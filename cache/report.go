@@ -58,7 +58,13 @@ func (s *syncer) startProgress(ctx context.Context) (stop func()) {
 		for {
 			select {
 			case <-t.C:
-				s.opts.Progress(s.progress.snapshot(s.rep.Start))
+				if err := recovered("reporting progress", func() error {
+					s.opts.Progress(s.progress.snapshot(s.rep.Start))
+					return nil
+				}); err != nil {
+					s.abort(err)
+					return
+				}
 			case <-done:
 				return
 			case <-ctx.Done():

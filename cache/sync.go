@@ -127,6 +127,8 @@ type Options struct {
 	// DryRun plans and reports without changing anything; OnPlan sees each action.
 	DryRun bool
 	OnPlan func(plan.Action)
+	// Deadline bounds the sync's time; zero fields take the defaults (docs/sync.md, "Deadlines").
+	Deadline Deadline
 	// Progress, if set, is called every ProgressInterval while the sync runs, and once at the end.
 	Progress         func(wire.SyncProgress)
 	ProgressInterval time.Duration
@@ -217,7 +219,8 @@ type syncer struct {
 	room *room
 
 	abort    context.CancelCauseFunc // stops the whole sync
-	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
+	deadline *deadline
+	mu       sync.Mutex // guards rep.Failed, rep's counters updated by workers, classes
 	classes  map[string]int64
 	progress progressCounters
 	// listing is false for a targeted sync that applies its change set instead of listing.
@@ -296,10 +299,12 @@ func (s *syncer) run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.abort = cancel
+	s.startListDeadline()
+	defer s.deadline.stop()
 	stopProgress := s.startProgress(ctx)
 	defer stopProgress()
 	if err := s.transfer(ctx, filter, force); err != nil {
-		return err
+		return deadlineOr(context.Cause(ctx), err)
 	}
 	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()
 	if err := ctx.Err(); err != nil {
@@ -314,7 +319,7 @@ func (s *syncer) run(ctx context.Context) (err error) {
 	// Readers of the current generation see the changes once it is published: the lag ends there.
 	err = s.publishGeneration(ctx)
 	s.settleChanges()
-	return err
+	return deadlineOr(context.Cause(ctx), err)
 }
 
 // prepare opens what a sync resumes from and decides how it runs: whether every file must be copied
@@ -374,7 +379,17 @@ func (s *syncer) transfer(ctx context.Context, filter *plan.Filter, force plan.C
 		})
 	}
 	pubErr := make(chan error, 1)
-	go func() { pubErr <- s.publish(events, &renamePublisher{s: s}) }()
+	go func() {
+		err := recovered("publishing", func() error { return s.publish(events, &renamePublisher{s: s}) })
+		if errors.Is(err, s3store.ErrPanicked) {
+			// The publishing loop itself died: stop the workers, and take what they still send.
+			s.abort(err)
+			for ev := range events {
+				s.drop(ev)
+			}
+		}
+		pubErr <- err
+	}()
 
 	planErr := s.feed(ctx, filter, force, events, copies)
 	if planErr != nil {
@@ -484,15 +499,18 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 	if !s.listing {
 		planner = func(emit func(plan.Action) error) error { return s.planChanges(ctx, filter, emit) }
 	}
+	// A listing's deletes wait for its end: a key missing so far from a listing that then fails (a
+	// page the store breaks, a deadline) may be on the page that never came, and pruning it would
+	// take it from the copy that readers use. A change set names its deletes: they go at once.
+	var held []manifest.Entry
 	err = planner(func(a plan.Action) error {
 		if !a.Copy {
 			r.deleted(a.Old)
-			select {
-			case events <- event{del: true, entry: *a.Old}:
+			if s.listing {
+				held = append(held, *a.Old)
 				return nil
-			case <-ctx.Done():
-				return context.Cause(ctx)
 			}
+			return s.sendDelete(ctx, events, *a.Old)
 		}
 		s.progress.filesTotal.Add(1)
 		s.progress.bytesTotal.Add(a.Object.Size)
@@ -510,11 +528,20 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 		return err
 	}
 	s.progress.listed.Store(true)
+	s.startTransferDeadline(r.need)
 	space, err := r.verdict()
 	if space != nil {
 		s.rep.Space = space
 	}
-	return err
+	if err != nil {
+		return err // refused: the held deletes stay undone with the rest
+	}
+	for _, old := range held {
+		if err := s.sendDelete(ctx, events, old); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newRoom is the room of this sync; a targeted sync's generation starts from the manifest's size.
@@ -531,6 +558,16 @@ func (s *syncer) newRoom() (*room, error) {
 		r.gen = sum.Bytes
 	}
 	return r, nil
+}
+
+// sendDelete hands the publisher a delete.
+func (s *syncer) sendDelete(ctx context.Context, events chan<- event, old manifest.Entry) error {
+	select {
+	case events <- event{del: true, entry: old}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // plan lists each sub-prefix and merges it with the manifest's entries under the same sub-prefix.

@@ -26,6 +26,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -165,7 +166,13 @@ func (s *syncer) describe(ctx context.Context, changes []*targetedChange) {
 	for range min(s.opts.Parallelism, max(1, len(changes))) {
 		wg.Go(func() {
 			for tc := range next {
-				tc.obj, tc.exists, tc.err = s.store.Describe(ctx, s.prefix+tc.rel, s.prefix)
+				tc.err = recovered("describing "+tc.rel, func() (err error) {
+					tc.obj, tc.exists, err = s.store.Describe(ctx, s.prefix+tc.rel, s.prefix)
+					return err
+				})
+				if errors.Is(tc.err, s3store.ErrPanicked) {
+					s.abort(tc.err)
+				}
 			}
 		})
 	}

@@ -51,7 +51,8 @@ const (
 // Controllers and the agent use them from there:
 //   - a failed sync: wire.ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials,
 //     ReasonInsufficientCapacity, ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly,
-//     ReasonVolumePermissionDenied, ReasonVolumeIOError, ReasonSyncFailed;
+//     ReasonVolumePermissionDenied, ReasonVolumeIOError, ReasonPanicked, ReasonSyncDeadlineExceeded,
+//     ReasonSyncFailed;
 //   - an event source (the EventSource condition): wire.ReasonQueueNotFound, ReasonAccessDenied,
 //     ReasonInvalidCredentials, ReasonUnavailable, and ReasonTokenRejected below;
 //   - a bench runner that ran no query: wire.ReasonInvalidWorkload, ReasonMissingTables.

@@ -65,6 +65,10 @@ const (
 	// root than the node agent keeps for the node (its node reserve); nothing past it was copied, and
 	// the last published generation stands.
 	ReasonNodeReserve = "NodeReserve"
+	// ReasonSyncDeadlineExceeded: the sync ran past its deadline (its listing past a fixed bound, or
+	// its copies past a time derived from their bytes); it stopped, gave back its transfer slots, and
+	// the published data stays as it was; retried with backoff.
+	ReasonSyncDeadlineExceeded = "SyncDeadlineExceeded"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
 )
@@ -73,7 +77,7 @@ const (
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncFailed,
+	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncDeadlineExceeded, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

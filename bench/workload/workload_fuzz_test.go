@@ -38,11 +38,19 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		// Three queries of 120 bytes, not the built-in's 22 in full: the fuzz engine minimizes every
+		// input that finds new code, a byte at a time, and a 37 KB seed kept it minimizing, not
+		// fuzzing, for a whole short run (19 executions in 10 s).
+		w.Queries = w.Queries[:min(3, len(w.Queries))]
+		for i := range w.Queries { // the text of a query is opaque here: its first bytes do
+			w.Queries[i].SQL = w.Queries[i].SQL[:min(120, len(w.Queries[i].SQL))]
+			w.Queries[i].Polars = w.Queries[i].Polars[:min(120, len(w.Queries[i].Polars))]
+		}
 		b, err := json.Marshal(w)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b, "1-3,q5")
+		f.Add(b, "1-3,q2")
 		f.Add(b, "all")
 	}
 	f.Add([]byte("name: mine\ntables:\n  events:\n    path: events/**/*.parquet\n    hive: true\nqueries:\n- name: count\n  sql: select count(*) from events\n- name: p\n  polars: |\n    def query(t):\n      return t['events']\n"), "count,p")

@@ -64,14 +64,18 @@ type WebhookConfig struct {
 	MaxBody int64
 	// Keys says how posted records spell object keys.
 	Keys KeyEncoding
+	// QueryToken also takes the token from the query string (?token=TOKEN), for stores that post to a
+	// bare URL and cannot send headers (versitygw). Off by default: the token is then in every access
+	// log and proxy log that keeps URLs, the store's own included.
+	QueryToken bool
 	// Log receives the webhook's logs; nil discards them.
 	Log *slog.Logger
 }
 
 // Webhook is pqcache's endpoint for stores that post event notifications: POST
-// {PathPrefix}{namespace}/{name} with the Dataset's token either as "Authorization: Bearer TOKEN" or,
-// for stores that cannot send headers (versitygw posts to a bare URL), as "?token=TOKEN". The token
-// is compared in constant time. It answers 2xx only after the changes are in the Debouncer.
+// {PathPrefix}{namespace}/{name} with the Dataset's token as "Authorization: Bearer TOKEN" or, with
+// WebhookConfig.QueryToken, for stores that cannot send headers (versitygw posts to a bare URL), as
+// "?token=TOKEN". The token is compared in constant time. It answers 2xx only after the changes are in the Debouncer.
 type Webhook struct {
 	cfg WebhookConfig
 	d   *Debouncer
@@ -112,7 +116,11 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	// Never log r.URL as a whole: its query may hold the token.
 	log := w.log.With("dataset", key)
-	presented := presentedToken(r)
+	presented, fromQuery := presentedToken(r)
+	if fromQuery && !w.cfg.QueryToken {
+		log.Warn("Refused a token in the query string: that form is off (the event hub's --events-query-token, chart value events.queryToken)", "remote", r.RemoteAddr)
+		presented = ""
+	}
 	expected, err := w.cfg.Token(r.Context(), key)
 	if err != nil {
 		log.Error("Looking up the webhook token failed", "error", err)
@@ -178,14 +186,17 @@ func (w *Webhook) datasetKey(path string) (string, bool) {
 	return ns + "/" + name, true
 }
 
-func presentedToken(r *http.Request) string {
+// presentedToken returns the token of the Authorization header or, without the header, of the query
+// string, and whether it came from the query string.
+func presentedToken(r *http.Request) (string, bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
+			return strings.TrimSpace(tok), false
 		}
-		return ""
+		return "", false
 	}
-	return r.URL.Query().Get("token")
+	tok := r.URL.Query().Get("token")
+	return tok, tok != ""
 }
 
 // tokensEqual compares in time independent of where the tokens differ and of their lengths.

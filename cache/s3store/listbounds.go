@@ -133,18 +133,6 @@ func (g *listGuard) more(n int, truncated bool, next string) (bool, error) {
 // errPageTooLarge is what reading a listing page past MaxListPageBytes returns.
 var errPageTooLarge = fmt.Errorf("%w: a listing page is over %d bytes", ErrSourceMisbehaving, MaxListPageBytes)
 
-// readPage reads a listing body, up to MaxListPageBytes: one byte more says the page is over the cap.
-func readPage(body io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(body, MaxListPageBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxListPageBytes {
-		return nil, errPageTooLarge
-	}
-	return b, nil
-}
-
 // cappedClient caps the bodies of the responses it receives at MaxListPageBytes: the SDK's listing,
 // which reads the body itself, is sent through it.
 type cappedClient struct {

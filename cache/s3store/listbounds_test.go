@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,5 +135,42 @@ func TestListingBoundsOnBothPaths(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestListingIsDecodedAsItArrives: a page is decoded as its bytes arrive, not read whole first: the
+// listing of a valid 8 MiB page (1,000 entries, each followed by 8 KiB of whitespace between
+// elements, which XML allows) allocates well under the page's size. Read whole, it allocated the
+// page twice over (io.ReadAll's growing buffer).
+func TestListingIsDecodedAsItArrives(t *testing.T) {
+	pad := strings.Repeat(" ", 8<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, listHead+"<IsTruncated>false</IsTruncated>")
+		for i := range 1000 {
+			_, _ = fmt.Fprintf(w, `<Contents><Key>p/%04d</Key><LastModified>2026-01-01T00:00:00Z</LastModified><ETag>"e"</ETag><Size>1</Size></Contents>`, i)
+			_, _ = io.WriteString(w, pad)
+		}
+		_, _ = io.WriteString(w, "</ListBucketResult>")
+	}))
+	defer srv.Close()
+	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), UsePathStyle: true, RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	st, err := New(context.Background(), Config{Bucket: "b", Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := 0
+	err = st.ListPages(context.Background(), "p/", "p/", func(p Page) error { n += len(p.Objects); return nil })
+	runtime.ReadMemStats(&after)
+	if err != nil || n != 1000 {
+		t.Fatalf("listed %d objects: %v", n, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+		t.Errorf("listing a page of %d bytes allocated %d bytes; want under 2 MiB", 1000*(len(pad)+110), alloc)
+	} else {
+		t.Logf("listing a page of %d bytes allocated %d bytes", 1000*(len(pad)+110), alloc)
 	}
 }

@@ -27,76 +27,26 @@ import (
 	"github.com/pqcache/pqcache/cache/plan"
 )
 
-// parseList reads a ListObjectsV2 response. S3 and the stores that imitate it write the same flat
-// document (ListBucketResult of Contents elements, no attributes, no CDATA, no namespace prefixes):
-// scanning for the few elements the sync uses is some ten times faster than a general XML decoder.
-// A document that strays from that shape is decoded with encoding/xml instead.
+// parseList reads a ListObjectsV2 response held whole (readList reads one as it arrives). S3 and the
+// stores that imitate it write the same flat document (ListBucketResult of Contents elements, no
+// attributes, no CDATA, no namespace prefixes): scanning for the few elements the sync uses is some
+// six times faster than a general XML decoder. A document that strays from that shape is decoded
+// with encoding/xml from the first element that strays.
 func parseList(doc []byte, strip string) (listPage, error) {
-	if p, ok := scanList(doc, strip); ok {
-		return p, nil
-	}
-	return decodeList(doc, strip)
+	return readList(bytes.NewReader(doc), strip)
 }
 
 // errShape: a page that is not a listing. No retry within the sync fixes a store that answers so (a
 // body cut short by a lying Content-Length, or not XML at all), so it is the store misbehaving.
 var errShape = fmt.Errorf("%w: a page that does not parse as a listing", ErrSourceMisbehaving)
 
+// scanList reads doc with the scanner alone, and says whether it read the whole document.
 func scanList(doc []byte, strip string) (listPage, bool) {
-	var p listPage
-	if !bytes.Contains(doc, []byte("<ListBucketResult")) || bytes.Contains(doc, []byte("<![CDATA[")) {
-		return p, false
+	sc := &listScanner{r: bytes.NewReader(doc), strip: strip}
+	if !sc.scan() {
+		return listPage{}, false
 	}
-	rest := doc
-	for {
-		i := bytes.IndexByte(rest, '<')
-		if i < 0 {
-			return p, true
-		}
-		rest = rest[i+1:]
-		end := bytes.IndexByte(rest, '>')
-		if end < 0 {
-			return p, false
-		}
-		tag := rest[:end]
-		rest = rest[end+1:]
-		switch string(tag) {
-		case "Contents":
-			stop := bytes.Index(rest, []byte("</Contents>"))
-			if stop < 0 {
-				return p, false
-			}
-			obj, ok := scanObject(rest[:stop], strip)
-			if !ok {
-				return p, false
-			}
-			p.objects = append(p.objects, obj)
-			rest = rest[stop+len("</Contents>"):]
-		case "IsTruncated":
-			v, ok := text(&rest, "IsTruncated")
-			if !ok {
-				return p, false
-			}
-			p.truncated = v == "true"
-		case "NextContinuationToken":
-			v, ok := text(&rest, "NextContinuationToken")
-			if !ok {
-				return p, false
-			}
-			p.next = v
-		case "CommonPrefixes":
-			stop := bytes.Index(rest, []byte("</CommonPrefixes>"))
-			if stop < 0 {
-				return p, false
-			}
-			rest = rest[stop+len("</CommonPrefixes>"):]
-		default:
-			name, _, _ := bytes.Cut(tag, []byte(" "))
-			if bytes.IndexByte(name, ':') >= 0 { // a namespace prefix: not the plain shape
-				return p, false
-			}
-		}
-	}
+	return sc.page, true
 }
 
 // scanObject reads the elements of one Contents.
@@ -232,30 +182,11 @@ func unescape(raw []byte) (string, bool) {
 	return sb.String(), true
 }
 
-// decodeList is parseList's general path.
+// decodeList reads doc with encoding/xml alone.
 func decodeList(doc []byte, strip string) (listPage, error) {
-	var r struct {
-		IsTruncated           bool
-		NextContinuationToken string
-		Contents              []struct {
-			Key               string
-			LastModified      time.Time
-			ETag              string
-			Size              int64
-			ChecksumAlgorithm []string
-			ChecksumType      string
-		}
-	}
-	if err := xml.Unmarshal(doc, &r); err != nil {
-		return listPage{}, fmt.Errorf("%w: %w", errShape, err)
-	}
-	p := listPage{truncated: r.IsTruncated, next: r.NextContinuationToken}
-	for _, c := range r.Contents {
-		o := plan.Object{Key: strings.TrimPrefix(c.Key, strip), Size: c.Size, LastModified: c.LastModified.UTC(), ETag: c.ETag, ChecksumType: c.ChecksumType}
-		if len(c.ChecksumAlgorithm) > 0 {
-			o.ChecksumAlgorithm = c.ChecksumAlgorithm[0]
-		}
-		p.objects = append(p.objects, o)
+	var p listPage
+	if err := decodeListFrom(xml.NewDecoder(bytes.NewReader(doc)), &p, strip); err != nil {
+		return listPage{}, err
 	}
 	return p, nil
 }

@@ -54,6 +54,8 @@ type Config struct {
 	// WebhookListen serves the event webhook on this address, with WebhookToken the token a store
 	// must present.
 	WebhookListen, WebhookToken string
+	// WebhookQueryToken also takes the token from the query string (notify.WebhookConfig.QueryToken).
+	WebhookQueryToken bool
 	// SQSQueue is long-polled for the bucket's notifications, at SQSEndpoint in SQSRegion.
 	SQSQueue, SQSEndpoint, SQSRegion string
 	// Fresh are prefixes, relative to Prefix, whose changes go first.
@@ -223,7 +225,8 @@ func startSources(ctx context.Context, cfg Config, deb *notify.Debouncer, log *s
 				}
 				return "", nil
 			},
-			Log: log,
+			QueryToken: cfg.WebhookQueryToken,
+			Log:        log,
 		})
 		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.WebhookListen)
 		if err != nil {

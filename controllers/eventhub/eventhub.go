@@ -62,6 +62,9 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// BindAddress is where the webhook endpoint listens (host:port); empty: no webhook.
 	BindAddress string
+	// QueryToken lets the webhook take a Dataset's token from the query string (?token=), for stores
+	// that cannot send an Authorization header (notify.WebhookConfig.QueryToken).
+	QueryToken bool
 	// Debounce tunes the batches; zero fields take cache/notify's defaults.
 	Debounce notify.DebounceConfig
 	// SQSClientOptions adjust every SQS client (tests switch the wire protocol for goaws).
@@ -132,7 +135,7 @@ func New(opts Options) *Hub {
 	h := &Hub{opts: opts, log: log, wake: make(chan event.GenericEvent, 256), ctx: ctx, cancel: cancel,
 		watched: map[types.NamespacedName]*watched{}, batches: map[types.NamespacedName]*held{}, tokens: map[types.NamespacedName]cachedToken{}}
 	h.debounce = notify.NewDebouncer(opts.Debounce, h.emit)
-	h.webhook = notify.NewWebhook(h.debounce, notify.WebhookConfig{Token: h.token, Log: log})
+	h.webhook = notify.NewWebhook(h.debounce, notify.WebhookConfig{Token: h.token, QueryToken: opts.QueryToken, Log: log})
 	return h
 }
 

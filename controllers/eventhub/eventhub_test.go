@@ -114,6 +114,8 @@ func startWith(t *testing.T, o envOptions) *env {
 		reader = o.reader(reader)
 	}
 	hub := New(Options{Client: mgr.GetClient(), Reader: reader, Scheme: scheme, BindAddress: "127.0.0.1:0",
+		// The tests post as versitygw does: the token in the query string.
+		QueryToken: true,
 		// Short windows keep the test quick; a batch over three keys overflows into a listing.
 		Debounce:         notify.DebounceConfig{Window: 200 * time.Millisecond, MaxDelay: time.Second, FreshDelay: 50 * time.Millisecond, MaxKeys: 3},
 		SQSClientOptions: []func(*sqs.Options){sqstest.ClientOptions}})

@@ -28,7 +28,7 @@ common=(--endpoint "$S3" --path-style)
 
 # watch first: versitygw posts a test event when it starts and refuses to start if nobody answers.
 bin/pqcache watch s3://events/live/ "$WORK/live" "${common[@]}" --webhook-listen "127.0.0.1:$HOOK_PORT" \
-  --webhook-token "$TOKEN" --fresh fresh/ --no-initial-sync --resync 0 --log-level info >"$WORK/watch.jsonl" 2>"$WORK/watch.log" &
+  --webhook-token "$TOKEN" --webhook-query-token --fresh fresh/ --no-initial-sync --resync 0 --log-level info >"$WORK/watch.jsonl" 2>"$WORK/watch.log" &
 bench_pids+=($!)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$HOOK_PORT/" && break; sleep 0.1; done
 echo '{"s3:ObjectCreated:*": true, "s3:ObjectRemoved:*": true}' >"$WORK/filter.json"

@@ -55,6 +55,7 @@ type managerOptions struct {
 	workerImage            string
 	polarsImage            string
 	eventsAddr             string
+	eventsQueryToken       bool
 	maxConcurrentSyncs     int
 	syncJobTTL             time.Duration
 	workerServiceAccount   string
@@ -92,6 +93,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.StringVar(&opts.polarsImage, "polars-image", "pqcache-polars:"+version.Version, "Image of BenchRuns' polars engine: Python Polars and pqcache's Polars program (the runner is injected from --worker-image).")
 	f.StringVar(&opts.eventsAddr, "events-bind-address", ":8082", "Address of the endpoint stores post S3 event notifications to (POST /events/NAMESPACE/NAME); \"0\" disables it (SQS sources still run).")
+	f.BoolVar(&opts.eventsQueryToken, "events-query-token", false, "Also take a Dataset's webhook token from the query string (?token=TOKEN), for stores that cannot send an Authorization header (versitygw). Off by default: access logs keep URLs, and the token with them.")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")
 	f.StringVar(&opts.pricesFile, "prices-file", "", "YAML file of the prices BenchRuns are costed with where their spec.pricing gives none (docs/benchruns.md); read again when it changes. Empty: the built-in AWS us-east-1 list prices.")
@@ -124,11 +126,11 @@ func newScheme() *runtime.Scheme {
 
 // newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless addr is "0",
 // the webhook endpoint on addr. It reads Secrets uncached.
-func newEventHub(mgr ctrl.Manager, addr string) *eventhub.Hub {
+func newEventHub(mgr ctrl.Manager, addr string, queryToken bool) *eventhub.Hub {
 	if addr == "0" {
 		addr = ""
 	}
-	return eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), BindAddress: addr,
+	return eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), BindAddress: addr, QueryToken: queryToken,
 		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("events")))})
 }
 
@@ -187,7 +189,7 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return err
 	}
-	hub := newEventHub(mgr, opts.eventsAddr)
+	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken)
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}

@@ -34,6 +34,7 @@ import (
 
 type watchFlags struct {
 	webhookListen, webhookToken string
+	webhookQueryToken           bool
 	sqsQueue, sqsEndpoint       string
 	sqsRegion                   string
 	fresh                       []string
@@ -56,6 +57,7 @@ sends them there directly or through SNS or EventBridge) or are posted by the st
 webhook (--webhook-listen; MinIO, Ceph RGW and versitygw post to a URL):
 
   POST http://ADDR/events/` + watch.Key + `  with "Authorization: Bearer TOKEN", or ?token=TOKEN
+  with --webhook-query-token
 
 It prints one JSON line per sync on stdout, and stops on SIGINT or SIGTERM.`,
 		Args: cobra.ExactArgs(2),
@@ -69,6 +71,7 @@ It prints one JSON line per sync on stdout, and stops on SIGINT or SIGTERM.`,
 	f.GenerationOptions.Bind(fl)
 	fl.StringVar(&w.webhookListen, "webhook-listen", "", "Serve the event webhook on this address (host:port; keep it on a private network).")
 	fl.StringVar(&w.webhookToken, "webhook-token", "", "The token a store must present to the webhook (default: $PQCACHE_WEBHOOK_TOKEN).")
+	fl.BoolVar(&w.webhookQueryToken, "webhook-query-token", false, "Also take the token from the query string (?token=TOKEN), for stores that cannot send an Authorization header (versitygw); access logs keep URLs, and the token with them.")
 	fl.StringVar(&w.sqsQueue, "sqs-queue", "", "Long-poll this SQS queue URL for the bucket's event notifications.")
 	fl.StringVar(&w.sqsEndpoint, "sqs-endpoint", "", "URL of an SQS-compatible server (default: AWS, or the queue URL's host).")
 	fl.StringVar(&w.sqsRegion, "sqs-region", "", "The queue's region (default: from an AWS queue URL, else the AWS configuration).")
@@ -103,7 +106,7 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	}
 	return watch.Run(ctx, store, opts, watch.Config{
 		Bucket: bucket, Prefix: prefix, Include: f.Include, Exclude: f.Exclude,
-		WebhookListen: w.webhookListen, WebhookToken: token,
+		WebhookListen: w.webhookListen, WebhookToken: token, WebhookQueryToken: w.webhookQueryToken,
 		SQSQueue: w.sqsQueue, SQSEndpoint: w.sqsEndpoint, SQSRegion: w.sqsRegion,
 		Fresh: w.fresh, Resync: w.resync, Window: w.window, MaxDelay: w.maxDelay, NoInitial: w.noInitial,
 	}, cmd.OutOrStdout())

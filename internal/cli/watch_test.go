@@ -98,7 +98,7 @@ func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&bytes.Buffer{})
 	cmd.SetArgs([]string{"watch", "s3://lake/live/", dir, "--endpoint", srv.Endpoint, "--path-style",
-		"--webhook-listen", addr, "--webhook-token", token, "--window", "200ms", "--max-delay", "1s", "--resync", "0"})
+		"--webhook-listen", addr, "--webhook-token", token, "--webhook-query-token", "--window", "200ms", "--max-delay", "1s", "--resync", "0"})
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	defer func() {

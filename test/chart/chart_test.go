@@ -433,6 +433,10 @@ func TestEventsEndpoint(t *testing.T) {
 		!hasArg(render(t, "hostNetwork=true", "events.bindHost=10.244.77.1").managerArgs(t), "--events-bind-address=10.244.77.1:8082") {
 		t.Error("events bind address with hostNetwork")
 	}
+	// A token in the query string only when asked for: access logs keep URLs.
+	if hasArg(r.managerArgs(t), "--events-query-token") || !hasArg(render(t, "events.queryToken=true").managerArgs(t), "--events-query-token") {
+		t.Error("--events-query-token must follow events.queryToken, off by default")
+	}
 }
 
 // TestHostNetwork: in the node's network namespace the manager's ports bind to loopback only and the

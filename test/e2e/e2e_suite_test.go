@@ -118,7 +118,9 @@ var _ = BeforeSuite(func() {
 		"--set", "worker.maxConcurrentBenchJobs=1", "--set", "logLevel=debug",
 		// The node agents keep their copies under kubelet's root, which the local cluster keeps per
 		// node (a hostPath elsewhere would be one directory shared by every node on this machine).
-		"--set", "agent.enabled=true", "--set", "agent.cacheRoot=/var/lib/kubelet/pqcache-copies"}
+		"--set", "agent.enabled=true", "--set", "agent.cacheRoot=/var/lib/kubelet/pqcache-copies",
+		// The suite's versitygw posts events to a bare URL, the token in its query string.
+		"--set", "events.queryToken=true"}
 	if values := os.Getenv("PQCACHE_E2E_HELM_VALUES"); values != "" {
 		args = append(args, "--values", values)
 	}
