@@ -34,7 +34,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -176,9 +175,7 @@ func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 			qr.NetworkReadBytes = max(qr.NetworkReadBytes, it.netBytes)
 		}
 		if qr.Status == wire.StatusSucceeded {
-			sorted := slices.Clone(qr.Millis)
-			slices.Sort(sorted)
-			qr.MinMillis, qr.MaxMillis, qr.MedianMillis = sorted[0], sorted[len(sorted)-1], median(sorted)
+			summarize(&qr)
 		} else {
 			qr.Millis, qr.Rows, qr.Digest = nil, 0, ""
 			res.FailedQueries = append(res.FailedQueries, q)

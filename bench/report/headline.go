@@ -68,8 +68,8 @@ func (c comparison) headlines() []headline {
 	return out
 }
 
-// Answer says which input won and by how much: "volume is 3.1x faster than s3 (geometric means over
-// 21 queries: volume 120 ms, s3 372 ms)."
+// Answer says which input won and by how much, or that they are within noise: "volume is 3.1x faster
+// than s3 (geometric means over 21 queries: volume 120 ms (115–126 ms), s3 372 ms (360–390 ms))."
 func (h headline) Answer() string {
 	v := h.Verdict
 	if v.Queries == 0 {
@@ -79,7 +79,7 @@ func (h headline) Answer() string {
 	if len(v.Means) == 1 {
 		return fmt.Sprintf("read %s only (%s).", v.Means[0].Name, over)
 	}
-	return fmt.Sprintf("%s is %s (%s).", v.Means[0].Name, v.comparisons(), over)
+	return fmt.Sprintf("%s (%s).", v.claim(), over)
 }
 
 // Cost says what one run costs on each input path and when the cache pays for itself; "" when the

@@ -239,7 +239,7 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 			c := cell{Time: "–", Memory: "–"}
 			if qr := find(s.Result, q); qr != nil {
 				if qr.Status == wire.StatusSucceeded {
-					c = cell{Time: fmt.Sprintf("%d ms", qr.MedianMillis), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
+					c = cell{Time: spreadText(qr), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
 				} else {
 					c = cell{Time: qr.Status, Memory: qr.Status}
 				}

@@ -1,0 +1,73 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wire
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The noise of repeated query times, in one place: the runner states each query's spread, and the
+// reports and the BenchRun controller read it with the same threshold (docs/bench.md says why these
+// figures; docs/benchmarks.md has the measurements behind NoisyPermille).
+
+// NoisyPermille is the spread, in thousandths, above which a run's times are too noisy to trust: a
+// BenchRun whose typical query spread passes it gets the reason Noisy. On this project's 2-core
+// machine, runs at a load below 4 had typical spreads of 7 to 13%, and one beside a busy neighbour
+// (load 10) 27% (docs/benchmarks.md): 20% lies between.
+const NoisyPermille = 200
+
+// UnknownSpreadPermille is the noise the reports assume for a run of one iteration, whose spread is
+// unknown: two geometric means closer than this are within noise. Two identical runs, one after the
+// other on the same idle machine, had geometric means 10% apart (docs/benchmarks.md).
+const UnknownSpreadPermille = 100
+
+// TypicalSpreadPermille is the median of the known spreads of the given queries: how much a typical
+// query of the run varies, robust to the one very short query whose millisecond rounding makes
+// its spread large. ok is false when no spread is known (every query ran once).
+func TypicalSpreadPermille(spreads []*int64) (permille int64, ok bool) {
+	var known []int64
+	for _, s := range spreads {
+		if s != nil {
+			known = append(known, *s)
+		}
+	}
+	if len(known) == 0 {
+		return 0, false
+	}
+	slices.Sort(known)
+	n := len(known)
+	if n%2 == 1 {
+		return known[n/2], true
+	}
+	return (known[n/2-1] + known[n/2]) / 2, true
+}
+
+// Permille writes a spread in thousandths as a percentage for people: "2.5%".
+func Permille(p int64) string {
+	return fmt.Sprintf("%d.%d%%", p/10, p%10)
+}
+
+// DeepCopyInto copies the measurements into out, the spread too: the BenchRun API embeds this type,
+// and its generated deep copy calls this method.
+func (in *QueryMeasurements) DeepCopyInto(out *QueryMeasurements) {
+	*out = *in
+	if in.SpreadPermille != nil {
+		v := *in.SpreadPermille
+		out.SpreadPermille = &v
+	}
+}

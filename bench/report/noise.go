@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pqcache/pqcache/api/wire"
+)
+
+// This file is the report's rule for "within noise" (docs/bench.md): a verdict names a winner only
+// when the loser's range lies wholly above the winner's. A contender's range runs from the geometric
+// mean of its queries' fastest iterations to that of their slowest: what its whole suite took at
+// best and at worst on this machine. A run of one iteration has no range (its spread is unknown);
+// it is within noise of another when their means are closer than wire.UnknownSpreadPermille.
+
+// knownRange says whether a query's fastest and slowest iterations bound its time: it ran at least
+// two iterations (a spread, or a run of several iterations whose min and max were recorded).
+func knownRange(r *wire.BenchResult, q *wire.QueryResult) bool {
+	return q.SpreadPermille != nil || (r.Iterations >= 2 && q.MinMillis > 0 && q.MaxMillis > 0)
+}
+
+// withinNoise says whether two contenders cannot be told apart: their ranges overlap, or, when
+// either range is unknown, their means differ by less than the assumed noise.
+func withinNoise(a, b mean) bool {
+	if a.Known && b.Known {
+		return a.Lo <= b.Hi && b.Lo <= a.Hi
+	}
+	lo, hi := math.Min(a.Millis, b.Millis), math.Max(a.Millis, b.Millis)
+	return hi < lo*(1+float64(wire.UnknownSpreadPermille)/1000)
+}
+
+// rangeText writes a contender's range: "95–110 ms"; "" when unknown.
+func (m mean) rangeText() string {
+	if !m.Known {
+		return ""
+	}
+	lo, hi := millisText(m.Lo), millisText(m.Hi)
+	for _, unit := range []string{" ms", " s"} {
+		if strings.HasSuffix(lo, unit) && strings.HasSuffix(hi, unit) { // one unit: "95–110 ms"
+			lo = strings.TrimSuffix(lo, unit)
+		}
+	}
+	return lo + "–" + hi
+}
+
+// unknownNote says, once per verdict, which contenders ran one iteration and how they were judged.
+func unknownNote(ms []mean) string {
+	n := 0
+	for _, m := range ms {
+		if !m.Known {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; spread unknown (one iteration): differences under %s count as noise", wire.Permille(wire.UnknownSpreadPermille))
+}
+
+// spreadText writes a query's median and spread for the tables: "100 ms ±2.5%", or the median alone
+// with one iteration.
+func spreadText(q *wire.QueryResult) string {
+	s := millisText(float64(q.MedianMillis))
+	if q.SpreadPermille != nil {
+		s += " ±" + wire.Permille(*q.SpreadPermille)
+	}
+	return s
+}
