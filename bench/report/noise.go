@@ -43,7 +43,7 @@ func withinNoise(a, b mean) bool {
 		return a.Lo <= b.Hi && b.Lo <= a.Hi
 	}
 	lo, hi := math.Min(a.Millis, b.Millis), math.Max(a.Millis, b.Millis)
-	return hi < lo*(1+float64(wire.UnknownSpreadPermille)/1000)
+	return hi*1000 < lo*float64(1000+wire.UnknownSpreadPermille)
 }
 
 // rangeText writes a contender's range: "95–110 ms"; "" when unknown.
