@@ -36,14 +36,20 @@ const NoisyPermille = 200
 // other on the same idle machine, had geometric means 10% apart (docs/benchmarks.md).
 const UnknownSpreadPermille = 100
 
-// TypicalSpreadPermille is the median of the known spreads of the given queries: how much a typical
-// query of the run varies, robust to the one very short query whose millisecond rounding makes
-// its spread large. ok is false when no spread is known (every query ran once).
-func TypicalSpreadPermille(spreads []*int64) (permille int64, ok bool) {
+// ShortQueryMillis is the median under which a query's spread is left out of a run's typical spread:
+// the runner's clock counts whole milliseconds, so a 5 ms query that took 4 ms once and 6 ms once has
+// a 20% spread that is rounding, and a difference of a few milliseconds ranks nothing that matters.
+// At 20 ms one millisecond is 5%, a quarter of NoisyPermille.
+const ShortQueryMillis = 20
+
+// TypicalSpreadPermille is the median spread of the queries that have one and took at least
+// ShortQueryMillis: how much a typical query of the run varies, robust to the one query that met a
+// neighbour's burst. ok is false when no query qualifies (each ran once, or all were that short).
+func TypicalSpreadPermille(queries []QueryMeasurements) (permille int64, ok bool) {
 	var known []int64
-	for _, s := range spreads {
-		if s != nil {
-			known = append(known, *s)
+	for _, q := range queries {
+		if q.SpreadPermille != nil && q.MedianMillis >= ShortQueryMillis {
+			known = append(known, *q.SpreadPermille)
 		}
 	}
 	if len(known) == 0 {
