@@ -44,7 +44,7 @@ func measured(engine string, queries ...[2]int64) datav1alpha1.BenchResult {
 }
 
 // TestNoisyRunsSayByHowMuch: a run whose every query returned is Completed, or Noisy when one Job's
-// typical query spread passes 20%, with that figure in the message; failures still come first.
+// typical query spread passes 15%, with that figure in the message; failures still come first.
 func TestNoisyRunsSayByHowMuch(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -57,9 +57,9 @@ func TestNoisyRunsSayByHowMuch(t *testing.T) {
 		{"one iteration: unknown, not quiet", []datav1alpha1.BenchResult{measured("duckdb", [2]int64{100, -1})},
 			datav1alpha1.ReasonCompleted, "spread not judged: every query ran once, or took under 20 ms"},
 		{"one noisy Job of two", []datav1alpha1.BenchResult{measured("duckdb", [2]int64{100, 30}), measured("polars", [2]int64{100, 270}, [2]int64{300, 250}, [2]int64{90, 10})},
-			datav1alpha1.ReasonNoisy, "the typical query's spread over its iterations is above 20.0% on polars / small / volume 25.0%"},
-		{"exactly at the threshold is not noisy", []datav1alpha1.BenchResult{measured("duckdb", [2]int64{100, 200})},
-			datav1alpha1.ReasonCompleted, "at most 20.0%"},
+			datav1alpha1.ReasonNoisy, "the typical query's spread over its iterations is above 15.0% on polars / small / volume 25.0%"},
+		{"exactly at the threshold is not noisy", []datav1alpha1.BenchResult{measured("duckdb", [2]int64{100, 150})},
+			datav1alpha1.ReasonCompleted, "at most 15.0%"},
 		{"a noisy short query is rounding", []datav1alpha1.BenchResult{measured("duckdb", [2]int64{4, 333}, [2]int64{6, 400}, [2]int64{50, 20})},
 			datav1alpha1.ReasonCompleted, "at most 2.0%"},
 	} {

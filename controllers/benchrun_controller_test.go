@@ -477,7 +477,7 @@ var _ = Describe("BenchRun controller", func() {
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
-	It("says a completed run whose times vary by more than 20% is Noisy, with the figure, and still succeeded", func() {
+	It("says a completed run whose times vary by more than 15% is Noisy, with the figure, and still succeeded", func() {
 		readyDataset(ns, "data")
 		run := newBenchRun(ns, "noisy", "data", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Configs = r.Spec.Configs[:1]
@@ -493,7 +493,7 @@ var _ = Describe("BenchRun controller", func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "a noisy run completed")
 			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonNoisy))
-			g.Expect(c.Message).To(MatchRegexp(`above 20\.0% on duckdb / small / volume [0-9]+\.[0-9]%`))
+			g.Expect(c.Message).To(MatchRegexp(`above 15\.0% on duckdb / small / volume [0-9]+\.[0-9]%`))
 			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionStalled)).To(BeNil())
 			g.Expect(kstatusOf(cur)).To(Equal(status.CurrentStatus))
 			g.Expect(cur.Status.Results).To(HaveLen(1))

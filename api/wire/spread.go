@@ -26,10 +26,11 @@ import (
 // figures; docs/benchmarks.md has the measurements behind NoisyPermille).
 
 // NoisyPermille is the spread, in thousandths, above which a run's times are too noisy to trust: a
-// BenchRun whose typical query spread passes it gets the reason Noisy. On this project's 2-core
-// machine, runs at a load below 4 had typical spreads of 7 to 13%, and one beside a busy neighbour
-// (load 10) 27% (docs/benchmarks.md): 20% lies between.
-const NoisyPermille = 200
+// BenchRun whose typical query spread passes it gets the reason Noisy. On this project's shared
+// 2-core machine, three runs at a load of 1 to 4 had typical spreads of 7.0, 11.8 and 12.8%, and two
+// beside busy neighbours (load rising from 4 to 11; 23 to 28) 26.6 and 16.1% (docs/benchmarks.md):
+// 15% lies between.
+const NoisyPermille = 150
 
 // UnknownSpreadPermille is the noise the reports assume for a run of one iteration, whose spread is
 // unknown: two geometric means closer than this are within noise. Two identical runs, one after the
@@ -39,7 +40,7 @@ const UnknownSpreadPermille = 100
 // ShortQueryMillis is the median under which a query's spread is left out of a run's typical spread:
 // the runner's clock counts whole milliseconds, so a 5 ms query that took 4 ms once and 6 ms once has
 // a 20% spread that is rounding, and a difference of a few milliseconds ranks nothing that matters.
-// At 20 ms one millisecond is 5%, a quarter of NoisyPermille.
+// At 20 ms one millisecond is 5%, a third of NoisyPermille.
 const ShortQueryMillis = 20
 
 // TypicalSpreadPermille is the median spread of the queries that have one and took at least
