@@ -27,8 +27,8 @@ import (
 
 // NoisyPermille is the spread, in thousandths, above which a run's times are too noisy to trust: a
 // BenchRun whose typical query spread passes it gets the reason Noisy. On this project's shared
-// 2-core machine, three runs at a load of 1 to 4 had typical spreads of 7.0, 11.8 and 12.8%, and two
-// beside busy neighbours (load rising from 4 to 11; 23 to 28) 26.6 and 16.1% (docs/benchmarks.md):
+// 2-core machine, three runs at a load of 1 to 4 had typical spreads of 7.0, 11.8 and 12.7%, and two
+// beside busy neighbours (load rising from 4 to 11; 23 to 28) 26.6 and 16.0% (docs/benchmarks.md):
 // 15% lies between.
 const NoisyPermille = 150
 

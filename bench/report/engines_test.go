@@ -187,6 +187,7 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 		"<h2>Network bytes read</h2>",
 		"<td>3.00 GiB</td>",
 		"polars file-backed q3: 12 MiB",
+		"<td>run: polars / 2cpu-4gi / s3</td><td>polars</td><td>0 ms</td><td>±5.0%</td>", // the runs table: the typical spread
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the HTML lacks %q", want)

@@ -74,6 +74,23 @@ func unknownNote(ms []mean) string {
 	return fmt.Sprintf("; spread unknown (one iteration): differences under %s count as noise", wire.Permille(wire.UnknownSpreadPermille))
 }
 
+// Spread is the run's typical query spread for the runs tables: "±2.5%", or why there is none.
+func (s Series) Spread() string {
+	var measured []wire.QueryMeasurements
+	for _, q := range s.Result.Queries {
+		if q.Status == wire.StatusSucceeded {
+			measured = append(measured, q.QueryMeasurements)
+		}
+	}
+	if p, ok := wire.TypicalSpreadPermille(measured); ok {
+		return "±" + wire.Permille(p)
+	}
+	if s.Result.Iterations < 2 {
+		return "unknown (one iteration)"
+	}
+	return "–"
+}
+
 // spreadText writes a query's median and spread for the tables: "100 ms ±2.5%", or the median alone
 // with one iteration.
 func spreadText(q *wire.QueryResult) string {

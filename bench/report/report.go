@@ -216,8 +216,8 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 {{template "style"}}</head><body>
 <h1>pqcache benchmark report</h1>
 <p class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Label}}</span>{{end}}</p>
-<table><tr><th>run</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
-{{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
+<table><tr><th>run</th><th>geometric mean</th><th>typical spread</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
+{{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
 {{end}}</table>
 {{.TimeChart}}
 {{.MemoryChart}}
