@@ -152,6 +152,8 @@ type mean struct {
 	Millis float64
 	Lo, Hi float64
 	Known  bool
+	// Once says the run had one iteration: why its range is unknown.
+	Once bool
 }
 
 // judge builds the verdict over the named runs (in the given order when tied).
@@ -202,7 +204,7 @@ func meanOf(name string, r *wire.BenchResult, common map[string]bool) mean {
 		known = known && knownRange(r, q)
 	}
 	n := float64(len(common))
-	m := mean{Name: name, Millis: math.Exp(logMid / n), Known: known}
+	m := mean{Name: name, Millis: math.Exp(logMid / n), Known: known, Once: r.Iterations < 2}
 	if known {
 		m.Lo, m.Hi = math.Exp(logLo/n), math.Exp(logHi/n)
 	}

@@ -60,18 +60,27 @@ func (m mean) rangeText() string {
 	return lo + "–" + hi
 }
 
-// unknownNote says, once per verdict, which contenders ran one iteration and how they were judged.
+// unknownNote says, once per verdict, that some contenders' ranges are unknown and how they were
+// judged: "(one iteration)" when that is why, as it is for every run but one recorded without its
+// fastest and slowest times.
 func unknownNote(ms []mean) string {
-	n := 0
+	unknown, once := 0, 0
 	for _, m := range ms {
 		if !m.Known {
-			n++
+			unknown++
+			if m.Once {
+				once++
+			}
 		}
 	}
-	if n == 0 {
+	if unknown == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; spread unknown (one iteration): differences under %s count as noise", wire.Permille(wire.UnknownSpreadPermille))
+	why := ""
+	if once == unknown {
+		why = " (one iteration)"
+	}
+	return fmt.Sprintf("; spread unknown%s: differences under %s count as noise", why, wire.Permille(wire.UnknownSpreadPermille))
 }
 
 // Spread is the run's typical query spread for the runs tables: "±2.5%", or why there is none.
