@@ -68,6 +68,9 @@ type Agent struct {
 	PeerKey peer.Key
 	Copies  *Copies
 	Budget  *Budget
+	// Reserve is free space on the cache root that no sync takes (bytes): the node's, for its
+	// kubelet, images and logs.
+	Reserve int64
 	Log     *slog.Logger
 	// PruneEvery is how often copies the node no longer keeps are removed (default pruneEvery).
 	PruneEvery time.Duration
@@ -177,12 +180,9 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 		a.recordFailure(rep, start, wire.ReasonInvalidCredentials, err)
 		return false
 	}
-	release, parallelism, err := a.Budget.Acquire(ctx, opts.Parallelism)
-	if err != nil {
-		return false
-	}
-	defer release()
-	opts.Parallelism, opts.Log, opts.Requests = parallelism, log, bucket.Requests()
+	// The node's GET slots are taken per GET, while bytes move, and shared fairly (Budget).
+	opts.Parallelism, opts.Slots = min(opts.Parallelism, a.Budget.Total()), a.Budget.For(ds.Namespace+"/"+ds.Name)
+	opts.Reserve, opts.Log, opts.Requests = a.Reserve, log, bucket.Requests()
 	opts.GenerationAtLeast = rep.Spec.MinGeneration
 	if peerURL != "" {
 		p, err := peer.NewStore(ctx, peerURL, a.PeerKey, Bucket(ds.Namespace, ds.Name))

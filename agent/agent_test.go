@@ -18,6 +18,7 @@ package agent_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -86,6 +87,9 @@ type cluster struct {
 	peerDelay atomic.Int64
 	// bucketHTTP, when set, is every agent's client to the bucket.
 	bucketHTTP aws.HTTPClient
+	// budget, when set, is every agent's number of GET slots (default 8); reserve its node reserve.
+	budget  int
+	reserve int64
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -186,7 +190,7 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
-		Copies: copies, Budget: agent.NewBudget(8), Log: log, PruneEvery: time.Second}
+		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second}
 	if cl.bucketHTTP != nil {
 		a.BucketHTTP = cl.bucketHTTP
 	}

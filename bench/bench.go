@@ -22,21 +22,16 @@ limitations under the License.
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -46,10 +41,13 @@ import (
 	"github.com/pqcache/pqcache/bench/workload"
 )
 
-// Invocation is one run of one query: what an engine's process is told.
+// Invocation is one engine process: what it is told to run.
 type Invocation struct {
-	// Query is the query's name in the workload.
+	// Query is the query's name in the workload, in process isolation.
 	Query string
+	// Queries are the queries the process runs in turn: Query alone in process isolation, every
+	// query of an iteration still to run in session isolation.
+	Queries []string
 	// Workload is the resolved workload (JSON, workload.Resolved): each table's files and each
 	// query's SQL and Polars form.
 	Workload string
@@ -57,17 +55,32 @@ type Invocation struct {
 	Data string
 }
 
-// Engine starts the process that runs one query.
+// Engine starts the process that runs one query, or in session isolation several in turn.
 type Engine interface {
 	// Name identifies the engine in results ("duckdb", "polars", "command").
 	Name() string
-	// Command returns the command that runs one query and writes its result rows to stdout, one per
-	// line, in the canonical row format (bench/canon).
+	// Command returns the command that runs inv's queries and writes their result rows to stdout,
+	// one per line, in the canonical row format (bench/canon), each query's rows followed by a
+	// wire.QueryDelimiter line (optional when it runs one query). It reports its timings to the
+	// file $PQCACHE_TIMING_FILE names, if it can (docs/bench.md, "Timing protocol").
 	Command(ctx context.Context, inv Invocation) (*exec.Cmd, error)
 }
 
-// CommandEngine runs any command per query: "{query}", "{data}" and "{workload}" in its arguments are
-// replaced by the query's name, the data root and the resolved workload file.
+// SessionEngine is an engine that may say it cannot run several queries in one process.
+type SessionEngine interface {
+	// Sessions says whether Command runs every query of inv.Queries.
+	Sessions() bool
+}
+
+// SupportsSessions says whether e runs session isolation: it says so, or it does not say.
+func SupportsSessions(e Engine) bool {
+	s, ok := e.(SessionEngine)
+	return !ok || s.Sessions()
+}
+
+// CommandEngine runs any command per query: "{query}", "{queries}", "{data}" and "{workload}" in its
+// arguments are replaced by the query's name, the comma-separated queries to run in turn (session
+// isolation; the query alone in process isolation), the data root and the resolved workload file.
 type CommandEngine struct {
 	Args []string
 }
@@ -75,12 +88,21 @@ type CommandEngine struct {
 // Name is "command".
 func (CommandEngine) Name() string { return "command" }
 
+// Sessions says whether the command runs several queries: only when it takes {queries}.
+func (e CommandEngine) Sessions() bool {
+	return slices.ContainsFunc(e.Args, func(a string) bool { return strings.Contains(a, "{queries}") })
+}
+
 // Command builds the query's command line.
 func (e CommandEngine) Command(ctx context.Context, inv Invocation) (*exec.Cmd, error) {
 	if len(e.Args) == 0 {
 		return nil, errors.New("the command engine needs a command")
 	}
-	r := strings.NewReplacer("{query}", inv.Query, "{data}", inv.Data, "{workload}", inv.Workload)
+	queries := inv.Queries
+	if len(queries) == 0 {
+		queries = []string{inv.Query}
+	}
+	r := strings.NewReplacer("{query}", inv.Query, "{queries}", strings.Join(queries, ","), "{data}", inv.Data, "{workload}", inv.Workload)
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
 		args[i] = r.Replace(a)
@@ -109,6 +131,8 @@ type Spec struct {
 	Warmups    int
 	// QueryTimeout bounds one run of one query.
 	QueryTimeout time.Duration
+	// Isolation is wire.IsolationProcess ("" too) or wire.IsolationSession.
+	Isolation string
 	// SampleInterval is the memory sampling period; 0 means 50 ms.
 	SampleInterval time.Duration
 	// Progress, if set, is told about each finished query.
@@ -125,156 +149,166 @@ type Spec struct {
 	NetInterfaces netdev.Interfaces
 }
 
-// Run runs every query Warmups + Iterations times, each in a fresh process, and returns the results.
-// It returns an error only when ctx ends; failing queries are results.
+// Run runs every query Warmups + Iterations times, in a fresh process each (IsolationProcess) or
+// in one process per iteration (IsolationSession), and returns the results. It returns an error
+// only when ctx ends; failing queries are results.
 func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	if spec.Iterations < 1 {
 		spec.Iterations = 1
 	}
+	if spec.Isolation == "" {
+		spec.Isolation = wire.IsolationProcess
+	}
 	res := &wire.BenchResult{Label: spec.Label, Engine: spec.Engine.Name(), Data: spec.Data, Config: spec.Config, Input: spec.Input,
-		Workload: spec.Workload.Workload, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups}
+		Workload: spec.Workload.Workload, Start: time.Now().UTC(), Iterations: spec.Iterations, Warmups: spec.Warmups, Isolation: spec.Isolation}
 	dir, err := os.MkdirTemp("", "pqcache-bench-")
 	if err != nil {
 		return res, fmt.Errorf("a directory for the workload: %w", err)
 	}
-	// Only the workload file is in it; a leftover temporary directory does not change the results.
+	// Only the workload and timing files are in it; a leftover directory does not change the results.
 	defer func() { _ = os.RemoveAll(dir) }()
 	file := filepath.Join(dir, "workload.json")
 	if err := spec.Workload.Write(file); err != nil {
 		return res, fmt.Errorf("writing the workload: %w", err)
 	}
-	for _, query := range spec.Workload.Queries {
-		q := query.Name
-		inv := Invocation{Query: q, Workload: file, Data: spec.Data}
-		qr := wire.QueryResult{Name: q, Status: wire.StatusSucceeded}
-		for i := 0; i < spec.Warmups+spec.Iterations; i++ {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			it := runOnce(ctx, spec, inv)
-			// Every iteration's transfer is the run's, warm-ups and failed ones included: it was paid for.
-			res.NetworkReadBytes += it.netBytes
-			if it.status != wire.StatusSucceeded {
-				qr.Status, qr.ExitCode, qr.StderrTail = it.status, it.exitCode, it.stderrTail
-				break
-			}
-			if qr.Digest != "" && it.digest != qr.Digest {
-				qr.Status, qr.StderrTail = wire.StatusFailed, fmt.Sprintf("iteration %d returned other rows than the first (digest %s, then %s)", i+1, qr.Digest, it.digest)
-				break
-			}
-			qr.Rows, qr.Digest = it.rows, it.digest
-			if i < spec.Warmups {
-				continue
-			}
-			qr.Millis = append(qr.Millis, it.millis)
-			if it.peak.Total > qr.PeakMemoryBytes {
-				qr.PeakMemoryBytes, qr.MemorySource = it.peak.Total, it.source
-			}
-			qr.PeakAnonBytes = max(qr.PeakAnonBytes, it.peak.Anon)
-			qr.PeakFileBytes = max(qr.PeakFileBytes, it.peak.File)
-			qr.NetworkReadBytes = max(qr.NetworkReadBytes, it.netBytes)
+	run := runProcesses
+	switch spec.Isolation {
+	case wire.IsolationProcess:
+	case wire.IsolationSession:
+		if !SupportsSessions(spec.Engine) {
+			return res, fmt.Errorf("the %s engine cannot run a session: a command engine needs {queries} in its command", spec.Engine.Name())
 		}
-		if qr.Status == wire.StatusSucceeded {
-			summarize(&qr)
-		} else {
-			qr.Millis, qr.Rows, qr.Digest = nil, 0, ""
-			res.FailedQueries = append(res.FailedQueries, q)
-		}
-		res.Queries = append(res.Queries, qr)
-		if spec.Progress != nil {
-			spec.Progress(qr)
-		}
+		run = runSessions
+	default:
+		return res, fmt.Errorf("isolation %q: want %s or %s", spec.Isolation, wire.IsolationProcess, wire.IsolationSession)
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err // stopped during the last query: its result is not a measurement
+	if err := run(ctx, spec, res, Invocation{Workload: file, Data: spec.Data}, filepath.Join(dir, "timing")); err != nil {
+		return res, err
 	}
 	res.WallMillis = time.Since(res.Start).Milliseconds()
-	res.GeometricMeanMillis = geometricMean(res.Queries)
+	res.GeometricMeanMillis = geometricMean(res.Queries, func(q wire.QueryResult) int64 { return q.MedianMillis })
+	res.WallGeometricMeanMillis = geometricMean(res.Queries, func(q wire.QueryResult) int64 { return q.MedianWallMillis })
 	if v, src, ok := memory.CgroupPeak(); ok {
 		res.CgroupPeakBytes, res.CgroupPeakSource = v, src
 	}
 	return res, nil
 }
 
+// runProcesses runs each query's iterations, each in a fresh process, query after query.
+func runProcesses(ctx context.Context, spec Spec, res *wire.BenchResult, inv Invocation, timingFile string) error {
+	for _, query := range spec.Workload.Queries {
+		inv.Query = query.Name
+		acc := newAccumulator(query.Name)
+		for i := 0; i < spec.Warmups+spec.Iterations && acc.Status == wire.StatusSucceeded; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			it := runOnce(ctx, spec, inv, timingFile)
+			// Every iteration's transfer is the run's, warm-ups and failed ones included: it was paid for.
+			res.NetworkReadBytes += it.netBytes
+			acc.add(it, i, i >= spec.Warmups)
+		}
+		addQuery(res, spec, acc.finish())
+	}
+	// Stopped during the last query: its result is not a measurement.
+	return ctx.Err()
+}
+
+// addQuery appends a finished query's result and tells Progress.
+func addQuery(res *wire.BenchResult, spec Spec, qr wire.QueryResult) {
+	if qr.Status != wire.StatusSucceeded {
+		res.FailedQueries = append(res.FailedQueries, qr.Name)
+	}
+	res.Queries = append(res.Queries, qr)
+	if spec.Progress != nil {
+		spec.Progress(qr)
+	}
+}
+
+// iteration is one run of one query.
 type iteration struct {
-	status     string
-	millis     int64
-	peak       memory.Usage
-	source     string
-	rows       int64
-	digest     string
-	exitCode   int
-	stderrTail string
+	status string
+	// wallMillis is the process's wall time (session: since the previous query's end); engineMillis
+	// the engine's own query time and startupMillis its start-up, when reported (the ok fields).
+	wallMillis, engineMillis, startupMillis int64
+	engineOK, startupOK                     bool
+	peak                                    memory.Usage
+	peakAboveReady                          int64
+	source                                  string
+	rows                                    int64
+	digest                                  string
+	exitCode                                int
+	stderrTail                              string
 	// netBytes is what the selected interfaces received while the query ran.
 	netBytes int64
 }
 
-// stderrTailBytes is how much of a failed query's stderr is kept.
-const stderrTailBytes = 2048
+// accumulator gathers one query's iterations.
+type accumulator struct {
+	wire.QueryResult
+	engine, wall, startup []int64
+	// unreported is set when a measured iteration had no engine time: then Millis are wall times.
+	unreported bool
+}
 
-func runOnce(parent context.Context, spec Spec, inv Invocation) iteration {
-	ctx := parent
-	if spec.QueryTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(parent, spec.QueryTimeout)
-		defer cancel()
-	}
-	cmd, err := spec.Engine.Command(ctx, inv)
-	if err != nil {
-		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
-	}
-	// Its own process group, so a timeout stops the whole tree the engine started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
-	}
-	var stderr tailBuffer
-	cmd.Stderr = &stderr
-	// The kernel's max RSS of a child started with vfork (as Go does) includes the parent's RSS at exec
-	// time, so it only says something about the query when it is above ours.
-	self, _ := memory.TreeUsage(os.Getpid())
-	netBefore := netdev.Read(spec.NetInterfaces)
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return iteration{status: wire.StatusFailed, stderrTail: err.Error()}
-	}
-	preferOOMKill(cmd.Process.Pid)
-	sampler := memory.Start(cmd.Process.Pid, spec.SampleInterval)
-	rows, digest, readErr := digestRows(stdout)
-	waitErr := cmd.Wait()
-	elapsed := time.Since(start)
-	netBytes := netdev.Read(spec.NetInterfaces).Since(netBefore)
-	peak := sampler.Stop()
+func newAccumulator(name string) *accumulator {
+	return &accumulator{QueryResult: wire.QueryResult{Name: name, Status: wire.StatusSucceeded}}
+}
 
-	it := iteration{status: wire.StatusSucceeded, millis: elapsed.Milliseconds(), rows: rows, digest: digest, peak: peak.AboveBaseline(), source: "sampled", netBytes: netBytes}
-	// The kernel's max RSS is the largest single process of the tree: a floor for the tree's peak that
-	// a 50 ms sampler can miss.
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > self.Total {
-		if kernel := ru.Maxrss<<10 - peak.Baseline.Total; kernel > it.peak.Total {
-			it.peak.Total, it.source = kernel, "rusage"
-		}
+// add records iteration i (0-based, warm-ups included; measured says whether it counts). The first
+// failure ends the query: later calls are ignored.
+func (a *accumulator) add(it iteration, i int, measured bool) {
+	if a.Status != wire.StatusSucceeded {
+		return
 	}
-	switch {
-	case parent.Err() != nil:
-		// The run itself was stopped (a signal, its deadline): we killed the query, no OOM killer did.
-		it.status = wire.StatusFailed
-		it.stderrTail = fmt.Sprintf("query %s was stopped with the run: %v", inv.Query, context.Cause(parent))
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		it.status = wire.StatusTimeout
-		it.stderrTail = fmt.Sprintf("query %s ran past its %s timeout and was stopped", inv.Query, spec.QueryTimeout)
-	case waitErr != nil:
-		it.status, it.exitCode, it.stderrTail = wire.StatusFailed, cmd.ProcessState.ExitCode(), stderr.String()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			// Killed by someone else than us: in a memory-limited container, the OOM killer.
-			it.status = wire.StatusOOMKilled
-			it.stderrTail = strings.TrimSpace(fmt.Sprintf("killed by SIGKILL (out of memory) after %d ms at a peak of %d MiB\n%s", it.millis, (it.peak.Total+peak.Baseline.Total)>>20, stderr.String()))
-		}
-	case readErr != nil:
-		it.status, it.stderrTail = wire.StatusFailed, "reading the result: "+readErr.Error()
+	if it.status != wire.StatusSucceeded {
+		a.Status, a.ExitCode, a.StderrTail = it.status, it.exitCode, it.stderrTail
+		return
 	}
-	return it
+	if a.Digest != "" && it.digest != a.Digest {
+		a.Status, a.StderrTail = wire.StatusFailed, fmt.Sprintf("iteration %d returned other rows than the first (digest %s, then %s)", i+1, a.Digest, it.digest)
+		return
+	}
+	a.Rows, a.Digest = it.rows, it.digest
+	if !measured {
+		return
+	}
+	a.wall = append(a.wall, it.wallMillis)
+	if it.engineOK {
+		a.engine = append(a.engine, it.engineMillis)
+	} else {
+		a.unreported = true
+	}
+	if it.startupOK {
+		a.startup = append(a.startup, it.startupMillis)
+	}
+	if it.peak.Total > a.PeakMemoryBytes {
+		a.PeakMemoryBytes, a.MemorySource = it.peak.Total, it.source
+	}
+	a.PeakAnonBytes = max(a.PeakAnonBytes, it.peak.Anon)
+	a.PeakFileBytes = max(a.PeakFileBytes, it.peak.File)
+	a.PeakAboveReadyBytes = max(a.PeakAboveReadyBytes, it.peakAboveReady)
+	a.NetworkReadBytes = max(a.NetworkReadBytes, it.netBytes)
+}
+
+// finish summarises the iterations: the engine's times when it reported every one, else the wall times.
+func (a *accumulator) finish() wire.QueryResult {
+	q := a.QueryResult
+	if q.Status != wire.StatusSucceeded || len(a.wall) == 0 {
+		if q.Status == wire.StatusSucceeded {
+			q.Status, q.StderrTail = wire.StatusFailed, "no measured iteration"
+		}
+		q.Rows, q.Digest = 0, ""
+		return q
+	}
+	q.Millis, q.Timing = a.engine, wire.TimingEngine
+	if a.unreported {
+		q.Millis, q.Timing = a.wall, wire.TimingWall
+	}
+	q.WallMillis, q.StartupMillis = a.wall, a.startup
+	summarize(&q) // min, median, max and spread of q.Millis (spread.go)
+	q.MedianWallMillis, q.MedianStartupMillis = median(a.wall), median(a.startup)
+	return q
 }
 
 // preferOOMKill makes the query process the OOM killer's first choice (oom_score_adj 1000, which an
@@ -287,46 +321,28 @@ func preferOOMKill(pid int) {
 	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
 }
 
-// digestRows counts the lines of r and hashes them as a multiset: the sum of each line's SHA-256
-// prefix, so that the same rows in another order give the same digest and a changed, missing or
-// repeated row does not.
-func digestRows(r io.Reader) (int64, string, error) {
-	var rows int64
-	var sum uint64
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := bytes.TrimRight(sc.Bytes(), "\r")
-		if len(line) == 0 {
-			continue
-		}
-		h := sha256.Sum256(line)
-		sum += binary.BigEndian.Uint64(h[:8])
-		rows++
+// median of vs (0 for none), which it does not change.
+func median(vs []int64) int64 {
+	n := len(vs)
+	if n == 0 {
+		return 0
 	}
-	if err := sc.Err(); err != nil {
-		_, _ = io.Copy(io.Discard, r)
-		return rows, "", err
-	}
-	return rows, fmt.Sprintf("%016x-%d", sum, rows), nil
-}
-
-func median(sorted []int64) int64 {
-	n := len(sorted)
+	sorted := slices.Clone(vs)
+	slices.Sort(sorted)
 	if n%2 == 1 {
 		return sorted[n/2]
 	}
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-// geometricMean of the successful queries' medians (at least 1 ms each, so a 0 ms query does not
-// zero the mean).
-func geometricMean(qs []wire.QueryResult) int64 {
+// geometricMean of a figure of the successful queries (at least 1 ms each, so a 0 ms query does
+// not zero the mean).
+func geometricMean(qs []wire.QueryResult, figure func(wire.QueryResult) int64) int64 {
 	var logSum float64
 	n := 0
 	for _, q := range qs {
 		if q.Status == wire.StatusSucceeded {
-			logSum += math.Log(float64(max(q.MedianMillis, 1)))
+			logSum += math.Log(float64(max(figure(q), 1)))
 			n++
 		}
 	}
@@ -335,6 +351,9 @@ func geometricMean(qs []wire.QueryResult) int64 {
 	}
 	return int64(math.Round(math.Exp(logSum / float64(n))))
 }
+
+// stderrTailBytes is how much of a failed query's stderr is kept.
+const stderrTailBytes = 2048
 
 // tailBuffer keeps the last stderrTailBytes written to it.
 type tailBuffer struct{ b []byte }

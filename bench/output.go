@@ -33,31 +33,51 @@ type CSVOptions struct {
 }
 
 // WriteCSV writes one row per measured iteration, with the columns of polars-benchmark's timings.csv
-// (solution, version, query_number, duration[s], io_type, scale_factor) followed by the memory columns
-// it lacks and the query's status. Failed queries get one row with an empty duration.
+// (solution, version, query_number, duration[s], io_type, scale_factor), so that its tools read it,
+// followed by what it lacks: the memory columns and the query's status, then the iteration's start-up
+// and whole-process wall time, what duration[s] measures (timing: engine or wall), the isolation and
+// the peak above the engine's ready memory. duration[s] is the query time (QueryResult.Millis).
+// Failed queries get one row with an empty duration.
 func WriteCSV(w io.Writer, res *wire.BenchResult, o CSVOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"solution", "version", "query_number", "duration[s]", "io_type", "scale_factor",
-		"peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status"}); err != nil {
+		"peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status",
+		"startup[s]", "wall[s]", "timing", "isolation", "peak_above_ready_bytes"}); err != nil {
 		return err
 	}
+	isolation := res.Isolation
+	if isolation == "" {
+		isolation = wire.IsolationProcess
+	}
 	for _, q := range res.Queries {
-		rest := []string{o.IOType, o.ScaleFactor, i64(q.PeakMemoryBytes), i64(q.PeakAnonBytes), i64(q.PeakFileBytes), q.Status}
+		mem := []string{o.IOType, o.ScaleFactor, i64(q.PeakMemoryBytes), i64(q.PeakAnonBytes), i64(q.PeakFileBytes), q.Status}
 		if len(q.Millis) == 0 {
-			if err := cw.Write(append([]string{res.Engine, o.Version, csvQuery(q.Name), ""}, rest...)); err != nil {
+			row := append([]string{res.Engine, o.Version, csvQuery(q.Name), ""}, mem...)
+			if err := cw.Write(append(row, "", "", q.Timing, isolation, i64(q.PeakAboveReadyBytes))); err != nil {
 				return err
 			}
 			continue
 		}
-		for _, ms := range q.Millis {
-			sec := strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
-			if err := cw.Write(append([]string{res.Engine, o.Version, csvQuery(q.Name), sec}, rest...)); err != nil {
+		for i, ms := range q.Millis {
+			row := append([]string{res.Engine, o.Version, csvQuery(q.Name), seconds(ms)}, mem...)
+			row = append(row, secondsAt(q.StartupMillis, i), secondsAt(q.WallMillis, i), q.Timing, isolation, i64(q.PeakAboveReadyBytes))
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64) }
+
+// secondsAt is the i-th of a list of milliseconds in seconds, or "" where there is none.
+func secondsAt(ms []int64, i int) string {
+	if i >= len(ms) {
+		return ""
+	}
+	return seconds(ms[i])
 }
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
@@ -76,13 +96,17 @@ func csvQuery(name string) string {
 // WriteMarkdown writes a table of the run, one row per query, for pasting into docs.
 func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| query | status | median | min | max | spread | peak memory | anon | file | rows |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| query | status | median | min | max | spread | peak memory | anon | file | rows | start-up | process wall | timing |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, q := range res.Queries {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", q.Name, q.Status,
-			ms(q.MedianMillis), ms(q.MinMillis), ms(q.MaxMillis), spread(q.SpreadPermille), mib(q.PeakMemoryBytes), mib(q.PeakAnonBytes), mib(q.PeakFileBytes), q.Rows)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", q.Name, q.Status,
+			ms(q.MedianMillis), ms(q.MinMillis), ms(q.MaxMillis), spread(q.SpreadPermille), mib(q.PeakMemoryBytes), mib(q.PeakAnonBytes), mib(q.PeakFileBytes), q.Rows,
+			ms(q.MedianStartupMillis), ms(q.MedianWallMillis), q.Timing)
 	}
 	fmt.Fprintf(&b, "\nGeometric mean of medians: %s; %d of %d queries failed; wall time %s (%d iterations, %d warm-up).\n",
 		ms(res.GeometricMeanMillis), len(res.FailedQueries), len(res.Queries), ms(res.WallMillis), res.Iterations, res.Warmups)
+	if res.WallGeometricMeanMillis > 0 {
+		fmt.Fprintf(&b, "Geometric mean of the median whole-process wall times: %s (%s isolation).\n", ms(res.WallGeometricMeanMillis), orProcess(res.Isolation))
+	}
 	if res.NetworkReadBytes > 0 {
 		fmt.Fprintf(&b, "Network read: %s over the whole run.\n", mib(res.NetworkReadBytes))
 	}
@@ -96,6 +120,13 @@ func spread(p *int64) string {
 		return "–"
 	}
 	return "±" + wire.Permille(*p)
+}
+
+func orProcess(isolation string) string {
+	if isolation == "" {
+		return wire.IsolationProcess
+	}
+	return isolation
 }
 
 func ms(v int64) string {

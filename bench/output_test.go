@@ -29,7 +29,7 @@ import (
 func sampleResult() *wire.BenchResult {
 	return &wire.BenchResult{Engine: "duckdb", Iterations: 2, Warmups: 1, WallMillis: 2500, GeometricMeanMillis: 141, FailedQueries: []string{"q9"},
 		Queries: []wire.QueryResult{
-			{Name: "q1", Status: wire.StatusSucceeded, Millis: []int64{200, 100}, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 150, MinMillis: 100, MaxMillis: 200, SpreadPermille: ptr(333), PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4}},
+			{Name: "q1", Status: wire.StatusSucceeded, Millis: []int64{200, 100}, StartupMillis: []int64{300, 310}, WallMillis: []int64{520, 430}, Timing: wire.TimingEngine, PeakAboveReadyBytes: 50 << 20, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 150, MinMillis: 100, MaxMillis: 200, SpreadPermille: ptr(333), PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4}},
 			{Name: "q9", Status: wire.StatusOOMKilled, QueryMeasurements: wire.QueryMeasurements{PeakMemoryBytes: 2 << 30}},
 		}}
 }
@@ -44,10 +44,11 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"solution", "version", "query_number", "duration[s]", "io_type", "scale_factor", "peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status"},
-		{"duckdb", "1.5.6", "1", "0.200", "volume", "1", "67108864", "62914560", "4194304", "Succeeded"},
-		{"duckdb", "1.5.6", "1", "0.100", "volume", "1", "67108864", "62914560", "4194304", "Succeeded"},
-		{"duckdb", "1.5.6", "9", "", "volume", "1", "2147483648", "0", "0", "OOMKilled"},
+		{"solution", "version", "query_number", "duration[s]", "io_type", "scale_factor", "peak_memory_bytes", "peak_anon_bytes", "peak_file_bytes", "status",
+			"startup[s]", "wall[s]", "timing", "isolation", "peak_above_ready_bytes"},
+		{"duckdb", "1.5.6", "1", "0.200", "volume", "1", "67108864", "62914560", "4194304", "Succeeded", "0.300", "0.520", "engine", "process", "52428800"},
+		{"duckdb", "1.5.6", "1", "0.100", "volume", "1", "67108864", "62914560", "4194304", "Succeeded", "0.310", "0.430", "engine", "process", "52428800"},
+		{"duckdb", "1.5.6", "9", "", "volume", "1", "2147483648", "0", "0", "OOMKilled", "", "", "", "process", "0"},
 	}
 	if !slices.EqualFunc(rows, want, slices.Equal) {
 		t.Errorf("csv:\n%v\nwant\n%v", rows, want)

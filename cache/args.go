@@ -58,14 +58,30 @@ func OptionsFromArgs(a wire.SyncArgs) (s3store.Config, Options, error) {
 	if a.Generations < 0 || a.Generations > generations.DefaultMaxKept {
 		return s3store.Config{}, opts, fmt.Errorf("--generations %d: must be between 0 and %d", a.Generations, generations.DefaultMaxKept)
 	}
+	maxBytes, err := parseMaxBytes(a.MaxBytes)
+	if err != nil {
+		return s3store.Config{}, opts, err
+	}
 	opts = Options{
 		Dir: a.Dir, Source: SourceID(a.Endpoint, bucket, prefix), Prefix: prefix,
 		Include: a.Include, Exclude: a.Exclude, Parallelism: a.Parallel, PartSize: part,
-		Verify: verify, Prune: !a.NoDelete, PageCache: a.PageCache, DryRun: a.DryRun,
+		Verify: verify, Prune: !a.NoDelete, PageCache: a.PageCache, DryRun: a.DryRun, MaxBytes: maxBytes,
 	}
 	if a.Generations > 0 && !a.DryRun {
 		opts.Generations = &generations.Policy{Keep: a.Generations, MinAge: a.GenerationMinAge, Pinned: a.KeepGenerations}
 	}
 	cfg := s3store.Config{Bucket: bucket, Region: a.Region, Endpoint: a.Endpoint, PathStyle: a.PathStyle}
 	return cfg, opts, nil
+}
+
+// parseMaxBytes is --max-bytes: nil when it is empty (no cap).
+func parseMaxBytes(s string) (*int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, err := wire.ParseSize(s)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("--max-bytes %q: must be a size of 0 or more, such as 50Gi", s)
+	}
+	return &n, nil
 }

@@ -366,16 +366,28 @@ func (d *download) fetch(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// acquire takes one of the sync's own slots, then one of the budget it shares (Options.Slots).
 func (s *syncer) acquire(ctx context.Context) error {
 	select {
 	case s.slots <- struct{}{}:
-		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+	if s.opts.Slots != nil {
+		if err := s.opts.Slots.Acquire(ctx); err != nil {
+			<-s.slots
+			return err
+		}
+	}
+	return nil
 }
 
-func (s *syncer) release() { <-s.slots }
+func (s *syncer) release() {
+	if s.opts.Slots != nil {
+		s.opts.Slots.Release()
+	}
+	<-s.slots
+}
 
 // fetchPiece gets piece i, retrying a body that fails mid-stream with backoff and jitter; each retry
 // asks for the bytes not yet written, so nothing is fetched twice.

@@ -72,6 +72,12 @@ func (s *syncer) reason(err error) string {
 	if errors.Is(err, ErrInsufficientCapacity) {
 		return wire.ReasonInsufficientCapacity
 	}
+	if errors.Is(err, ErrOverByteCap) {
+		return wire.ReasonOverByteCap
+	}
+	if errors.Is(err, ErrNodeReserve) {
+		return wire.ReasonNodeReserve
+	}
 	if r := volumeReason(err); r != "" {
 		return r
 	}

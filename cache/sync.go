@@ -44,8 +44,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
@@ -53,6 +51,12 @@ import (
 	"github.com/pqcache/pqcache/cache/plan"
 	"github.com/pqcache/pqcache/cache/s3store"
 )
+
+// Slots is a budget of GETs shared by several syncs; a slot is held for one GET.
+type Slots interface {
+	Acquire(ctx context.Context) error
+	Release()
+}
 
 // Store is what the engine needs from an object store; s3store.Store implements it.
 type Store interface {
@@ -95,6 +99,17 @@ type Options struct {
 	Include, Exclude []string
 	// Parallelism bounds concurrent GETs, across and within files.
 	Parallelism int
+	// Slots, if set, is a budget this sync shares with others (a node agent's, across its Datasets):
+	// each GET also holds one of its slots while its bytes move, and none is held while the sync
+	// lists, plans or publishes.
+	Slots Slots
+	// MaxBytes, if set, caps the size of the generation the sync makes (every file it keeps, copied
+	// or unchanged): a sync whose generation would be larger starts no copy past the cap, commits
+	// nothing and fails with ErrOverByteCap; the last committed generation stands.
+	MaxBytes *int64
+	// Reserve is free space on the volume that the sync never takes: one that would leave less free
+	// fails with ErrNodeReserve before it copies past that point.
+	Reserve int64
 	// PartSize is the size of one ranged GET.
 	PartSize int64
 	// Verify is how much to check before publishing.
@@ -198,6 +213,8 @@ type syncer struct {
 	slots chan struct{}
 	// resume keeps large downloads resumable across runs.
 	resume *resumer
+	// room holds copies back past the volume's free space, its reserve and the byte cap (feed).
+	room *room
 
 	abort    context.CancelCauseFunc // stops the whole sync
 	mu       sync.Mutex              // guards rep.Failed, rep's counters updated by workers, classes
@@ -454,23 +471,22 @@ func (s *syncer) forgetMissing(g int64, cause error) error {
 }
 
 // feed plans the sync and hands the work out while the listing goes on: deletes to the publisher,
-// copies to the workers. It never starts a copy that the volume has no room for: copies are started
-// while the bytes they need, added up in listing order, fit in the space that was free when the sync
-// started; past that, it lists to the end to tell how much room the whole sync needs, and refuses.
+// copies to the workers. It never starts a copy that the volume, with its reserve, has no room for,
+// nor one past the byte cap (room): past that, it lists to the end to tell how much room the whole
+// sync needs, and refuses.
 func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Change, events chan<- event, copies chan<- plan.Action) error {
-	var (
-		st          unix.Statfs_t
-		need, free  int64
-		haveFree    bool
-		refused     bool
-		copiesTotal int64
-	)
+	r, err := s.newRoom()
+	if err != nil {
+		return err
+	}
+	s.room = r
 	planner := func(emit func(plan.Action) error) error { return s.plan(ctx, filter, force, emit) }
 	if !s.listing {
 		planner = func(emit func(plan.Action) error) error { return s.planChanges(ctx, filter, emit) }
 	}
-	err := planner(func(a plan.Action) error {
+	err = planner(func(a plan.Action) error {
 		if !a.Copy {
+			r.deleted(a.Old)
 			select {
 			case events <- event{del: true, entry: *a.Old}:
 				return nil
@@ -478,19 +494,10 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 				return context.Cause(ctx)
 			}
 		}
-		need += a.Object.Size
-		copiesTotal++
 		s.progress.filesTotal.Add(1)
 		s.progress.bytesTotal.Add(a.Object.Size)
-		if !haveFree {
-			if err := unix.Statfs(s.root, &st); err != nil {
-				return fmt.Errorf("reading free space of %s: %w", s.root, err)
-			}
-			free, haveFree = int64(st.Bavail)*st.Bsize, true
-		}
-		if refused || need > free {
-			refused = true
-			return nil
+		if start, err := r.copy(a); err != nil || !start {
+			return err
 		}
 		select {
 		case copies <- a:
@@ -503,13 +510,27 @@ func (s *syncer) feed(ctx context.Context, filter *plan.Filter, force plan.Chang
 		return err
 	}
 	s.progress.listed.Store(true)
-	if refused {
-		total := int64(st.Blocks) * st.Bsize
-		s.rep.Space = &wire.Space{NeedBytes: need, FreeBytes: free, TotalBytes: total}
-		return fmt.Errorf("%w: the sync must copy %d bytes (%d files) but the volume had %d bytes free of %d; grow the volume or narrow include/exclude",
-			ErrInsufficientCapacity, need, copiesTotal, free, total)
+	space, err := r.verdict()
+	if space != nil {
+		s.rep.Space = space
 	}
-	return nil
+	return err
+}
+
+// newRoom is the room of this sync; a targeted sync's generation starts from the manifest's size.
+func (s *syncer) newRoom() (*room, error) {
+	r := &room{root: s.root, maxBytes: s.opts.MaxBytes, reserve: max(s.opts.Reserve, 0), delta: !s.listing}
+	if r.delta && r.maxBytes != nil {
+		sum, _, ok, err := s.m.Cached()
+		if err == nil && !ok {
+			sum, err = s.m.Summary(nil)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the size of the published files: %w", err)
+		}
+		r.gen = sum.Bytes
+	}
+	return r, nil
 }
 
 // plan lists each sub-prefix and merges it with the manifest's entries under the same sub-prefix.
@@ -533,9 +554,14 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 			next = func() (manifest.Entry, bool, error) { return manifest.Entry{}, false, nil }
 		}
 		merge := &plan.Merge{
-			Next:      next,
-			Emit:      emit,
-			Unchanged: func(manifest.Entry) { s.rep.FilesUnchanged++ },
+			Next: next,
+			Emit: emit,
+			Unchanged: func(e manifest.Entry) {
+				s.rep.FilesUnchanged++
+				if s.room != nil {
+					s.room.kept(e.Size)
+				}
+			},
 			Prune:     s.opts.Prune,
 			ForceCopy: force,
 		}

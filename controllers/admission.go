@@ -47,10 +47,15 @@ type admission struct {
 	limit   int
 	waiting map[types.NamespacedName]time.Time // since when each Dataset has had a sync due
 	started map[types.NamespacedName]time.Time // admitted, not yet seen as a running Job
+	// For bench Jobs admitted per node (benchplacement.go): where each waiting key may run, and the
+	// keys admitted whose pod has no node yet.
+	wants   map[types.NamespacedName]nodeWant
+	placing map[types.NamespacedName]time.Time
 }
 
 func newAdmission(limit int) *admission {
-	return &admission{limit: limit, waiting: map[types.NamespacedName]time.Time{}, started: map[types.NamespacedName]time.Time{}}
+	return &admission{limit: limit, waiting: map[types.NamespacedName]time.Time{}, started: map[types.NamespacedName]time.Time{},
+		wants: map[types.NamespacedName]nodeWant{}, placing: map[types.NamespacedName]time.Time{}}
 }
 
 // startedGrace is how long an admitted Dataset counts as running before its Job shows up in the cache.
@@ -117,6 +122,8 @@ func (a *admission) Forget(key types.NamespacedName) {
 	defer a.mu.Unlock()
 	delete(a.waiting, key)
 	delete(a.started, key)
+	delete(a.wants, key)
+	delete(a.placing, key)
 }
 
 // ownerOf is the object a key belongs to: the Dataset itself, or the BenchRun of a "run/job" key.
@@ -133,10 +140,11 @@ func (a *admission) ForgetOwner(owner types.NamespacedName) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started} {
+	for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started, a.placing} {
 		for k := range m {
 			if ownerOf(k) == owner {
 				delete(m, k)
+				delete(a.wants, k)
 			}
 		}
 	}
@@ -150,7 +158,7 @@ func (a *admission) Sweep(ctx context.Context, exists func(context.Context, type
 	}
 	owners := map[types.NamespacedName]bool{}
 	a.mu.Lock()
-	for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started} {
+	for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started, a.placing} {
 		for k := range m {
 			owners[ownerOf(k)] = true
 		}
@@ -163,10 +171,11 @@ func (a *admission) Sweep(ctx context.Context, exists func(context.Context, type
 		}
 		if !exists(ctx, o) {
 			a.mu.Lock()
-			for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started} {
+			for _, m := range []map[types.NamespacedName]time.Time{a.waiting, a.started, a.placing} {
 				for k := range m {
 					if ownerOf(k) == o {
 						delete(m, k)
+						delete(a.wants, k)
 						n++
 					}
 				}

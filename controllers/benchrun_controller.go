@@ -56,8 +56,15 @@ type BenchRunReconciler struct {
 	// waiting longest start first, so one big run cannot starve the others, and measurements do not
 	// fight over nodes more than the cap allows.
 	MaxConcurrentJobs int
+	// MaxJobsPerNode caps the unfinished bench pods on one node (0: no cap); with the cluster cap,
+	// a Job is admitted only when one of the nodes it can run on has room (benchplacement.go).
+	MaxJobsPerNode int
+	// Namespaces are the watched namespaces (none: all), where the per-node admission counts pods.
+	Namespaces []string
 	// SweepInterval is how often the admission queue drops keys of runs that are gone (default 5m).
 	SweepInterval time.Duration
+	// Prices are the operator's prices (--prices-file); nil: the built-in list prices.
+	Prices *Prices
 
 	admission *admission
 }
@@ -128,8 +135,9 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	deadline := run.Status.StartTime.Add(parseDuration(run.Spec.Timeout, 6*time.Hour))
 	planned := plannedJobs(run)
 	views := observeJobs(planned, run.Status.Results, jobs)
+	round := &placementRound{read: r.readBenchNodes}
 	for i := range views {
-		if err := r.advance(ctx, run, ds, &views[i], deadline, now); err != nil {
+		if err := r.advance(ctx, run, ds, &views[i], round, deadline, now); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -137,14 +145,19 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	if ds != nil && ds.Status.Manifest != nil {
 		dataBytes = ds.Status.Manifest.Bytes
 	}
+	facts, err := r.priceRun(ctx, run, ds)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	sum := summarizeRun(run, views, dataBytes, !now.Before(deadline))
 	applyRunSummary(run, sum, now)
+	setCacheCosts(run, facts)
 	if finished(run) {
 		r.admission.ForgetOwner(owner)
 		return ctrl.Result{}, nil
 	}
 	next := time.Minute
-	if sum.starting || len(sum.stuck) > 0 || len(sum.conflicts) > 0 || len(sum.rejected) > 0 {
+	if sum.starting || len(sum.stuck) > 0 || len(sum.conflicts) > 0 || len(sum.rejected) > 0 || placementHeld(views) {
 		next = 10 * time.Second // what the scheduler and kubelet say is not a Job event: look again sooner
 	}
 	return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
@@ -279,6 +292,23 @@ type jobView struct {
 	rejected string
 	// waitFor, for a queued Job, is what it waits for other than a slot under the cap.
 	waitFor string
+	// waitNode, for a Job queued by the per-node admission, is why no node it can run on has room
+	// (empty when it waits for a slot, or for a Job admitted before it to be placed).
+	waitNode string
+	// placementHeld: queued while an admitted Job waits for a node, which a pod placement (not a Job
+	// event) releases.
+	placementHeld bool
+}
+
+// placementHeld says whether some Job waits on the per-node admission: a pod placed elsewhere, which
+// no Job event announces, may release it, so the run looks again soon.
+func placementHeld(views []jobView) bool {
+	for _, v := range views {
+		if v.phase == jobQueued && v.placementHeld {
+			return true
+		}
+	}
+	return false
 }
 
 // observeJobs matches the planned Jobs with their records in status and the Jobs that exist.
@@ -309,11 +339,12 @@ func observeJobs(planned []benchJob, results []datav1alpha1.BenchResult, jobs ma
 
 // advance does what one Job's phase asks: record a finished Job, look at a running Job's pods, tell a
 // vanished Job from one the cache has not seen yet, or start one.
-func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, deadline, now time.Time) error {
-	key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name + "/" + v.plan.name}
+func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, round *placementRound, deadline, now time.Time) error {
+	key := benchKey(run, v.plan)
 	switch v.phase {
 	case jobFinished:
 		r.admission.Running(key)
+		r.admission.Placed(key)
 		pods, err := listJobPods(ctx, r.APIReader, v.job)
 		if err != nil {
 			return err
@@ -327,6 +358,9 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 		pods, err := listJobPods(ctx, r.APIReader, v.job)
 		if err != nil {
 			return err
+		}
+		if placed(pods) {
+			r.admission.Placed(key)
 		}
 		if v.podState, v.podProblem, err = jobPodProblem(ctx, r.APIReader, pods, now); err != nil {
 			return err
@@ -357,11 +391,12 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 			v.phase, v.waitFor = jobQueued, why // the Dataset's status changes wake us
 			return nil
 		}
-		if r.MaxConcurrentJobs > 0 && !r.admission.Admit(key, activeJobs(ctx, r.Client, componentBench, r.MaxConcurrentJobs), now) {
+		ok, avoid, err := r.admitBench(ctx, run, ds, v, round, now)
+		if err != nil || !ok {
 			v.phase = jobQueued
-			return nil
+			return err
 		}
-		return r.create(ctx, run, ds, v, deadline.Sub(now), now)
+		return r.create(ctx, run, ds, v, avoid, deadline.Sub(now), now)
 	}
 	return nil
 }
@@ -369,8 +404,9 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 // create starts one Job. A Job of the same name that the run controls (created by an earlier
 // reconcile the cache has not caught up with) is taken as started; one that belongs to something else
 // is a conflict the user must see.
-func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, budget time.Duration, now time.Time) error {
+func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, avoid []string, budget time.Duration, now time.Time) error {
 	job := buildBenchJob(run, ds, v.plan, r.Worker, budget)
+	withBenchPlacement(job, run.Spec.Exclusive, r.MaxJobsPerNode, avoid)
 	if err := controllerutil.SetControllerReference(run, job, r.Scheme()); err != nil {
 		return err
 	}

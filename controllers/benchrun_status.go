@@ -45,6 +45,10 @@ type runSummary struct {
 	// notHeld says why Jobs wait for a node holding the pinned generation (waitingForData of them).
 	notHeld        string
 	waitingForData int32
+	// waitNode says why Jobs wait for a node with room (waitingForNode of them): the per-node cap, or
+	// an exclusive run.
+	waitNode       string
+	waitingForNode int32
 	// dataBytes is the size of the Dataset's data, the transfer an s3 input pays per run.
 	dataBytes int64
 	// memory maps a configuration to its memory limit, for OOMKilled messages.
@@ -64,6 +68,9 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 			s.counts.Queued++
 			if v.waitFor != "" {
 				s.notHeld, s.waitingForData = v.waitFor, s.waitingForData+1
+			}
+			if v.waitNode != "" {
+				s.waitNode, s.waitingForNode = v.waitNode, s.waitingForNode+1
 			}
 		case jobNeverRan:
 			s.timedOut = s.timedOut || pastDeadline
@@ -116,7 +123,7 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 			readBytes = dataBytes
 		}
 		if out.CompletionTime != nil {
-			out.CostMicros = costMicros(run.Spec.Pricing, v.plan.config, out, readBytes)
+			out.CostMicros = costMicros(run.Status.Pricing, v.plan.config, out, readBytes)
 		}
 		s.results = append(s.results, out)
 	}
@@ -134,7 +141,7 @@ func setBreakEvens(run *datav1alpha1.BenchRun, recorded []datav1alpha1.BenchResu
 		}
 		return
 	}
-	keys, runs := breakEvens(run.Spec.Pricing, recorded, dataBytes)
+	keys, runs := breakEvens(run.Status.Pricing, recorded, dataBytes)
 	st.BreakEvenRuns = firstBreakEven(keys, runs)
 	for i := range st.Results {
 		if r := &st.Results[i]; r.Input == string(datav1alpha1.InputVolume) && r.CompletionTime != nil {
@@ -186,8 +193,11 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 		return
 	case counts.Active+counts.Queued > 0:
 		msg := fmt.Sprintf("%d of %d Jobs running", counts.Active, counts.Total)
-		if n := counts.Queued - s.waitingForData; n > 0 {
+		if n := counts.Queued - s.waitingForData - s.waitingForNode; n > 0 {
 			msg += fmt.Sprintf(", %d waiting for a slot under the operator's cap on bench Jobs", n)
+		}
+		if s.waitingForNode > 0 {
+			msg += fmt.Sprintf(", %d waiting for a node: %s", s.waitingForNode, s.waitNode)
 		}
 		reason := datav1alpha1.ReasonRunning
 		if s.waitingForData > 0 {

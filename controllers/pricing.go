@@ -93,6 +93,17 @@ func breakEvens(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syn
 	if p == nil {
 		return nil, nil
 	}
+	keys, saved := savings(results)
+	runs := map[string]*int64{}
+	for _, key := range keys {
+		runs[key] = runsToRecoup(fillMicros(p, syncBytes), saved[key])
+	}
+	return keys, runs
+}
+
+// savings is, for every engine × configuration ("engine/config") with a priced volume and s3 result,
+// what a run on the volume saves against one on s3 (negative when it costs more); keys sorted.
+func savings(results []datav1alpha1.BenchResult) ([]string, map[string]int64) {
 	costs := map[string]map[string]*int64{}
 	for _, r := range results {
 		if r.CostMicros == nil {
@@ -105,17 +116,17 @@ func breakEvens(p *datav1alpha1.Pricing, results []datav1alpha1.BenchResult, syn
 		costs[key][r.Input] = r.CostMicros
 	}
 	var keys []string
-	runs := map[string]*int64{}
+	saved := map[string]int64{}
 	for key, byInput := range costs {
 		vol, s3 := byInput[string(datav1alpha1.InputVolume)], byInput[string(datav1alpha1.InputS3)]
 		if vol == nil || s3 == nil {
 			continue
 		}
 		keys = append(keys, key)
-		runs[key] = runsToRecoup(fillMicros(p, syncBytes), *s3-*vol)
+		saved[key] = *s3 - *vol
 	}
 	sort.Strings(keys)
-	return keys, runs
+	return keys, saved
 }
 
 // costKey groups the results whose costs compare: one engine on one configuration.

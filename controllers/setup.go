@@ -39,6 +39,10 @@ type Options struct {
 	MaxConcurrentSyncs int
 	// MaxConcurrentBenchJobs caps bench Jobs across the cluster; 0 means no cap.
 	MaxConcurrentBenchJobs int
+	// PricesFile is the operator's prices file (NewPrices); "": the built-in list prices.
+	PricesFile string
+	// MaxBenchJobsPerNode caps unfinished bench pods on one node; 0 means no cap.
+	MaxBenchJobsPerNode int
 	// AdmissionSweepInterval is how often the admission queues drop keys of deleted objects (default 5m).
 	AdmissionSweepInterval time.Duration
 	// Namespaces are the namespaces the manager watches (none: all); the node labeller leaves other
@@ -129,9 +133,14 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := nl.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up node label controller: %w", err)
 	}
+	prices, err := NewPrices(opts.PricesFile)
+	if err != nil {
+		return fmt.Errorf("--prices-file: %w", err)
+	}
 	br := &BenchRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock, Worker: opts.Worker,
-		MaxConcurrentJobs: opts.MaxConcurrentBenchJobs, SweepInterval: opts.AdmissionSweepInterval,
+		MaxConcurrentJobs: opts.MaxConcurrentBenchJobs, MaxJobsPerNode: opts.MaxBenchJobsPerNode, Namespaces: opts.Namespaces,
+		SweepInterval: opts.AdmissionSweepInterval, Prices: prices,
 	}
 	if err := br.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up benchrun controller: %w", err)

@@ -240,6 +240,7 @@ func syncPod(ds *datav1alpha1.Dataset, opts WorkerOptions, args wire.SyncArgs) c
 		}},
 	}
 	withCABundle(&pod, opts.CABundle)
+	avoidExclusiveBench(&pod)
 	return pod
 }
 

@@ -201,7 +201,7 @@ func recordManifest(st *datav1alpha1.DatasetStatus, rep *wire.SyncReport, syncHa
 func retryWontHelp(reason string) bool {
 	switch reason {
 	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials,
-		wire.ReasonInsufficientCapacity, wire.ReasonHostileKeys,
+		wire.ReasonInsufficientCapacity, wire.ReasonHostileKeys, wire.ReasonOverByteCap,
 		wire.ReasonVolumeReadOnly, wire.ReasonVolumePermissionDenied:
 		return true
 	}

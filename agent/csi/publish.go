@@ -34,6 +34,9 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 	if req.GetVolumeId() == "" || req.GetTargetPath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume ID and target path are required")
 	}
+	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -66,6 +69,22 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 	d.Log.Info("Published a Dataset's copy", "volume", vol.ID, "dataset", vol.Dataset, "generation", vol.Generation,
 		"pod", req.GetVolumeContext()[attributePodName], "tookMicros", time.Since(start).Microseconds())
 	return &csipb.NodePublishVolumeResponse{}, nil
+}
+
+// checkCapability refuses what the driver cannot offer. The CSI spec requires a capability, and a
+// copy is a directory tree: a filesystem, never a block device. Any access mode is accepted, since
+// kubelet asks for a writer mode by default for inline volumes; the bind mount is read-only whatever
+// the mode.
+func checkCapability(c *csipb.VolumeCapability) error {
+	switch {
+	case c == nil:
+		return status.Error(codes.InvalidArgument, "a volume capability is required")
+	case c.GetBlock() != nil:
+		return errorf(codes.InvalidArgument, "%s mounts a directory tree: a block volume is not offered", DriverName)
+	case c.GetMount() == nil:
+		return status.Error(codes.InvalidArgument, "the volume capability must ask for a filesystem (mount)")
+	}
+	return nil
 }
 
 // republish answers kubelet's retry of a publish that already happened.

@@ -168,7 +168,35 @@ func (f *fixture) request(id string, attrs map[string]string) *csipb.NodePublish
 	for k, v := range attrs {
 		ctx[k] = v
 	}
-	return &csipb.NodePublishVolumeRequest{VolumeId: id, TargetPath: f.target(id), Readonly: true, VolumeContext: ctx}
+	return &csipb.NodePublishVolumeRequest{VolumeId: id, TargetPath: f.target(id), Readonly: true, VolumeContext: ctx, VolumeCapability: mountCapability()}
+}
+
+// mountCapability is what kubelet asks of an inline ephemeral volume: a filesystem, written by one
+// node (kubelet's default access mode; the driver mounts read-only whatever the mode).
+func mountCapability() *csipb.VolumeCapability {
+	return &csipb.VolumeCapability{AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{}},
+		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER}}
+}
+
+// TestPublishRefusesRequestsWithoutAFilesystemCapability: the CSI spec requires a volume capability
+// in NodePublishVolume, and the driver can only offer a filesystem. csi-sanity's "should fail when no
+// volume capability is provided" passed before this check only because its request also had no
+// Dataset attribute; a request with every attribute and no capability, or a block capability, was
+// mounted.
+func TestPublishRefusesRequestsWithoutAFilesystemCapability(t *testing.T) {
+	f := newFixture(t)
+	f.publishGeneration(1, 2)
+	req := f.request("csi-nocap", nil)
+	req.VolumeCapability = nil
+	_, err := f.driver.NodePublishVolume(context.Background(), req)
+	wantCode(t, err, codes.InvalidArgument, "volume capability")
+	req = f.request("csi-block", nil)
+	req.VolumeCapability.AccessType = &csipb.VolumeCapability_Block{Block: &csipb.VolumeCapability_BlockVolume{}}
+	_, err = f.driver.NodePublishVolume(context.Background(), req)
+	wantCode(t, err, codes.InvalidArgument, "block")
+	if n := len(f.mounter.mounts); n != 0 {
+		t.Errorf("%d mounts after refused publishes", n)
+	}
 }
 
 func (f *fixture) target(id string) string { return filepath.Join(f.pods, id, "mount") }

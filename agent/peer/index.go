@@ -17,83 +17,235 @@ limitations under the License.
 package peer
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
-// index is one generation's object index, in key order, as the seed published it.
+// markStride is how many lines of an object index one mark covers. A lookup reads at most this many
+// lines (about 12 KiB, from the page cache) and decodes one; the marks of a generation take about
+// (key length + 40) / markStride bytes per object: ~1 byte for the keys of a Parquet data set, 17 for
+// keys of S3's maximum length.
+const markStride = 64
+
+// index is a sparse index of one generation's object index on disk (generations.IndexPath): the key
+// and the offset of every markStride-th line. Listings and lookups seek to the mark before the key
+// they want and read forward, so the memory of a generation does not grow with the size of its
+// objects' records, and a listing page costs its own lines, not a scan.
 type index struct {
-	objects []generations.Object
+	marks []mark
+	// size and modTime identify the file the marks describe: a file that is not the same is indexed
+	// again rather than read at offsets that mean something else.
+	size    int64
+	modTime time.Time
+}
+
+type mark struct {
+	key string
+	off int64
+}
+
+// indexFile is one request's view of a generation's index: the shared marks and the open file.
+type indexFile struct {
+	*index
+	f *os.File
+}
+
+func (x indexFile) close() { _ = x.f.Close() } // only read
+
+// errIndexOrder says an object index is not in strict key order: it was not written by Publish.
+var errIndexOrder = errors.New("the object index is not in key order")
+
+// buildIndex reads the object index in f once, checking its order, and keeps its marks.
+func buildIndex(f *os.File) (*index, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
+	}
+	x := &index{size: st.Size(), modTime: st.ModTime()}
+	sc := x.scanner(f, 0)
+	var prev []byte
+	n := 0
+	for off := int64(0); sc.Scan(); n++ {
+		line := sc.Bytes()
+		key, err := generations.ObjectKey(line)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
+		}
+		if n > 0 && bytes.Compare(prev, key) >= 0 {
+			return nil, fmt.Errorf("reading %s: %w: %q after %q", f.Name(), errIndexOrder, key, prev)
+		}
+		if n%markStride == 0 {
+			x.marks = append(x.marks, mark{key: string(key), off: off})
+		}
+		prev = append(prev[:0], key...)
+		off += int64(len(line)) + 1
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
+	}
+	x.marks = slices.Clip(x.marks)
+	return x, nil
+}
+
+// scanner reads the lines of the index from off on.
+func (x *index) scanner(f *os.File, off int64) *bufio.Scanner {
+	sc := bufio.NewScanner(io.NewSectionReader(f, off, x.size-off))
+	sc.Buffer(make([]byte, 0, 16<<10), generations.MaxIndexLine)
+	return sc
+}
+
+// seek returns the offset of the last mark whose key is at most key: every line from there on that
+// comes before key is skipped by the reader.
+func (x *index) seek(key string) int64 {
+	i, found := slices.BinarySearchFunc(x.marks, key, func(m mark, k string) int { return strings.Compare(m.key, k) })
+	if !found && i > 0 {
+		i--
+	}
+	if i >= len(x.marks) {
+		return 0 // no marks: an empty index
+	}
+	return x.marks[i].off
 }
 
 // find returns the object named key.
-func (x *index) find(key string) (generations.Object, bool) {
-	i, ok := slices.BinarySearchFunc(x.objects, key, func(o generations.Object, k string) int { return strings.Compare(o.Key, k) })
-	if !ok {
-		return generations.Object{}, false
+func (x indexFile) find(key string) (generations.Object, bool, error) {
+	sc, want := x.scanner(x.f, x.seek(key)), []byte(key)
+	for sc.Scan() {
+		k, err := generations.ObjectKey(sc.Bytes())
+		if err != nil {
+			return generations.Object{}, false, err
+		}
+		switch c := bytes.Compare(k, want); {
+		case c == 0:
+			o, err := generations.ParseObject(sc.Bytes())
+			return o, err == nil, err
+		case c > 0:
+			return generations.Object{}, false, nil
+		}
 	}
-	return x.objects[i], true
+	return generations.Object{}, false, sc.Err()
 }
 
-// after returns the objects whose keys start with prefix and sort after marker, in key order.
-func (x *index) after(prefix, marker string) []generations.Object {
+// after returns up to limit objects whose keys start with prefix and sort after marker, in key
+// order, and whether more follow.
+func (x indexFile) after(prefix, marker string, limit int) (objs []generations.Object, more bool, err error) {
 	from := max(prefix, marker)
-	i, found := slices.BinarySearchFunc(x.objects, from, func(o generations.Object, k string) int { return strings.Compare(o.Key, k) })
-	if found && from == marker {
-		i++ // the marker itself was listed already
+	sc := x.scanner(x.f, x.seek(from))
+	for sc.Scan() {
+		k, err := generations.ObjectKey(sc.Bytes())
+		if err != nil {
+			return nil, false, err
+		}
+		if string(k) < from || string(k) == marker { // the marker itself was listed already
+			continue
+		}
+		if !bytes.HasPrefix(k, []byte(prefix)) {
+			return objs, false, nil
+		}
+		if len(objs) == limit {
+			return objs, true, nil
+		}
+		o, err := generations.ParseObject(sc.Bytes())
+		if err != nil {
+			return nil, false, err
+		}
+		objs = append(objs, o)
 	}
-	j := i
-	for j < len(x.objects) && strings.HasPrefix(x.objects[j].Key, prefix) {
-		j++
-	}
-	return x.objects[i:j]
+	return objs, false, sc.Err()
 }
 
-// indexCache keeps the indexes of the last generations served: a follower lists a generation page
-// by page and then fetches its files, and reading the index once per request would cost a scan of
-// the whole data set each time.
+// indexCache keeps the marks of the last generations served: a follower lists a generation page
+// by page and then fetches its files, and reading the whole index once per request would cost a scan
+// of the whole data set each time.
 type indexCache struct {
 	mu      sync.Mutex
 	entries []cachedIndex // most recently used last
 }
 
 type cachedIndex struct {
-	dir string // the generation's tree; a generation number never names other contents on a volume
-	idx *index
+	root string
+	g    int64
+	idx  *index
 }
 
 // cachedIndexes bounds the cache: a node serves few generations at a time (the current one of each
-// Dataset, and the one before while followers catch up).
+// Dataset, and the one before while followers catch up). Marks are small (markStride), so eight
+// generations of a million objects hold a few MiB.
 const cachedIndexes = 8
 
-func (c *indexCache) get(root string, g int64, dir string) (*index, error) {
-	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.dir == dir {
-			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
-			c.mu.Unlock()
-			return e.idx, nil
-		}
-	}
-	c.mu.Unlock()
-	objs, err := generations.Objects(root, g)
+// open opens generation g's object index under root, with its marks, indexing it if it has not
+// been, or if the file changed since.
+func (c *indexCache) open(root string, g int64) (indexFile, error) {
+	f, err := generations.OpenObjects(root, g)
 	if err != nil {
-		return nil, err
+		return indexFile{}, err
 	}
-	idx := &index{objects: objs}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close() // only read
+		return indexFile{}, fmt.Errorf("reading %s: %w", f.Name(), err)
+	}
+	if idx := c.lookup(root, g, st); idx != nil {
+		return indexFile{index: idx, f: f}, nil
+	}
+	idx, err := buildIndex(f)
+	if err != nil {
+		_ = f.Close() // only read
+		return indexFile{}, err
+	}
+	return indexFile{index: c.store(root, g, idx), f: f}, nil
+}
+
+// lookup returns the cached marks of the file st describes, if any, as the most recently used.
+func (c *indexCache) lookup(root string, g int64, st os.FileInfo) *index {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, e := range c.entries {
-		if e.dir == dir { // another request loaded it meanwhile: keep one copy in memory
-			return e.idx, nil
+	for i, e := range c.entries {
+		if e.root == root && e.g == g {
+			if e.idx.size != st.Size() || !e.idx.modTime.Equal(st.ModTime()) {
+				return nil // rebuilt and stored anew
+			}
+			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
+			return e.idx
 		}
 	}
-	c.entries = append(c.entries, cachedIndex{dir: dir, idx: idx})
+	return nil
+}
+
+// store caches idx for generation g of root, in place of what was there, and forgets the least
+// recently used generations beyond cachedIndexes.
+func (c *indexCache) store(root string, g int64, idx *index) *index {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.root == root && e.g == g {
+			if e.idx.size == idx.size && e.idx.modTime.Equal(idx.modTime) {
+				return e.idx // another request indexed it meanwhile: keep one copy in memory
+			}
+			c.entries = slices.Delete(c.entries, i, i+1)
+			break
+		}
+	}
+	c.entries = append(c.entries, cachedIndex{root: root, g: g, idx: idx})
 	if len(c.entries) > cachedIndexes {
 		c.entries = slices.Delete(c.entries, 0, len(c.entries)-cachedIndexes)
 	}
-	return idx, nil
+	return idx
+}
+
+// forget drops generation g of root: it is no longer served.
+func (c *indexCache) forget(root string, g int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = slices.DeleteFunc(c.entries, func(e cachedIndex) bool { return e.root == root && e.g == g })
 }

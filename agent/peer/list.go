@@ -87,16 +87,20 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, bucket, root strin
 	defer lease.Release()
 
 	genPrefix := Prefix(g)
-	objs := idx.after(rest, marker)
 	res := listResult{Name: bucket, Prefix: prefix, MaxKeys: limit,
 		ContinuationToken: q.Get("continuation-token"), StartAfter: q.Get("start-after")}
-	switch {
-	case limit == 0:
-		// max-keys=0 asks for no key: S3 answers an empty page that is not truncated, and an empty
-		// page has no last key to continue after.
-		objs = nil
-	case len(objs) > limit:
-		objs, res.IsTruncated = objs[:limit], true
+	var objs []generations.Object
+	// max-keys=0 asks for no key: S3 answers an empty page that is not truncated, and an empty page
+	// has no last key to continue after.
+	if limit > 0 {
+		objs, res.IsTruncated, err = idx.after(rest, marker, limit)
+	}
+	idx.close()
+	if err != nil {
+		writeError(w, r, http.StatusInternalServerError, "InternalError", err.Error())
+		return
+	}
+	if res.IsTruncated {
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(genPrefix + objs[len(objs)-1].Key))
 	}
 	res.KeyCount = len(objs)

@@ -48,7 +48,12 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request, root, name strin
 		return
 	}
 	defer lease.Release()
-	obj, ok := idx.find(key)
+	obj, ok, err := idx.find(key)
+	idx.close()
+	if err != nil {
+		writeError(w, r, http.StatusInternalServerError, "InternalError", err.Error())
+		return
+	}
 	if !ok {
 		writeError(w, r, http.StatusNotFound, "NoSuchKey", "no such key in generation "+strconv.FormatInt(g, 10))
 		return

@@ -146,18 +146,20 @@ func (s *Server) maxClients() int {
 	return DefaultMaxClients
 }
 
-// hold holds generation g of root and loads its object index, or answers why it cannot.
-func (s *Server) hold(w http.ResponseWriter, r *http.Request, root string, g int64) (*generations.Lease, *index, bool) {
+// hold holds generation g of root and opens its object index, or answers why it cannot. The caller
+// closes the index and releases the lease.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, root string, g int64) (*generations.Lease, indexFile, bool) {
 	lease, err := generations.Hold(root, g)
 	if err != nil {
 		status, code := http.StatusInternalServerError, "InternalError"
 		if errors.Is(err, fs.ErrNotExist) {
 			status, code = http.StatusGone, "NoSuchGeneration"
+			s.indexes.forget(root, g)
 		}
 		writeError(w, r, status, code, fmt.Sprintf("generation %d: %v", g, err))
-		return nil, nil, false
+		return nil, indexFile{}, false
 	}
-	idx, err := s.indexes.get(root, g, lease.Dir)
+	idx, err := s.indexes.open(root, g)
 	if err != nil {
 		lease.Release()
 		status, code := http.StatusInternalServerError, "InternalError"
@@ -165,7 +167,7 @@ func (s *Server) hold(w http.ResponseWriter, r *http.Request, root string, g int
 			status, code = http.StatusGone, "NoSuchGeneration"
 		}
 		writeError(w, r, status, code, err.Error())
-		return nil, nil, false
+		return nil, indexFile{}, false
 	}
 	return lease, idx, true
 }

@@ -26,6 +26,8 @@ limitations under the License.
 package syncspec
 
 import (
+	"strconv"
+
 	"k8s.io/utils/ptr"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
@@ -36,8 +38,9 @@ import (
 // whose object is gone from the bucket is deleted from the cache.
 const DefaultPrune = true
 
-// Args are the sync arguments ds's spec gives: the source, which objects, how to reach them, and
-// spec.sync. A field left zero takes the worker's default (wire.DefaultSyncOptions,
+// Args are the sync arguments ds's spec gives: the source, which objects, how to reach them,
+// spec.sync, and spec.replicas.maxBytes (a Dataset with spec.replicas has no sync Job, but the
+// arguments stay one path). A field left zero takes the worker's default (wire.DefaultSyncOptions,
 // wire.DefaultGenerationOptions), on a command line and through SyncArgs.WithDefaults alike. Dir,
 // and what a caller reports to or keeps for its readers (progress, log level, report file, pinned
 // generations, a change set), are the caller's.
@@ -53,6 +56,10 @@ func Args(ds *datav1alpha1.Dataset) wire.SyncArgs {
 	}
 	if sy.PartSize != nil {
 		a.PartSize = sy.PartSize.String()
+	}
+	if r := ds.Spec.Replicas; r != nil && r.MaxBytes != nil {
+		// In bytes: a quantity's own form may be a fraction ("1.5Gi" is fine, "1500m" is not a size).
+		a.MaxBytes = strconv.FormatInt(r.MaxBytes.Value(), 10)
 	}
 	switch sy.Verify {
 	case datav1alpha1.VerifySize:

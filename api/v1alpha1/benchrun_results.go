@@ -56,8 +56,15 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 			CostMicros:          r.CostMicros,
 			BreakEvenRuns:       r.BreakEvenRuns,
 		}
-		if r.CostMicros != nil && br.Spec.Pricing != nil {
-			res.Currency = br.Spec.Pricing.Currency
+		if r.CostMicros != nil || r.Cache != nil {
+			res.Currency = br.currency()
+		}
+		if br.Spec.RunsPerDay != nil {
+			res.RunsPerDay, res.BreakEvenDays = *br.Spec.RunsPerDay, r.BreakEvenDays
+		}
+		if c := r.Cache; c != nil {
+			res.Cache = &wire.CacheCost{StorageClass: c.StorageClass, Copies: c.Copies, StorageBytes: c.StorageBytes, StorageMicrosPerMonth: c.StorageMicrosPerMonth,
+				SyncIntervalSeconds: c.SyncIntervalSeconds, RefreshBytesPerDay: c.RefreshBytesPerDay, RefreshMicrosPerDay: c.RefreshMicrosPerDay}
 		}
 		if r.ReadBytesPerSecond > 0 {
 			res.Probe = &wire.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}
@@ -71,4 +78,16 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 		out = append(out, res)
 	}
 	return out
+}
+
+// currency is the currency of the run's costs: the prices it used (status.pricing), or for a run
+// recorded before those were kept, its spec's.
+func (br *BenchRun) currency() string {
+	if p := br.Status.Pricing; p != nil && p.Currency != "" {
+		return p.Currency
+	}
+	if p := br.Spec.Pricing; p != nil {
+		return p.Currency
+	}
+	return ""
 }

@@ -124,12 +124,31 @@ type BenchRunSpec struct {
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
+	// exclusive, when true, gives each of the run's query Jobs a node to itself while it runs: no other
+	// pqcache bench Job is admitted there, pqcache's sync Jobs are kept off it, and the Job itself
+	// starts only on a node without them, so that nothing of pqcache's but the node agent shares its
+	// CPUs, memory and disk. It costs waiting: a Job may queue until a node is free, and syncs of
+	// Datasets whose volume lives on that node wait for the Job to end. The node agent (a DaemonSet)
+	// stays, and keeps syncing that node's per-node copies. Default false.
+	// +optional
+	// +kubebuilder:default=false
+	Exclusive bool `json:"exclusive,omitempty"`
+
 	// pricing turns resource use into an estimated cost per configuration, and the cost of filling the
-	// cache into the number of runs after which it pays for itself. Every price it leaves out is a
-	// documented list price (see Pricing), so a run without it is priced too.
+	// cache into the number of runs after which it pays for itself. Every price it leaves out comes
+	// from the operator's prices file (the chart's prices ConfigMap, docs/benchruns.md), whose shipped
+	// values are AWS list prices, so a run without it is priced too. The prices the run used are in
+	// status.pricing.
 	// +optional
 	// +kubebuilder:default={}
 	Pricing *Pricing `json:"pricing,omitempty"`
+
+	// runsPerDay is how often you would run this workload: with it, each result that reads the cache
+	// gets its break-even in days, counting the cache's storage and refreshes over those days.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	RunsPerDay *int32 `json:"runsPerDay,omitempty"`
 }
 
 // DatasetReference names a Dataset in the same namespace.
@@ -421,45 +440,62 @@ type ResourceConfig struct {
 	Memory resource.Quantity `json:"memory"`
 }
 
-// Pricing gives unit prices, as decimal strings in one currency, to estimate what a run costs. The
-// defaults are AWS's published on-demand list prices in us-east-1 (docs/benchruns.md gives the pages):
-// Fargate's Linux/x86 $0.04048 per vCPU-hour and $0.004445 per GB-hour, per second, and S3's data
-// transfer out to the internet, $0.09 per GB. A cluster in the bucket's own region pays no transfer:
-// set transferGB to "0".
+// Pricing gives unit prices, as decimal strings in one currency, to estimate what a run and its cache
+// cost. A price left out comes from the operator's prices file (--prices-file, the chart's prices
+// ConfigMap), and without one from pqcache's built-in copy of the same list prices: AWS's published
+// on-demand prices in us-east-1 (docs/benchruns.md gives the pages): Fargate's Linux/x86 $0.04048 per
+// vCPU-hour and $0.004445 per GB-hour, per second, S3's data transfer out to the internet, $0.09 per
+// GB, S3 Standard GET $0.0004 and LIST $0.005 per 1000 requests, EBS gp3 $0.08 per GB-month. A
+// cluster in the bucket's own region pays no transfer: set transferGB to "0". The API server fills no
+// price in (objects created before the prices file existed keep the ones it filled then).
 type Pricing struct {
 	// coreSecond is the price of one CPU core for one second.
 	// +optional
-	// +kubebuilder:default="0.0000112444"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0000117\""
 	CoreSecond string `json:"coreSecond,omitempty"`
 
 	// gibSecond is the price of one GiB of memory for one second.
 	// +optional
-	// +kubebuilder:default="0.0000012347"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0000013\""
 	GiBSecond string `json:"gibSecond,omitempty"`
 
 	// transferGB is the price of reading one GB (10^9 bytes) from the bucket.
 	// +optional
-	// +kubebuilder:default="0.09"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.02\""
 	TransferGB string `json:"transferGB,omitempty"`
 
 	// placementMultiplier scales the compute prices for the chosen placement (e.g. "0.35" for spot).
 	// +optional
-	// +kubebuilder:default="1"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="placementMultiplier is a non-negative decimal number such as \"1\" or \"0.35\""
 	PlacementMultiplier string `json:"placementMultiplier,omitempty"`
 
 	// currency is the ISO 4217 code of the prices, for the reports.
 	// +optional
-	// +kubebuilder:default="USD"
 	// +kubebuilder:validation:Pattern=`^[A-Z]{3}$`
 	Currency string `json:"currency,omitempty"`
+	// storageGBMonth is the price of keeping one GB (10^9 bytes) of the cache for a month (730 hours),
+	// whatever the claim's StorageClass; left out, the prices file's price for that class (or for
+	// node disks, with spec.replicas) applies.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.08\""
+	StorageGBMonth string `json:"storageGBMonth,omitempty"`
+
+	// getPer1000 is the price of 1000 GET requests to the bucket.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.0004\""
+	GetPer1000 string `json:"getPer1000,omitempty"`
+
+	// listPer1000 is the price of 1000 LIST requests to the bucket.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+(\\\\.[0-9]+)?$')",message="prices are non-negative decimal numbers such as \"0.005\""
+	ListPer1000 string `json:"listPer1000,omitempty"`
 }
 
 // BenchRunStatus is what the run measured: one summary per configuration × input and per query
@@ -536,6 +572,14 @@ type BenchRunStatus struct {
 	// its own).
 	// +optional
 	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
+
+	// breakEvenDays is that result's break-even in days at spec.runsPerDay.
+	// +optional
+	BreakEvenDays *int64 `json:"breakEvenDays,omitempty"`
+
+	// pricing is the prices the run used: spec.pricing over the operator's prices file.
+	// +optional
+	Pricing *Pricing `json:"pricing,omitempty"`
 }
 
 // JobCounts counts a BenchRun's Jobs.
@@ -625,14 +669,66 @@ type BenchResult struct {
 	// +optional
 	CostMicros *int64 `json:"costMicros,omitempty"`
 	// breakEvenRuns is, on a volume result whose engine and configuration also ran on s3 at a higher
-	// cost, the number of runs after which filling the cache has paid for itself.
+	// cost, the number of runs after which filling the cache has paid for itself; with spec.runsPerDay,
+	// the cache's storage and refreshes over those runs' days count too.
 	// +optional
 	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
+	// breakEvenDays is, with spec.runsPerDay, breakEvenRuns in whole days at that rate (rounded up);
+	// absent when the savings of a day's runs do not cover a day of storage and refreshes.
+	// +optional
+	BreakEvenDays *int64 `json:"breakEvenDays,omitempty"`
+	// cache is what keeping the cache this input reads costs over time; absent for inputs that read
+	// no cache (s3, a claim).
+	// +optional
+	Cache *CacheCost `json:"cache,omitempty"`
 	// queries holds one summary per query.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
+}
+
+// CacheCost is what keeping a Dataset's cache costs over time: its storage, and its refreshes
+// estimated from the Dataset's last sync times the syncs its schedule starts. Money is in millionths
+// of the run's currency (status.pricing.currency).
+type CacheCost struct {
+	// storageClass is the StorageClass priced: the Dataset's claim's, "default" when it names none,
+	// or "node-disk" for per-node copies (spec.replicas).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClass string `json:"storageClass,omitempty"`
+	// copies is how many copies are stored: 1 for a claim, the desired per-node copies otherwise.
+	// +optional
+	Copies int32 `json:"copies,omitempty"`
+	// storageBytes is the footprint: the manifest's bytes × copies.
+	// +optional
+	StorageBytes int64 `json:"storageBytes,omitempty"`
+	// storageMicrosPerMonth is what storageBytes cost for a month (730 hours).
+	// +optional
+	StorageMicrosPerMonth *int64 `json:"storageMicrosPerMonth,omitempty"`
+	// syncIntervalSeconds is the mean time between the syncs the Dataset's refresh schedule starts,
+	// rounded (the costs use the exact rate); absent without a schedule, when refreshes cost nothing
+	// here.
+	// +optional
+	SyncIntervalSeconds int64 `json:"syncIntervalSeconds,omitempty"`
+	// refreshBytesPerDay is what the refreshes download from the bucket in a day: the last successful
+	// sync's bytesCopied × syncs per day (after the first sync, the whole data set: an upper bound
+	// until a refresh has run).
+	// +optional
+	RefreshBytesPerDay int64 `json:"refreshBytesPerDay,omitempty"`
+	// transferMicrosPerDay is the price of refreshBytesPerDay.
+	// +optional
+	TransferMicrosPerDay *int64 `json:"transferMicrosPerDay,omitempty"`
+	// computeMicrosPerDay is the sync worker's CPU and memory for the last sync's duration × syncs per
+	// day.
+	// +optional
+	ComputeMicrosPerDay *int64 `json:"computeMicrosPerDay,omitempty"`
+	// requestMicrosPerDay is the last sync's GET and LIST requests × syncs per day.
+	// +optional
+	RequestMicrosPerDay *int64 `json:"requestMicrosPerDay,omitempty"`
+	// refreshMicrosPerDay is transfer, compute and requests together.
+	// +optional
+	RefreshMicrosPerDay *int64 `json:"refreshMicrosPerDay,omitempty"`
 }
 
 // QueryStatus is how one query ended.

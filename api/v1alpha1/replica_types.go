@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -60,6 +61,17 @@ type ReplicaPolicy struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MinReady int32 `json:"minReady,omitempty"`
+
+	// maxBytes caps the size of the Dataset's copy on each node: the files of one generation (the
+	// objects that include/exclude select). A sync that would make a larger generation copies nothing
+	// past the cap, fails with reason OverByteCap, and the copy keeps its last published generation;
+	// the other Datasets on the node go on syncing. Older generations that readers still hold, up to
+	// sync.keepGenerations, share unchanged files with the current one and take room for what changed
+	// only. 0 keeps no file. Omitted: no cap but the node's free space and its agent's node reserve.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="maxBytes must be a Kubernetes quantity, a size such as 50Gi or 500G"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || !quantity(string(self)).isLessThan(quantity('0'))",message="maxBytes must be 0 or more: it is a size in bytes, such as 50Gi"
+	MaxBytes *resource.Quantity `json:"maxBytes,omitempty"`
 }
 
 // ReplicasStatus sums up the Dataset's per-node copies from their DatasetReplicas.

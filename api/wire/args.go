@@ -233,6 +233,8 @@ type SyncOptions struct {
 	DryRun bool
 	// NoDelete keeps files whose objects are gone.
 	NoDelete bool
+	// MaxBytes, as a quantity ("50Gi"), caps the size of the generation a sync makes; empty: no cap.
+	MaxBytes string
 	// Progress is auto, json or none.
 	Progress string
 	// ReportFile also receives the compact report (a pod's termination message).
@@ -265,6 +267,7 @@ func (o *SyncOptions) flags(l *flagList) {
 	l.str(&o.PartSize, "part-size", d.PartSize, "Size of one ranged GET; larger objects are fetched in parts.")
 	l.str(&o.Verify, "verify", d.Verify, "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
 	l.bool(&o.NoDelete, "no-delete", "Keep local files whose objects are gone from the bucket.")
+	l.str(&o.MaxBytes, "max-bytes", "", "Refuse a sync whose files would add up to more than this size (a quantity such as 50Gi), before copying past it; the last synced files stay. Default: no cap.")
 	l.bool(&o.DryRun, "dry-run", "Print what would be copied and deleted, and the bytes to move; change nothing.")
 	l.bool(&o.PageCache, "page-cache", "Write files over 256 KiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
 }
@@ -377,6 +380,7 @@ const (
 	DefaultWarmups      = 1
 	DefaultQueryTimeout = 30 * time.Minute
 	DefaultMemoryLimit  = "auto"
+	DefaultIsolation    = IsolationProcess
 )
 
 // BenchArgs are the flags of `pqcache bench` that a BenchRun's Job sets: what to run, on what data,
@@ -410,6 +414,9 @@ type BenchArgs struct {
 	Iterations, Warmups int
 	// QueryTimeout bounds one run of one query.
 	QueryTimeout time.Duration
+	// Isolation is IsolationProcess (a fresh process per query per iteration) or IsolationSession
+	// (one process per iteration runs every query in turn).
+	Isolation string
 	// ProbeStreams, when positive, measures the input's read throughput after the queries.
 	ProbeStreams int
 	// Label, ConfigName and IOType name the run, its resource configuration and its input in reports.
@@ -421,7 +428,7 @@ type BenchArgs struct {
 // defaultBenchArgs are the arguments a runner applies to flags it was not given.
 func defaultBenchArgs() BenchArgs {
 	return BenchArgs{Engine: DefaultEngine, Workload: DefaultWorkload, Iterations: DefaultIterations, Warmups: DefaultWarmups,
-		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine}
+		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine, Isolation: DefaultIsolation}
 }
 
 func (a *BenchArgs) flags() flagList {
@@ -443,6 +450,7 @@ func (a *BenchArgs) flags() flagList {
 	l.int(&a.Iterations, "iterations", d.Iterations, "Measured runs per query (1-100).")
 	l.count(&a.Warmups, "warmups", d.Warmups, "Unmeasured runs before them (0-10).")
 	l.duration(&a.QueryTimeout, "query-timeout", d.QueryTimeout, "Bound on one run of one query; past it the query is recorded as Timeout.")
+	l.str(&a.Isolation, "isolation", d.Isolation, "process (a fresh engine process per query per iteration: cold, as polars-benchmark runs) or session (one engine process per iteration runs every query in turn: warm, as an interactive user's session).")
 	l.int(&a.ProbeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams, after the queries (0: no probe); for s3:// data, parallel GETs of the objects.")
 	l.str(&a.Label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	l.str(&a.ConfigName, "config-name", "", "Name of the resource configuration in reports (e.g. 2cpu-4gi), which compare engines per configuration and input.")

@@ -35,6 +35,32 @@ const (
 	StatusOOMKilled = "OOMKilled"
 )
 
+// What a query's Millis measure (QueryResult.Timing).
+const (
+	// TimingEngine: the engine's own query time, reported through the timing file.
+	TimingEngine = "engine"
+	// TimingWall: the whole process's wall time; the engine reported no query time.
+	TimingWall = "wall"
+)
+
+// Isolations: how queries share engine processes.
+const (
+	// IsolationProcess runs each query in a fresh process per iteration (polars-benchmark's way).
+	IsolationProcess = "process"
+	// IsolationSession runs every query of an iteration in one process, in turn, warm.
+	IsolationSession = "session"
+)
+
+// EnvTimingFile names the file an engine process reports its timings to (docs/bench.md, "Timing
+// protocol"): lines of space-separated key=value pairs, "ready_unix_ns=N [rss_bytes=N]" once the
+// engine is loaded and "[query=NAME] query_ms=F" after each query's last result row.
+const EnvTimingFile = "PQCACHE_TIMING_FILE"
+
+// QueryDelimiter is the line a session engine writes to stdout after each query's rows, so that
+// the runner can tell one query's rows from the next one's. Not a canonical row: it starts with
+// the ASCII record separator.
+const QueryDelimiter = "\x1epqcache:end-of-query"
+
 // WholeRun is the name of the one result a run has when its runner did not finish: it stands for every
 // query, with the reason (NotRun, OOMKilled, Timeout) as its status.
 const WholeRun = "*"
@@ -44,9 +70,31 @@ type QueryResult struct {
 	// Name is the query's name in its workload (q1 to q22 for TPC-H), or WholeRun.
 	Name   string `json:"name"`
 	Status string `json:"status"`
-	// Millis are the measured iterations' wall times, in order.
+	// Millis are the measured iterations' query times, in order: the engine's own time from the call
+	// that runs the query to its last result row when it reports one (Timing "engine"), else the
+	// whole process's wall time (Timing "wall"). MedianMillis, MinMillis and MaxMillis are over them.
 	Millis []int64 `json:"millis,omitempty"`
 	QueryMeasurements
+	// Timing says what Millis measure: TimingEngine or TimingWall (also when only some iterations
+	// were reported by the engine: then they are not comparable, and the wall time is kept for all).
+	Timing string `json:"timing,omitempty"`
+	// StartupMillis are the measured iterations' start-up times, process start to the engine's ready
+	// signal (interpreter, import, connection, workload read), when the engine reports it; in session
+	// isolation they are the session's (BenchResult.SessionStartupMillis) and absent here.
+	StartupMillis []int64 `json:"startupMillis,omitempty"`
+	// WallMillis are the measured iterations' whole-process wall times (start to exit, the rows'
+	// output included): what Millis were before engines reported their own time. In session
+	// isolation, the time from the previous query's last row (or the process start) to this one's.
+	WallMillis []int64 `json:"wallMillis,omitempty"`
+	// MedianStartupMillis and MedianWallMillis are the medians of StartupMillis and WallMillis (the
+	// compact summary keeps them, not the lists).
+	MedianStartupMillis int64 `json:"medianStartupMillis,omitempty"`
+	MedianWallMillis    int64 `json:"medianWallMillis,omitempty"`
+	// PeakAboveReadyBytes is the largest peak of an iteration above the engine's resident memory at
+	// its ready signal (the loaded interpreter, library and connection subtracted), when the engine
+	// reported it; PeakMemoryBytes is the whole process's (above the first sample, right after
+	// start). In session isolation both are the session process's over every query it ran.
+	PeakAboveReadyBytes int64 `json:"peakAboveReadyBytes,omitempty"`
 	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
 	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
 	MemorySource string `json:"memorySource,omitempty"`
@@ -120,7 +168,16 @@ type BenchResult struct {
 	Warmups             int           `json:"warmups"`
 	Queries             []QueryResult `json:"queries"`
 	GeometricMeanMillis int64         `json:"geometricMeanMillis,omitempty"`
-	FailedQueries       []string      `json:"failedQueries,omitempty"`
+	// WallGeometricMeanMillis is the geometric mean of the queries' median whole-process wall
+	// times (MedianWallMillis): the figure GeometricMeanMillis was before in-engine timing.
+	WallGeometricMeanMillis int64 `json:"wallGeometricMeanMillis,omitempty"`
+	// Isolation is IsolationProcess (one process per query per iteration; absent in results made
+	// before sessions existed) or IsolationSession (one process per iteration runs every query in
+	// turn; memory peaks are then the session's, not separable per query).
+	Isolation string `json:"isolation,omitempty"`
+	// SessionStartupMillis are, in session isolation, each measured iteration's start-up time.
+	SessionStartupMillis []int64  `json:"sessionStartupMillis,omitempty"`
+	FailedQueries        []string `json:"failedQueries,omitempty"`
 	// Workload names the workload the queries came from.
 	Workload string `json:"workload,omitempty"`
 	// Error says why no query ran; the queries are then absent. ErrorReason classifies it:
@@ -145,6 +202,23 @@ type BenchResult struct {
 	// BreakEvenRuns is, on a volume run whose engine and configuration also ran on s3 at a higher
 	// cost, the number of runs after which filling the cache has paid for itself.
 	BreakEvenRuns *int64 `json:"breakEvenRuns,omitempty"`
+	// BreakEvenDays is BreakEvenRuns in whole days at RunsPerDay, the rate the BenchRun states.
+	BreakEvenDays *int64 `json:"breakEvenDays,omitempty"`
+	RunsPerDay    int32  `json:"runsPerDay,omitempty"`
+	// Cache is what keeping the cache this run read costs over time, when a BenchRun priced it.
+	Cache *CacheCost `json:"cache,omitempty"`
+}
+
+// CacheCost is what keeping a cache costs over time, in millionths of the result's currency: its
+// storage per month and its refreshes per day (the BenchRun status's cache figures).
+type CacheCost struct {
+	StorageClass          string `json:"storageClass,omitempty"`
+	Copies                int32  `json:"copies,omitempty"`
+	StorageBytes          int64  `json:"storageBytes,omitempty"`
+	StorageMicrosPerMonth *int64 `json:"storageMicrosPerMonth,omitempty"`
+	SyncIntervalSeconds   int64  `json:"syncIntervalSeconds,omitempty"`
+	RefreshBytesPerDay    int64  `json:"refreshBytesPerDay,omitempty"`
+	RefreshMicrosPerDay   *int64 `json:"refreshMicrosPerDay,omitempty"`
 }
 
 // benchSummaryPrefix marks an encoded summary, so a reader can tell it from plain text.
@@ -157,7 +231,7 @@ func EncodeBenchSummary(res *BenchResult, limit int) ([]byte, error) {
 	c := *res
 	c.Queries = make([]QueryResult, len(res.Queries))
 	for i, q := range res.Queries {
-		q.Millis = nil
+		q.Millis, q.StartupMillis, q.WallMillis = nil, nil, nil
 		if len(q.StderrTail) > 160 {
 			q.StderrTail = q.StderrTail[cutPoint(q.StderrTail, len(q.StderrTail)-160):]
 		}

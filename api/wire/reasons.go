@@ -43,7 +43,8 @@ const (
 	ReasonHostileKeys = "HostileKeys"
 	// ReasonSourceMisbehaving: the store's listing broke the protocol in a way no retry within the
 	// sync fixes (a page over the size cap, a continuation token that came back, an endless run of
-	// empty pages that say more follow); the sync stopped and the published data stays as it was.
+	// empty pages that say more follow, a page that does not parse as a listing); the sync stopped
+	// and the published data stays as it was.
 	ReasonSourceMisbehaving = "SourceMisbehaving"
 	// ReasonVolumeReadOnly: the cache volume is mounted read-only (EROFS); nothing could be published.
 	ReasonVolumeReadOnly = "VolumeReadOnly"
@@ -56,6 +57,14 @@ const (
 	// handling of the copy; it was recovered, the published data stays as it was, and the agent
 	// serves its other copies as before; the copy is retried with backoff.
 	ReasonPanicked = "Panicked"
+	// ReasonOverByteCap: the generation the sync planned is larger than the Dataset's byte cap
+	// (spec.replicas.maxBytes); nothing past the cap was copied, and the last published generation
+	// stands.
+	ReasonOverByteCap = "OverByteCap"
+	// ReasonNodeReserve: the copies the sync planned would leave less free space on the node's cache
+	// root than the node agent keeps for the node (its node reserve); nothing past it was copied, and
+	// the last published generation stands.
+	ReasonNodeReserve = "NodeReserve"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
 )
@@ -64,7 +73,7 @@ const (
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
-	ReasonVolumeIOError, ReasonPanicked, ReasonSyncFailed,
+	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncFailed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

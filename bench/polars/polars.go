@@ -63,7 +63,8 @@ const (
 // Engines are Polars' engines run.py accepts.
 var Engines = []string{"in-memory", "streaming", "auto"}
 
-// Engine runs each query as `PYTHON run.py --workload FILE --query NAME` in a fresh process.
+// Engine runs queries as `PYTHON run.py --workload FILE --queries NAME,...`: one per process in
+// process isolation, every query of an iteration in session isolation.
 type Engine struct {
 	// Python is the interpreter that has Polars; Dir the directory of run.py (see Find).
 	Python, Dir string
@@ -87,7 +88,11 @@ func (e Engine) Command(ctx context.Context, inv bench.Invocation) (*exec.Cmd, e
 	}
 	// -B: no bytecode written beside run.py (a checkout stays clean, an image is read-only); -s and
 	// -E: no user site-packages or PYTHONPATH, so the pinned Polars is the one imported.
-	args := []string{"-B", "-s", "-E", filepath.Join(e.Dir, "run.py"), "--workload", inv.Workload, "--query", inv.Query}
+	queries := inv.Queries
+	if len(queries) == 0 {
+		queries = []string{inv.Query}
+	}
+	args := []string{"-B", "-s", "-E", filepath.Join(e.Dir, "run.py"), "--workload", inv.Workload, "--queries", strings.Join(queries, ",")}
 	if e.PolarsEngine != "" {
 		args = append(args, "--engine", e.PolarsEngine)
 	}

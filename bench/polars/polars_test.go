@@ -34,7 +34,7 @@ import (
 )
 
 // duckdbEnv makes this test binary a DuckDB query process (its last two arguments: the resolved
-// workload and the query's name), so that both engines' answers go through bench.Run and its digest
+// workload and the queries' names, comma-separated), so that both engines' answers go through bench.Run and its digest
 // alike.
 const duckdbEnv = "PQCACHE_TEST_DUCKDB_QUERY"
 
@@ -49,14 +49,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// duckdbQuery runs one query of a resolved workload on the embedded DuckDB, as `pqcache bench-query`
-// does, and prints its rows in the canonical format.
-func duckdbQuery(file, name string) error {
+// duckdbQuery runs queries of a resolved workload on the embedded DuckDB, as `pqcache bench-query`
+// does: ready reported, each query timed, its rows printed in the canonical format.
+func duckdbQuery(file, names string) error {
 	r, err := workload.Read(file)
-	if err != nil {
-		return err
-	}
-	q, err := r.Query(name)
 	if err != nil {
 		return err
 	}
@@ -70,15 +66,15 @@ func duckdbQuery(file, name string) error {
 	if err := duckdb.CreateTables(ctx, db, r); err != nil {
 		return err
 	}
-	w := bufio.NewWriter(os.Stdout)
-	if _, err := duckdb.RunSQL(ctx, db, q.SQL, w); err != nil {
-		return fmt.Errorf("query %s: %w", name, err)
+	tw := bench.NewTimingWriter()
+	if err := tw.Ready(); err != nil {
+		return err
 	}
-	return w.Flush()
+	return duckdb.RunQueries(ctx, db, r, strings.Split(names, ","), bufio.NewWriter(os.Stdout), tw)
 }
 
 func duckdbEngine() bench.Engine {
-	return bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: []string{os.Args[0], "-test.run=^$", "{workload}", "{query}"}}}
+	return bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: []string{os.Args[0], "-test.run=^$", "{workload}", "{queries}"}}}
 }
 
 // engine is the Polars engine of this checkout: run.py beside this file and the interpreter Find

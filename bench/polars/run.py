@@ -1,11 +1,16 @@
 # Copyright 2026 The pqcache Authors. Licensed under the Apache License, Version 2.0.
-"""pqcache's Polars engine: run ONE query of a resolved workload and print its rows.
+"""pqcache's Polars engine: run queries of a resolved workload in turn and print their rows.
 
-    python run.py --workload FILE --query NAME [--engine in-memory|streaming|auto]
+    python run.py --workload FILE --queries NAME[,NAME...] [--engine in-memory|streaming|auto]
 
-`pqcache bench` starts this once per query per iteration, so that each run's time and memory are its
-own, and digests the rows it prints on stdout, one per line in the canonical row format (canon.py),
-exactly as it does DuckDB's. FILE is the resolved workload `pqcache bench` writes (Go:
+`pqcache bench` starts this once per query per iteration (process isolation), so that each run's
+memory is its own, or once per iteration for every query (session isolation), and digests the rows
+it prints on stdout, one per line in the canonical row format (canon.py), exactly as it does
+DuckDB's; each query's rows are followed by a delimiter line (QUERY_DELIMITER). It reports its
+timings to the file $PQCACHE_TIMING_FILE names (docs/bench.md, "Timing protocol"): when Polars is
+imported and the tables are mapped, "ready_unix_ns=N rss_bytes=N"; after each query, "query=NAME
+query_ms=F", the time of its collect() (Parquet and S3 reads included; printing the rows is not).
+--query NAME is --queries with one query. FILE is the resolved workload `pqcache bench` writes (Go:
 bench/workload.Resolved):
 
     {"workload": NAME,
@@ -19,6 +24,7 @@ otherwise its SQL runs through Polars' SQL interface over the same tables.
 
 Environment:
     PQCACHE_POLARS_ENGINE   the engine when --engine is not given (default in-memory)
+    PQCACHE_TIMING_FILE     where to report timings (none: not reported)
     POLARS_MAX_THREADS      threads of Polars' pool (read by Polars; bench sets it from --threads)
     POLARS_FORCE_ASYNC      1: the async (object store) reader for local files too (read by Polars)
     AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL
@@ -39,12 +45,16 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from datetime import date, datetime, timedelta
 
 ENGINES = ("in-memory", "streaming", "auto")
 ROW_NUMBER = "file_row_number"
 # Lines written to stdout at a time: few system calls, little memory beyond the result's own.
 CHUNK_ROWS = 8192
+# Written after each query's rows: not a canonical row (it starts with the record separator). Go:
+# wire.QueryDelimiter.
+QUERY_DELIMITER = "\x1epqcache:end-of-query"
 
 
 class UsageError(Exception):
@@ -53,29 +63,35 @@ class UsageError(Exception):
 
 def parse_args(argv, env):
     """Read the command line; the engine defaults to $PQCACHE_POLARS_ENGINE, else in-memory."""
-    p = argparse.ArgumentParser(prog="run.py", description="Run one query of a resolved workload on Polars.")
+    p = argparse.ArgumentParser(prog="run.py", description="Run queries of a resolved workload on Polars.")
     p.add_argument("--workload", required=True, help="the resolved workload (JSON) pqcache bench writes")
-    p.add_argument("--query", required=True, help="the query's name in the workload")
+    names = p.add_mutually_exclusive_group(required=True)
+    names.add_argument("--queries", help="the queries to run in turn, by name, comma-separated")
+    names.add_argument("--query", help="one query's name (--queries with one)")
     p.add_argument("--engine", default=env.get("PQCACHE_POLARS_ENGINE") or "in-memory",
                    help="Polars' engine: " + ", ".join(ENGINES))
     args = p.parse_args(argv)  # exits with status 2 on a bad command line
     if args.engine not in ENGINES:
         p.error(f"--engine {args.engine}: want one of {', '.join(ENGINES)}")
+    args.names = [n for n in (args.queries or args.query).split(",") if n]
+    if not args.names:
+        p.error("no query named")
     return args
 
 
-def load_workload(path, name):
-    """Read the resolved workload and return it with the query named name."""
+def load_workload(path, names):
+    """Read the resolved workload and return it with the queries named names, in that order."""
     try:
         with open(path, encoding="utf-8") as f:
             workload = json.load(f)
     except (OSError, ValueError) as e:
         raise UsageError(f"reading the workload {path}: {e}") from e
-    for q in workload.get("queries") or []:
-        if q.get("name") == name:
-            return workload, q
-    names = ", ".join(q.get("name", "?") for q in workload.get("queries") or [])
-    raise UsageError(f"the workload {workload.get('workload', path)} has no query {name!r} (it has {names})")
+    by_name = {q.get("name"): q for q in workload.get("queries") or []}
+    for name in names:
+        if name not in by_name:
+            have = ", ".join(q.get("name", "?") for q in workload.get("queries") or [])
+            raise UsageError(f"the workload {workload.get('workload', path)} has no query {name!r} (it has {have})")
+    return workload, [by_name[n] for n in names]
 
 
 def storage_options(s3, env):
@@ -205,9 +221,29 @@ def write_rows(canon, df, out):
         out.write("\n".join(lines) + "\n")
 
 
+def resident_bytes():
+    """This process's resident memory (VmRSS), as the runner's sampler counts it; 0 if unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def report(env, line):
+    """Append one line to the timing file, if the runner named one."""
+    path = env.get("PQCACHE_TIMING_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
 def run(args, env):
-    """Load the workload, run the query on the chosen engine and print its rows."""
-    workload, query = load_workload(args.workload, args.query)
+    """Load the workload, run the queries in turn on the chosen engine and print their rows."""
+    workload, queries = load_workload(args.workload, args.names)
     trust_ca_bundle(env)
     spill = private_spill_dir(env)
     try:
@@ -217,8 +253,17 @@ def run(args, env):
         import canon
 
         t = tables(pl, workload, env)
-        df = build_query(pl, query, t).collect(engine=args.engine)
-        write_rows(canon, df, sys.stdout)
+        report(env, f"ready_unix_ns={time.time_ns()} rss_bytes={resident_bytes()}")
+        for query in queries:
+            args.current = query["name"]
+            lf = build_query(pl, query, t)
+            start = time.perf_counter_ns()
+            df = lf.collect(engine=args.engine)
+            elapsed = time.perf_counter_ns() - start
+            report(env, f"query={query['name']} query_ms={elapsed / 1e6:.3f}")
+            write_rows(canon, df, sys.stdout)
+            sys.stdout.write(QUERY_DELIMITER + "\n")
+            sys.stdout.flush()
     finally:
         if spill:
             shutil.rmtree(spill, ignore_errors=True)
@@ -233,7 +278,7 @@ def main(argv=None):
         print(f"run.py: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - any failure of the query is the query's result
-        print(f"query {args.query} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"query {getattr(args, 'current', ','.join(args.names))} failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     sys.stdout.flush()
     return 0

@@ -103,7 +103,7 @@ func (h headline) Cost() string {
 	case *vol.CostMicros >= *s3.CostMicros:
 		s += " A run on the volume costs no less than on s3: the cache buys speed, not savings."
 	}
-	return s
+	return s + h.cacheCost()
 }
 
 // money writes an amount in millionths as a price: two significant digits below one unit ($0.00071),

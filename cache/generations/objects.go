@@ -18,6 +18,7 @@ package generations
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,16 +56,68 @@ type Object struct {
 // it is gone.
 var ErrNotIndexed = errors.New("generation has no object index")
 
-// Objects reads generation g's object index under root, in key order.
-func Objects(root string, g int64) ([]Object, error) {
-	path := filepath.Join(root, filepath.FromSlash(Dir), strconv.FormatInt(g, 10)+objectsSuffix)
-	f, err := os.Open(path)
+// IndexPath is where generation g's object index lies under root. The index is one JSON document
+// (an Object) per line, in key order, each line starting with its key: a reader can find and list
+// keys in it without holding the whole index in memory (OpenObjects, ObjectKey, ParseObject).
+func IndexPath(root string, g int64) string {
+	return filepath.Join(root, filepath.FromSlash(Dir), strconv.FormatInt(g, 10)+objectsSuffix)
+}
+
+// OpenObjects opens generation g's object index under root for reading (IndexPath).
+func OpenObjects(root string, g int64) (*os.File, error) {
+	f, err := os.Open(IndexPath(root, g))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("generation %d: %w", g, ErrNotIndexed)
 	}
 	if err != nil {
+		return nil, fmt.Errorf("opening the object index of generation %d: %w", g, err)
+	}
+	return f, nil
+}
+
+// MaxIndexLine bounds one line of an object index: a key of at most 1,024 bytes, escaped, and up to
+// 10,000 upload parts.
+const MaxIndexLine = 1 << 20
+
+// keyPrefix is how every line that indexWriter writes starts: Object's first field.
+var keyPrefix = []byte(`{"key":"`)
+
+// ObjectKey returns the key of one line of an object index without decoding the rest of the line:
+// finding a key among a million costs a few byte comparisons per line. The result may share
+// line's memory.
+func ObjectKey(line []byte) ([]byte, error) {
+	if rest, ok := bytes.CutPrefix(line, keyPrefix); ok {
+		end := bytes.IndexByte(rest, '"')
+		if end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			return rest[:end], nil // no escape: the JSON string is the key's bytes
+		}
+	}
+	var k struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(line, &k); err != nil {
+		return nil, fmt.Errorf("reading an object index line: %w", err)
+	}
+	return []byte(k.Key), nil
+}
+
+// ParseObject decodes one line of an object index.
+func ParseObject(line []byte) (Object, error) {
+	var o Object
+	if err := json.Unmarshal(line, &o); err != nil {
+		return Object{}, fmt.Errorf("reading an object index line: %w", err)
+	}
+	return o, nil
+}
+
+// Objects reads generation g's object index under root, in key order, whole: for tests and small
+// generations (a peer reads the index line by line instead).
+func Objects(root string, g int64) ([]Object, error) {
+	f, err := OpenObjects(root, g)
+	if err != nil {
 		return nil, err
 	}
+	path := f.Name()
 	defer func() { _ = f.Close() }() // only read
 	var objs []Object
 	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))

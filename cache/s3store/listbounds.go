@@ -46,7 +46,8 @@ const (
 
 // ErrSourceMisbehaving marks a listing that broke S3's protocol in a way no retry fixes: a page over
 // MaxListPageBytes, a continuation token that came back, a run of empty truncated pages over
-// MaxEmptyListPages, a truncated page without a continuation token. The sync fails with
+// MaxEmptyListPages, a truncated page without a continuation token, a page that does not parse as a
+// listing. The sync fails with
 // wire.ReasonSourceMisbehaving, and the published data stays as it was.
 var ErrSourceMisbehaving = errors.New("the store's listing misbehaves")
 

@@ -75,6 +75,9 @@ func TestListingBoundsOnBothPaths(t *testing.T) {
 		{"truncated without a token", func(w io.Writer, _ int64) {
 			_, _ = io.WriteString(w, page(entry("p/a", 1), "<IsTruncated>true</IsTruncated>"))
 		}, "gives no continuation token", nil},
+		{"a page that is not a listing", func(w io.Writer, _ int64) {
+			_, _ = io.WriteString(w, listHead+entry("p/a", 1)+"<Contents><Key>p/b") // cut short: a lying Content-Length
+		}, "does not parse as a listing", nil},
 		{"empty pages, then the end", func(w io.Writer, n int64) {
 			more := truncated(fmt.Sprint(n))
 			if n > MaxEmptyListPages {

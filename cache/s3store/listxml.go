@@ -19,7 +19,6 @@ package s3store
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,7 +38,9 @@ func parseList(doc []byte, strip string) (listPage, error) {
 	return decodeList(doc, strip)
 }
 
-var errShape = errors.New("unexpected listing")
+// errShape: a page that is not a listing. No retry within the sync fixes a store that answers so (a
+// body cut short by a lying Content-Length, or not XML at all), so it is the store misbehaving.
+var errShape = fmt.Errorf("%w: a page that does not parse as a listing", ErrSourceMisbehaving)
 
 func scanList(doc []byte, strip string) (listPage, bool) {
 	var p listPage

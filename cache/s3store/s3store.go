@@ -22,6 +22,7 @@ package s3store
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -234,6 +235,10 @@ func (s *Store) listPage(ctx context.Context, prefix, token string) (listPage, e
 		in.ContinuationToken = aws.String(token)
 	}
 	out, err := s.client.ListObjectsV2(ctx, in, func(o *s3.Options) { o.HTTPClient = cappedClient{next: o.HTTPClient} })
+	var shape *xml.SyntaxError
+	if errors.As(err, &shape) {
+		return listPage{}, fmt.Errorf("%w: %w", errShape, err) // as the lean path's parser says it
+	}
 	if err != nil {
 		return listPage{}, err
 	}

@@ -34,8 +34,14 @@ import (
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/csi"
 	"github.com/pqcache/pqcache/agent/peer"
+	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/internal/version"
 )
+
+// defaultNodeReserve is --node-reserve's default, and the chart's agent.nodeReserve: kubelet's own
+// default eviction threshold is 10% of the node's filesystem, and 10Gi keeps a node whose root is the
+// cache root's usable when pqcache's copies would otherwise fill it.
+const defaultNodeReserve = "10Gi"
 
 // agentOptions are the flags of `pqcache agent`.
 type agentOptions struct {
@@ -43,6 +49,8 @@ type agentOptions struct {
 	metricsAddr, probeAddr            string
 	parallelism                       int
 	logLevel                          string
+	// nodeReserve is free space on the cache root no sync takes, as a size ("10Gi").
+	nodeReserve string
 	// csi serves the data.pqcache.dev CSI driver, registered with the kubelet whose root is kubeletDir.
 	csi        bool
 	kubeletDir string
@@ -62,6 +70,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.listen, "peer-listen", ":7480", "Address the peer endpoint listens on.")
 	f.StringVar(&o.endpoint, "peer-endpoint", "", "URL other agents reach the peer endpoint at (default http://$POD_IP plus the --peer-listen port).")
 	f.IntVar(&o.parallelism, "parallelism", 16, "GETs in flight across every sync on this node (the node's budget).")
+	f.StringVar(&o.nodeReserve, "node-reserve", defaultNodeReserve, "Free space on the cache root's filesystem that no sync takes, for the node's own use (kubelet, images, logs): a sync that would leave less fails with reason NodeReserve. A size such as 10Gi; 0 turns it off.")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz probes.")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error.")
@@ -73,6 +82,10 @@ func newAgentCommand() *cobra.Command {
 func runAgent(ctx context.Context, o agentOptions) error {
 	if o.node == "" {
 		return errors.New("--node-name (or NODE_NAME) is required")
+	}
+	reserve, err := wire.ParseSize(o.nodeReserve)
+	if err != nil {
+		return fmt.Errorf("--node-reserve: %w", err)
 	}
 	key, err := peerKeyFromEnv()
 	if err != nil {
@@ -102,7 +115,7 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
-		Copies: copies, Budget: agent.NewBudget(o.parallelism), Log: log}
+		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log}
 	if o.csi {
 		if err := addCSIDriver(mgr, a, o, log); err != nil {
 			return err

@@ -38,7 +38,7 @@ func TestSyncArgsRoundTrip(t *testing.T) {
 		SyncOptions: wire.SyncOptions{
 			S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 			Include:  []string{"**/*.parquet", "lineitem/**"}, Exclude: []string{"**/_SUCCESS"},
-			Parallel: 17, PartSize: "32Mi", PageCache: true, Verify: "sha256", DryRun: true, NoDelete: true,
+			Parallel: 17, PartSize: "32Mi", PageCache: true, Verify: "sha256", DryRun: true, NoDelete: true, MaxBytes: "50Gi",
 			Progress: "json", ReportFile: "/dev/termination-log", LogLevel: "debug",
 		},
 		GenerationOptions: wire.GenerationOptions{Generations: 5, GenerationMinAge: 7 * time.Minute, KeepGenerations: []int64{3, 9}},
@@ -58,7 +58,7 @@ func TestStageArgsRoundTrip(t *testing.T) {
 		SyncOptions: wire.SyncOptions{
 			S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 			Include:  []string{"**/*.parquet"}, Exclude: []string{"**/_SUCCESS"},
-			Parallel: 3, PartSize: "8Mi", PageCache: true, Verify: "size", DryRun: true, NoDelete: true,
+			Parallel: 3, PartSize: "8Mi", PageCache: true, Verify: "size", DryRun: true, NoDelete: true, MaxBytes: "0",
 			Progress: "none", ReportFile: "/dev/termination-log", LogLevel: "error",
 		},
 		Prefixes: []string{"lineitem/batch=7/", "orders/date=2026-12-03/"}, Ephemeral: true,
@@ -77,7 +77,7 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 		DuckDBSettings: []string{"prefetch_all_parquet_files=true", "threads=8"}, PolarsEngine: "streaming", PolarsForceAsync: true,
 		Workload: "/workload/workload.yaml", Data: "/data/.pqcache/generations/7", FreshData: "/scratch", FreshPrefixes: []string{"lineitem/batch=7/", "orders/"},
 		S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
-		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, ProbeStreams: 8,
+		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, Isolation: wire.IsolationSession, ProbeStreams: 8,
 		Label: "duckdb / 2cpu / volume", ConfigName: "2cpu", IOType: "volume", ReportFile: "/dev/termination-log",
 	}
 	var got wire.BenchArgs

@@ -69,9 +69,12 @@ func benchCommand(run func(*cobra.Command, wire.BenchArgs, benchLocal) error) *c
 		Use:   "bench --data DIR --engine command --command 'ENGINE {query} {data}'",
 		Short: "Run queries over a data directory, each in a fresh process: timings, peak memory, result digests",
 		Long: `bench runs each query warmups + iterations times, each in a fresh process so that its memory is
-its own, and reports per query the median, min and max wall time, the peak of the process tree's total,
-anonymous and file-backed memory above its baseline, the rows returned and an order-insensitive digest
-of them. A query that fails, times out or is OOM-killed is recorded as such and the run goes on.
+its own (--isolation session: one process per iteration runs every query in turn, warm), and reports per
+query the median, min and max query time as the engine measured it (from the call that runs the query
+to its last row; the whole process's wall time when the engine reports none), the start-up and wall
+time of each iteration, the peak of the process tree's total, anonymous and file-backed memory above
+its baseline and above the engine's memory once loaded, the rows returned and an order-insensitive
+digest of them. A query that fails, times out or is OOM-killed is recorded as such and the run goes on.
 
 The queries are a workload's (--workload): the built-in tpch (the 22 PDS-H queries over the TPC-H
 tables, one file per table or partitioned, as pqcache datagen writes them), scan or paging (pqcache
@@ -83,8 +86,9 @@ table with none stops the run, naming it. --data is a directory or s3://BUCKET/P
 With --engine duckdb (the default) each query runs in the embedded DuckDB (httpfs for s3://). With
 --engine polars, in Python Polars: the query's Polars form, else its SQL (bench/polars). With --engine
 command, --command is split on spaces; {query}, {data} and {workload} are replaced in each argument by
-the query's name, --data and the resolved workload file (JSON). The command prints its result rows to
-stdout, one per line.`,
+the query's name, --data and the resolved workload file (JSON); {queries} by the comma-separated
+queries of a session. The command prints its result rows to stdout, one per line, and may report its
+own times to the file $PQCACHE_TIMING_FILE names (docs/bench.md, "Timing protocol").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, a, local) },
 	}
@@ -140,9 +144,10 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	stderr := cmd.ErrOrStderr()
 	res, err := bench.Run(ctx, bench.Spec{
 		Label: a.Label, Engine: eng, Data: a.Data, Workload: resolved, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
-		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets,
+		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets, Isolation: a.Isolation,
 		Progress: func(q wire.QueryResult) {
-			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms  peak %6d MiB\n", q.Name, q.Status, q.MedianMillis, q.PeakMemoryBytes>>20)
+			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms (%s)  start-up %6d ms  wall %6d ms  peak %6d MiB\n",
+				q.Name, q.Status, q.MedianMillis, q.Timing, q.MedianStartupMillis, q.MedianWallMillis, q.PeakMemoryBytes>>20)
 		},
 	})
 	if err != nil {
@@ -192,7 +197,7 @@ func benchEngine(ctx context.Context, a wire.BenchArgs, local benchLocal) (bench
 			return nil, "", err
 		}
 		// Each query in a fresh pqcache process running the embedded DuckDB.
-		args := []string{self, "bench-query", "--workload", "{workload}", "--query", "{query}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
+		args := []string{self, "bench-query", "--workload", "{workload}", "--queries", "{queries}", "--threads", strconv.Itoa(a.Threads), "--memory-limit", a.MemoryLimit}
 		for _, s := range a.DuckDBSettings {
 			args = append(args, "--setting", s)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
 	"github.com/pqcache/pqcache/bench/workload"
 )
@@ -44,16 +45,17 @@ func addDuckDBCommands(root *cobra.Command) {
 const memoryLimitUsage = "DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi."
 
 // newBenchQueryCommand is what one DuckDB query process runs: open DuckDB, map the workload's tables,
-// run the query, print the rows. Hidden: bench starts it.
+// report ready, run the queries in turn (each timed, its rows printed after it), as the timing
+// protocol says (docs/bench.md). Hidden: bench starts it.
 func newBenchQueryCommand() *cobra.Command {
 	var (
-		file, query, memoryLimit, httpfs string
-		settings                         []string
-		threads                          int
+		file, memoryLimit, httpfs string
+		queries, settings         []string
+		threads                   int
 	)
 	cmd := &cobra.Command{
-		Use:    "bench-query --workload FILE --query NAME",
-		Short:  "Run one query of a resolved workload with the embedded DuckDB and print its rows (used by bench)",
+		Use:    "bench-query --workload FILE --queries NAME[,NAME...]",
+		Short:  "Run queries of a resolved workload with the embedded DuckDB and print their rows (used by bench)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,12 +63,13 @@ func newBenchQueryCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q, err := r.Query(query)
-			if err != nil {
-				return err
+			if len(queries) == 0 {
+				return errors.New("--queries is required")
 			}
-			if q.SQL == "" {
-				return fmt.Errorf("query %s has no SQL: DuckDB runs SQL only", q.Name)
+			for _, name := range queries {
+				if _, err := r.Query(name); err != nil {
+					return err
+				}
 			}
 			cfg, err := duckdbConfig(threads, memoryLimit)
 			if err != nil {
@@ -76,22 +79,23 @@ func newBenchQueryCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The database only runs a read-only query; its spill directory is scratch space.
+			// The database only runs read-only queries; its spill directory is scratch space.
 			defer func() { _ = os.RemoveAll(cfg.TempDir) }()
 			defer func() { _ = db.Close() }()
 			db.SetMaxOpenConns(1)
 			if err := duckdb.Prepare(cmd.Context(), db, r, settings, httpfs); err != nil {
 				return err
 			}
-			w := bufio.NewWriter(cmd.OutOrStdout())
-			if _, err := duckdb.RunSQL(cmd.Context(), db, q.SQL, w); err != nil {
-				return fmt.Errorf("query %s: %w", q.Name, err)
+			tw := bench.NewTimingWriter()
+			if err := tw.Ready(); err != nil {
+				return err
 			}
-			return w.Flush()
+			return duckdb.RunQueries(cmd.Context(), db, r, queries, bufio.NewWriter(cmd.OutOrStdout()), tw)
 		},
 	}
 	cmd.Flags().StringVar(&file, "workload", "", "The resolved workload (JSON), as bench writes it.")
-	cmd.Flags().StringVar(&query, "query", "", "The query's name.")
+	cmd.Flags().StringSliceVar(&queries, "queries", nil, "The queries to run in turn, by name (comma-separated).")
+	cmd.Flags().StringSliceVar(&queries, "query", nil, "Same as --queries.")
 	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: one per CPU the process may use, cgroup quota included).")
 	cmd.Flags().StringVar(&memoryLimit, "memory-limit", "auto", memoryLimitUsage)
 	cmd.Flags().StringArrayVar(&settings, "setting", nil, "A DuckDB setting, NAME=VALUE (repeatable).")

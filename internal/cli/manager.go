@@ -59,6 +59,8 @@ type managerOptions struct {
 	syncJobTTL             time.Duration
 	workerServiceAccount   string
 	maxConcurrentBenchJobs int
+	pricesFile             string
+	maxBenchJobsPerNode    int
 	watchNamespaces        []string
 	workerResources        string
 	workerCABundle         string
@@ -92,6 +94,8 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.eventsAddr, "events-bind-address", ":8082", "Address of the endpoint stores post S3 event notifications to (POST /events/NAMESPACE/NAME); \"0\" disables it (SQS sources still run).")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
 	f.IntVar(&opts.maxConcurrentBenchJobs, "max-concurrent-bench-jobs", 4, "Bench Jobs allowed to run at once across the cluster; the longest-waiting start first. 0 means no cap.")
+	f.StringVar(&opts.pricesFile, "prices-file", "", "YAML file of the prices BenchRuns are costed with where their spec.pricing gives none (docs/benchruns.md); read again when it changes. Empty: the built-in AWS us-east-1 list prices.")
+	f.IntVar(&opts.maxBenchJobsPerNode, "max-bench-jobs-per-node", 1, "Bench Jobs allowed to run at once on one node (two on one node move each other's times); the longest-waiting start first. 0 means no cap.")
 	f.DurationVar(&opts.syncJobTTL, "sync-job-ttl", time.Hour, "How long finished worker Jobs (and their pods, whose termination messages carry the reports) are kept; at least 1m.")
 	f.StringVar(&opts.workerResources, "worker-resources", "", `Resources of worker containers whose Dataset sets none, as JSON: {"requests":{"cpu":"250m"},"limits":{"memory":"1Gi"}}.`)
 	f.StringVar(&opts.workerCABundle, "worker-ca-bundle", "", "CONFIGMAP/KEY holding CA certificates for an S3-compatible store with a private CA; the ConfigMap must exist in each Dataset namespace.")
@@ -188,7 +192,8 @@ func runManager(opts managerOptions) error {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
-		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, Events: hub, Namespaces: opts.watchNamespaces, AgentPods: agents}); err != nil {
+		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode, Events: hub, Namespaces: opts.watchNamespaces,
+		AgentPods: agents, PricesFile: opts.pricesFile}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

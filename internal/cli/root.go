@@ -30,7 +30,8 @@ limitations under the License.
 //     below that need it (noduckdb.go leaves them out of a build without cgo);
 //   - query.go: `query`, SQL over a directory; report.go: reading BenchRuns back for `report`;
 //   - s3.go: `s3 put|rm`, a loader for demos and tests; readcheck.go and eventlag.go: `testdata`
-//     and `read-check`, readers and writers the e2e suite checks the operator with.
+//     and `read-check`, readers and writers the e2e suite checks the operator with; hostiles3.go:
+//     `hostile-s3`, hidden, the misbehaving S3 endpoint (test/hostiles3) the e2e suite runs as a pod.
 //
 // The commands a controller starts (sync, stage, bench) bind their flags to the worker contract's
 // argument types (api/wire), so the command line a Job runs is the one these commands parse. It is a
@@ -54,7 +55,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand(), newS3Command(), newWatchCommand(), newGenerationsCommand(), newPeerCommand(), newAgentCommand())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand(), newS3Command(), newWatchCommand(), newGenerationsCommand(), newPeerCommand(), newAgentCommand(), newHostileS3Command())
 	addDuckDBCommands(root)
 	return root
 }

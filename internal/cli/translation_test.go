@@ -69,6 +69,9 @@ func TestJobAndAgentSyncADatasetAlike(t *testing.T) {
 		"region":                  func(ds *datav1alpha1.Dataset) { ds.Spec.Source.S3.Region = "eu-west-1" },
 		"forcePathStyle":          func(ds *datav1alpha1.Dataset) { ds.Spec.Source.S3.ForcePathStyle = true },
 		"credentials (by Secret)": func(ds *datav1alpha1.Dataset) { ds.Spec.Source.S3.Credentials = secretCredentials() },
+		"replicas.maxBytes":       func(ds *datav1alpha1.Dataset) { ds.Spec.Replicas = maxBytes("50Gi") },
+		"replicas.maxBytes 0":     func(ds *datav1alpha1.Dataset) { ds.Spec.Replicas = maxBytes("0") },
+		"replicas.maxBytes milli": func(ds *datav1alpha1.Dataset) { ds.Spec.Replicas = maxBytes("1500m") },
 	}
 	set := map[string]bool{}
 	for name, change := range cases {
@@ -138,6 +141,10 @@ func translationDataset() *datav1alpha1.Dataset {
 	return ds
 }
 
+func maxBytes(q string) *datav1alpha1.ReplicaPolicy {
+	return &datav1alpha1.ReplicaPolicy{MaxBytes: ptr.To(resource.MustParse(q))}
+}
+
 func secretCredentials() *datav1alpha1.S3Credentials {
 	return &datav1alpha1.S3Credentials{SecretRef: &datav1alpha1.SecretReference{Name: "s3-creds"}}
 }
@@ -149,5 +156,21 @@ func markSet(set map[string]bool, sy datav1alpha1.SyncOptions) {
 		if !v.Field(i).IsZero() {
 			set[v.Type().Field(i).Name] = true
 		}
+	}
+}
+
+// spec.replicas.maxBytes reaches the engine in bytes (a fraction of a byte rounds up), and an
+// omitted one is no cap: the comparison above would pass if both paths dropped it.
+func TestMaxBytesReachesTheEngine(t *testing.T) {
+	for q, want := range map[string]int64{"50Gi": 50 << 30, "0": 0, "1500m": 2, "500M": 500e6} {
+		ds := translationDataset()
+		ds.Spec.Replicas = maxBytes(q)
+		_, opts, err := agent.SyncOptions(ds, "/cache")
+		if err != nil || opts.MaxBytes == nil || *opts.MaxBytes != want {
+			t.Errorf("maxBytes %s: %v (%v), want %d", q, opts.MaxBytes, err, want)
+		}
+	}
+	if _, opts, err := agent.SyncOptions(translationDataset(), "/cache"); err != nil || opts.MaxBytes != nil {
+		t.Errorf("no maxBytes: %v (%v), want no cap", opts.MaxBytes, err)
 	}
 }

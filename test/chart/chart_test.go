@@ -73,7 +73,7 @@ func TestDefaults(t *testing.T) {
 	args := r.managerArgs(t)
 	for _, want := range []string{
 		"manager", "--leader-elect=true", "--leader-election-namespace=pqcache-system", "--metrics-bind-address=:8080",
-		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--polars-image=ghcr.io/pqcache/pqcache-polars:" + appVersion(t), "--events-bind-address=:8082", "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--sync-job-ttl=1h",
+		"--worker-image=ghcr.io/pqcache/pqcache:" + appVersion(t), "--polars-image=ghcr.io/pqcache/pqcache-polars:" + appVersion(t), "--events-bind-address=:8082", "--max-concurrent-syncs=10", "--max-concurrent-bench-jobs=4", "--max-bench-jobs-per-node=1", "--sync-job-ttl=1h",
 		"--zap-log-level=info", "--zap-encoder=json",
 	} {
 		if !hasArg(args, want) {
@@ -228,6 +228,26 @@ func TestAgent(t *testing.T) {
 	key := r.named(t, "Secret", "pq-pqcache-agent-peer-key")
 	if secret, _, _ := unstructured.NestedString(key.Object, "data", "PQCACHE_PEER_SECRET"); len(secret) < 40 {
 		t.Errorf("peer secret %q is too short", secret)
+	}
+}
+
+// TestAgentNodeReserve: agent.nodeReserve reaches the agent's --node-reserve, 10Gi unless set, and a
+// value that is not a size is refused when the chart is rendered, not when the agent starts.
+func TestAgentNodeReserve(t *testing.T) {
+	for want, sets := range map[string][]string{
+		"--node-reserve=10Gi": {"agent.enabled=true"},
+		"--node-reserve=50Gi": {"agent.enabled=true", "agent.nodeReserve=50Gi"},
+		"--node-reserve=0":    {"agent.enabled=true", "agent.nodeReserve=0"},
+	} {
+		c := render(t, sets...).one(t, "DaemonSet").Object
+		containers, _, _ := unstructured.NestedSlice(c, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		if !hasArg(args, want) {
+			t.Errorf("--set %v: agent args %v lack %q", sets, args, want)
+		}
+	}
+	if _, err := helm(t, "template", "pq", chartDir, "--set", "agent.enabled=true", "--set", "agent.nodeReserve=lots"); err == nil || !strings.Contains(err.Error(), "/agent/nodeReserve") {
+		t.Errorf("agent.nodeReserve=lots: %v, want the schema to refuse it", err)
 	}
 }
 
@@ -473,6 +493,14 @@ func TestCustomImagesAndWorkerResources(t *testing.T) {
 	}
 }
 
+// The per-node cap on bench Jobs reaches the manager: 1 by default (TestDefaults), 0 to lift it.
+func TestBenchJobsPerNode(t *testing.T) {
+	args := render(t, "worker.maxBenchJobsPerNode=0", "worker.maxConcurrentBenchJobs=2").managerArgs(t)
+	if !hasArg(args, "--max-bench-jobs-per-node=0") || !hasArg(args, "--max-concurrent-bench-jobs=2") {
+		t.Errorf("args %v", args)
+	}
+}
+
 func TestCRDsDisabled(t *testing.T) {
 	r := render(t, "crds.enabled=false")
 	if n := len(r.all("CustomResourceDefinition")); n != 0 {
@@ -488,12 +516,13 @@ func TestCRDsDisabled(t *testing.T) {
 
 func TestSchemaRejectsBadValues(t *testing.T) {
 	for set, want := range map[string]string{
-		"replicas=two":               "/replicas",
-		"replicaCount=2":             "additional properties 'replicaCount' not allowed",
-		"logFormat=xml":              "/logFormat",
-		"watchNamespaces={Team_A}":   "/watchNamespaces/0",
-		"worker.jobTTL=soon":         "/worker/jobTTL",
-		"image.pullPolicy=Sometimes": "/image/pullPolicy",
+		"replicas=two":                  "/replicas",
+		"replicaCount=2":                "additional properties 'replicaCount' not allowed",
+		"logFormat=xml":                 "/logFormat",
+		"watchNamespaces={Team_A}":      "/watchNamespaces/0",
+		"worker.jobTTL=soon":            "/worker/jobTTL",
+		"worker.maxBenchJobsPerNode=-1": "/worker/maxBenchJobsPerNode",
+		"image.pullPolicy=Sometimes":    "/image/pullPolicy",
 		// A Go duration Prometheus' for: refuses.
 		"monitoring.prometheusRule.alerts.notReadyFor=1.5h": "/monitoring/prometheusRule/alerts/notReadyFor",
 	} {

@@ -184,8 +184,8 @@ var _ = Describe("Reading a Dataset's per-node copies through the CSI driver", O
 	})
 
 	It("runs a BenchRun's configurations on different nodes that hold its generation, with equal answers", func() {
-		setBenchJobCap(2) // side by side, as a cluster's operator would allow
-		DeferCleanup(setBenchJobCap, 1)
+		setBenchJobCaps(2, 1) // side by side, as a cluster's operator would allow, one per node
+		DeferCleanup(setBenchJobCaps, 1, 1)
 		var br datav1alpha1.BenchRun
 		fromYAML(&br, `
 apiVersion: data.pqcache.dev/v1alpha1

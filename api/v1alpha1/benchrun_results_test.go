@@ -1,0 +1,50 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The reports get the cache's costs, the run rate and the currency of the prices the run used.
+func TestWireResultsCarryCacheCosts(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	rate := int32(20)
+	done := metav1.Now()
+	br := &BenchRun{Spec: BenchRunSpec{Pricing: &Pricing{}, RunsPerDay: &rate}}
+	br.Status.Pricing = &Pricing{Currency: "EUR"}
+	br.Status.Results = []BenchResult{{Config: "c", Input: "volume", CompletionTime: &done, CostMicros: i(5), BreakEvenRuns: i(250), BreakEvenDays: i(13),
+		Cache: &CacheCost{StorageClass: "gp3", Copies: 1, StorageBytes: 7, StorageMicrosPerMonth: i(8), SyncIntervalSeconds: 3600, RefreshBytesPerDay: 9, RefreshMicrosPerDay: i(10)}}}
+	out := br.WireResults()
+	if len(out) != 1 {
+		t.Fatalf("%d results", len(out))
+	}
+	r := out[0]
+	if r.Currency != "EUR" || r.RunsPerDay != 20 || *r.BreakEvenDays != 13 || *r.BreakEvenRuns != 250 {
+		t.Errorf("currency %q, rate %d, break-even %d runs / %d days", r.Currency, r.RunsPerDay, *r.BreakEvenRuns, *r.BreakEvenDays)
+	}
+	if c := r.Cache; c == nil || c.StorageClass != "gp3" || *c.StorageMicrosPerMonth != 8 || c.SyncIntervalSeconds != 3600 || *c.RefreshMicrosPerDay != 10 || c.StorageBytes != 7 {
+		t.Errorf("cache %+v", c)
+	}
+	// A run recorded before status.pricing existed: its spec's currency.
+	br.Status.Pricing, br.Spec.Pricing = nil, &Pricing{Currency: "USD"}
+	if got := br.WireResults()[0].Currency; got != "USD" {
+		t.Errorf("currency %q, want the spec's USD", got)
+	}
+}
