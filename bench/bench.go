@@ -306,7 +306,7 @@ func (a *accumulator) finish() wire.QueryResult {
 		q.Millis, q.Timing = a.wall, wire.TimingWall
 	}
 	q.WallMillis, q.StartupMillis = a.wall, a.startup
-	q.MinMillis, q.MaxMillis, q.MedianMillis = slices.Min(q.Millis), slices.Max(q.Millis), median(q.Millis)
+	summarize(&q) // min, median, max and spread of q.Millis (spread.go)
 	q.MedianWallMillis, q.MedianStartupMillis = median(a.wall), median(a.startup)
 	return q
 }

@@ -136,6 +136,9 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	if q1.MinMillis < 150 || q1.MinMillis > q1.MedianMillis || q1.MedianMillis > q1.MaxMillis {
 		t.Errorf("query 1 times: min %d median %d max %d", q1.MinMillis, q1.MedianMillis, q1.MaxMillis)
 	}
+	if q1.SpreadPermille == nil || *q1.SpreadPermille*q1.MedianMillis > 1000*(q1.MaxMillis-q1.MinMillis) {
+		t.Errorf("query 1 of 3 iterations (%v) has no spread, or one wider than its range: %v", q1.Millis, q1.SpreadPermille)
+	}
 	if q1.PeakAnonBytes < 28<<20 || q1.PeakMemoryBytes < q1.PeakAnonBytes {
 		t.Errorf("query 1 memory: total %d anon %d (want ≥ 28 MiB anon)", q1.PeakMemoryBytes, q1.PeakAnonBytes)
 	}
@@ -161,6 +164,15 @@ func TestRunRecordsTimingsMemoryAndFailures(t *testing.T) {
 	}
 	if again.Queries[0].Digest != q1.Digest {
 		t.Errorf("digest changed between runs: %s, %s", q1.Digest, again.Queries[0].Digest)
+	}
+	once := fakeSpec(1)
+	once.Iterations = 1
+	single, err := Run(context.Background(), once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := single.Queries[0]; q.Status != wire.StatusSucceeded || q.SpreadPermille != nil {
+		t.Errorf("one iteration: %+v, want a success whose spread is unknown (nil), not zero", q)
 	}
 	other := fakeSpec(1)
 	other.Data = "/elsewhere"

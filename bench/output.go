@@ -96,10 +96,10 @@ func csvQuery(name string) string {
 // WriteMarkdown writes a table of the run, one row per query, for pasting into docs.
 func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| query | status | median | min | max | peak memory | anon | file | rows | start-up | process wall | timing |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| query | status | median | min | max | spread | peak memory | anon | file | rows | start-up | process wall | timing |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, q := range res.Queries {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", q.Name, q.Status,
-			ms(q.MedianMillis), ms(q.MinMillis), ms(q.MaxMillis), mib(q.PeakMemoryBytes), mib(q.PeakAnonBytes), mib(q.PeakFileBytes), q.Rows,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", q.Name, q.Status,
+			ms(q.MedianMillis), ms(q.MinMillis), ms(q.MaxMillis), spread(q.SpreadPermille), mib(q.PeakMemoryBytes), mib(q.PeakAnonBytes), mib(q.PeakFileBytes), q.Rows,
 			ms(q.MedianStartupMillis), ms(q.MedianWallMillis), q.Timing)
 	}
 	fmt.Fprintf(&b, "\nGeometric mean of medians: %s; %d of %d queries failed; wall time %s (%d iterations, %d warm-up).\n",
@@ -112,6 +112,14 @@ func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// spread writes a query's spread as a percentage; "–" when unknown (one iteration, or a failure).
+func spread(p *int64) string {
+	if p == nil {
+		return "–"
+	}
+	return "±" + wire.Permille(*p)
 }
 
 func orProcess(isolation string) string {

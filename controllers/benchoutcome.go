@@ -88,7 +88,41 @@ func runOutcome(results []datav1alpha1.BenchResult, timedOut bool, memory map[st
 	if len(failed) > 0 {
 		return datav1alpha1.ReasonQueriesFailed, strings.Join(limit(failed, 8), "; ")
 	}
-	return datav1alpha1.ReasonCompleted, fmt.Sprintf("%d runs completed", len(results))
+	return spreadOutcome(results)
+}
+
+// spreadOutcome is the outcome of a run whose every query returned the same answers: Noisy when, in a
+// Job, the typical query's spread (the median of its queries' spreads, wire.TypicalSpreadPermille)
+// passes wire.NoisyPermille, else Completed. Both set Succeeded True: the run finished and its results are recorded; Noisy
+// tells the reader that close results in them are not a ranking (docs/troubleshooting.md).
+func spreadOutcome(results []datav1alpha1.BenchResult) (reason, message string) {
+	var noisy []string
+	widest, known := int64(0), false
+	for _, r := range results {
+		measured := make([]wire.QueryMeasurements, 0, len(r.Queries))
+		for _, q := range r.Queries {
+			if q.Status == datav1alpha1.QuerySucceeded {
+				measured = append(measured, q.QueryMeasurements)
+			}
+		}
+		typical, ok := wire.TypicalSpreadPermille(measured)
+		if !ok {
+			continue
+		}
+		widest, known = max(widest, typical), true
+		if typical > wire.NoisyPermille {
+			noisy = append(noisy, fmt.Sprintf("%s / %s / %s %s", r.Engine, r.Config, r.Input, wire.Permille(typical)))
+		}
+	}
+	done := fmt.Sprintf("%d runs completed", len(results))
+	switch {
+	case len(noisy) > 0:
+		return datav1alpha1.ReasonNoisy, fmt.Sprintf("%s, but their times are noisy: the typical query's spread over its iterations is above %s on %s; results closer than that are not a ranking (a busy node? run again when it is quieter)",
+			done, wire.Permille(wire.NoisyPermille), strings.Join(limit(noisy, 4), ", "))
+	case known:
+		return datav1alpha1.ReasonCompleted, fmt.Sprintf("%s; the typical query's spread over its iterations is at most %s", done, wire.Permille(widest))
+	}
+	return datav1alpha1.ReasonCompleted, fmt.Sprintf("%s; spread not judged: every query ran once, or took under %d ms", done, wire.ShortQueryMillis)
 }
 
 func limit(s []string, n int) []string {

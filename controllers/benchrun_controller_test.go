@@ -90,12 +90,38 @@ func benchJobsOf(g Gomega, run *datav1alpha1.BenchRun) []batchv1.Job {
 }
 
 // runnerSummary runs the real runner (bench.Run) with a shell engine whose answer to each query is
-// answer, and returns the summary it leaves in a termination message.
+// answer, and returns the summary it leaves in a termination message. One iteration: a run of one has
+// no spread, so the outcome these specs expect (Completed) does not depend on how busy this machine
+// is; noisyRunnerSummary measures a spread.
 func runnerSummary(label, answer string) string {
 	GinkgoHelper()
 	dir := GinkgoT().TempDir()
 	script := filepath.Join(dir, "engine.sh")
 	Expect(os.WriteFile(script, []byte("#!/bin/sh\necho \"row-$1|"+answer+"\"\n"), 0o755)).To(Succeed())
+	res, err := bench.Run(context.Background(), bench.Spec{
+		Label: label, Engine: bench.CommandEngine{Args: []string{script, "{query}", "{data}"}}, Data: dir,
+		Workload:   &workload.Resolved{Workload: "tpch", Queries: []workload.Query{{Name: "q1", SQL: "x"}, {Name: "q6", SQL: "x"}}},
+		Iterations: 1, Warmups: 0, QueryTimeout: time.Minute,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	enc, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
+	Expect(err).NotTo(HaveOccurred())
+	return string(enc)
+}
+
+// noisyRunnerSummary runs the real runner, two iterations per query, with a shell engine whose
+// every other run takes 400 ms instead of 30 ms (a neighbour's burst): each query's spread is about
+// 185 / 215 ms, 860 thousandths, and still over 300 when a busy machine adds 300 ms to every run.
+func noisyRunnerSummary(label string) string {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	script := filepath.Join(dir, "engine.sh")
+	Expect(os.WriteFile(script, []byte(`#!/bin/sh
+n=$(cat "$2/count" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$2/count"
+if [ $((n % 2)) -eq 0 ]; then sleep 0.03; else sleep 0.4; fi
+echo "row-$1|answer"
+`), 0o755)).To(Succeed())
 	res, err := bench.Run(context.Background(), bench.Spec{
 		Label: label, Engine: bench.CommandEngine{Args: []string{script, "{query}", "{data}"}}, Data: dir,
 		Workload:   &workload.Resolved{Workload: "tpch", Queries: []workload.Query{{Name: "q1", SQL: "x"}, {Name: "q6", SQL: "x"}}},
@@ -452,6 +478,33 @@ var _ = Describe("BenchRun controller", func() {
 			g.Expect(cur.Status.Results[0].StageMillis).To(Equal(int64(4321)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
+
+	It("says a completed run whose times vary by more than 15% is Noisy, with the figure, and still succeeded", func() {
+		readyDataset(ns, "data")
+		run := newBenchRun(ns, "noisy", "data", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs = r.Spec.Configs[:1]
+			r.Spec.Inputs = r.Spec.Inputs[:1]
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(1)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		finishBenchJob(&jobs[0], noisyRunnerSummary("small / volume"), false)
+		Eventually(func(g Gomega) {
+			cur := getRun(run)
+			c := meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "a noisy run completed")
+			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonNoisy))
+			g.Expect(c.Message).To(MatchRegexp(`above 15\.0% on duckdb / small / volume [0-9]+\.[0-9]%`))
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, datav1alpha1.ConditionStalled)).To(BeNil())
+			g.Expect(kstatusOf(cur)).To(Equal(status.CurrentStatus))
+			g.Expect(cur.Status.Results).To(HaveLen(1))
+			for _, q := range cur.Status.Results[0].Queries {
+				g.Expect(q.SpreadPermille).NotTo(BeNil(), "two iterations have a spread in status")
+				g.Expect(*q.SpreadPermille).To(BeNumerically(">", wire.NoisyPermille), "query %s: %d ms to %d ms", q.Name, q.MinMillis, q.MaxMillis)
+			}
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
 })
 
 // The status of the largest run the API allows (64 Jobs: engines × configs × inputs, each with every
@@ -473,7 +526,7 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 					name := long(fmt.Sprintf("query-%02d-", q), 63)
 					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
 						PeakAnonBytes: 123456789012, PeakFileBytes: 123456789012, NetworkReadBytes: 123456789012, Rows: 123456789,
-						Digest: "0123456789abcdef-123456789"}})
+						Digest: "0123456789abcdef-123456789", SpreadPermille: ptr.To[int64](123456)}})
 					r.FailedQueries = append(r.FailedQueries, name)
 				}
 				st.Results = append(st.Results, r)

@@ -223,7 +223,7 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 		return
 	}
 	reason, msg := runOutcome(recorded, s.timedOut, s.memory)
-	if len(s.lost) > 0 && (reason == datav1alpha1.ReasonCompleted || reason == datav1alpha1.ReasonQueriesFailed) {
+	if len(s.lost) > 0 && (succeeded(reason) || reason == datav1alpha1.ReasonQueriesFailed) {
 		reason = datav1alpha1.ReasonJobLost
 		msg = fmt.Sprintf("%d Jobs were deleted before their results were recorded (%s); their queries did not run", len(s.lost), strings.Join(limit(s.lost, 4), ", "))
 	}
@@ -234,11 +234,17 @@ func setCondition(run *datav1alpha1.BenchRun, t string, s metav1.ConditionStatus
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: run.Generation})
 }
 
-// finishRun ends the run with reason: Succeeded True for Completed, else False and Stalled (kstatus
-// Failed). Reconciling goes.
+// succeeded says whether a finished run's reason is a success: Completed, or Noisy (complete, with
+// times too noisy to rank close results; a person reading the results must know, but nothing failed).
+func succeeded(reason string) bool {
+	return reason == datav1alpha1.ReasonCompleted || reason == datav1alpha1.ReasonNoisy
+}
+
+// finishRun ends the run with reason: Succeeded True for Completed and Noisy, else False and Stalled
+// (kstatus Failed). Reconciling goes.
 func finishRun(run *datav1alpha1.BenchRun, reason, msg string, now time.Time) {
 	status := metav1.ConditionFalse
-	if reason == datav1alpha1.ReasonCompleted {
+	if succeeded(reason) {
 		status = metav1.ConditionTrue
 		meta.RemoveStatusCondition(&run.Status.Conditions, datav1alpha1.ConditionStalled)
 	} else {

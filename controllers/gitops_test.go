@@ -203,6 +203,10 @@ func TestGitOpsHealth(t *testing.T) {
 	}
 	initializing := run()
 	setWaiting(initializing, datav1alpha1.ReasonWaitingForDataset, "Waiting for Dataset \"d\" to be Ready")
+	// A run that completed with noisy times, as the controller finishes it.
+	noisy := run()
+	setWaiting(noisy, datav1alpha1.ReasonRunning, "1 of 1 Jobs running")
+	finishRun(noisy, datav1alpha1.ReasonNoisy, "1 runs completed, but their times are noisy", time.Now())
 	for _, tc := range []struct {
 		name string
 		run  *datav1alpha1.BenchRun
@@ -211,6 +215,7 @@ func TestGitOpsHealth(t *testing.T) {
 	}{
 		{"initializing", initializing, "Progressing", status.InProgressStatus},
 		{"succeeded", run(metav1.Condition{Type: datav1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: datav1alpha1.ReasonCompleted}), "Healthy", status.CurrentStatus},
+		{"succeeded, noisy", noisy, "Healthy", status.CurrentStatus},
 		{"failed", run(
 			metav1.Condition{Type: datav1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: datav1alpha1.ReasonOOMKilled, Message: "q9 OOMKilled at 2Gi"},
 			metav1.Condition{Type: datav1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: datav1alpha1.ReasonOOMKilled, Message: "q9 OOMKilled at 2Gi"},

@@ -110,6 +110,11 @@ const (
 	ReasonUnschedulable = "Unschedulable"
 	// ReasonCompleted: every query of every Job ran and returned.
 	ReasonCompleted = "Completed"
+	// ReasonNoisy: every query of every Job ran and returned (Succeeded is True), but in at least one
+	// Job the typical query's spread over its iterations (the median of the spreadPermille of its
+	// queries of 20 ms or more) is above 15%: its times are too noisy to rank close results. The
+	// message names the Jobs and their spread.
+	ReasonNoisy = "Noisy"
 	// ReasonQueriesFailed: some queries failed or timed out; the others' results are in status.
 	ReasonQueriesFailed = "QueriesFailed"
 	// ReasonOOMKilled: a query was killed for exceeding its configuration's memory limit.

@@ -114,6 +114,11 @@ type QueryMeasurements struct {
 	MinMillis int64 `json:"minMillis,omitempty"`
 	// +optional
 	MaxMillis int64 `json:"maxMillis,omitempty"`
+	// spreadPermille is how much the measured iterations' times vary: their median absolute deviation
+	// from the median, in thousandths of the median (25 is 2.5%). Absent with fewer than two
+	// iterations, where the spread is unknown, not zero.
+	// +optional
+	SpreadPermille *int64 `json:"spreadPermille,omitempty"`
 	// peakMemoryBytes is the largest peak memory of an iteration, above the process's baseline right
 	// after start.
 	// +optional

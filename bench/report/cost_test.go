@@ -39,7 +39,7 @@ func cachedResults(runsPerDay int32, breakEvenDays *int64) []*wire.BenchResult {
 }
 
 func TestReportCacheCost(t *testing.T) {
-	const prefix = "- **polars**: volume is 3.1x faster than s3 (geometric means over 21 queries: volume 181 ms, s3 562 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs."
+	const prefix = "- **polars**: volume is 3.1x faster than s3; geometric means over 21 queries: volume 181 ms (172–199 ms), s3 562 ms (534–617 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs."
 	tests := []struct {
 		name    string
 		results []*wire.BenchResult

@@ -39,8 +39,8 @@ var enginePage = template.Must(template.Must(template.New("engines").Parse(style
 {{range .Network}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 <h2>Runs</h2>
-<table><tr><th>run</th><th>engine</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th><th>input read throughput</th><th>network read</th></tr>
-{{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
+<table><tr><th>run</th><th>engine</th><th>geometric mean</th><th>typical spread</th><th>failed</th><th>wall time</th><th>iterations</th><th>input read throughput</th><th>network read</th></tr>
+{{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
 {{end}}</table>
 {{range .Groups}}<h2>{{.Title}}</h2>
 {{if .Verdict}}<p>{{.Verdict}}</p>{{end}}

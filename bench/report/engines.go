@@ -145,9 +145,15 @@ type verdict struct {
 	Queries int
 }
 
+// mean is a contender: the geometric mean of its medians and, when known, its range (the geometric
+// means of its fastest and of its slowest iterations).
 type mean struct {
 	Name   string
 	Millis float64
+	Lo, Hi float64
+	Known  bool
+	// Once says the run had one iteration: why its range is unknown.
+	Once bool
 }
 
 // judge builds the verdict over the named runs (in the given order when tied).
@@ -168,13 +174,7 @@ func judge(subject string, names []string, runs map[string]*wire.BenchResult) ve
 		return v
 	}
 	for _, name := range names {
-		var logSum float64
-		for _, q := range runs[name].Queries {
-			if common[q.Name] {
-				logSum += math.Log(float64(max(q.MedianMillis, 1)))
-			}
-		}
-		v.Means = append(v.Means, mean{Name: name, Millis: math.Exp(logSum / float64(v.Queries))})
+		v.Means = append(v.Means, meanOf(name, runs[name], common))
 	}
 	slices.SortStableFunc(v.Means, func(a, b mean) int {
 		switch {
@@ -188,8 +188,31 @@ func judge(subject string, names []string, runs map[string]*wire.BenchResult) ve
 	return v
 }
 
+// meanOf is a run's geometric mean over the common queries, with its range when every one of them
+// ran at least two iterations.
+func meanOf(name string, r *wire.BenchResult, common map[string]bool) mean {
+	var logMid, logLo, logHi float64
+	known := true
+	for i := range r.Queries {
+		q := &r.Queries[i]
+		if !common[q.Name] {
+			continue
+		}
+		logMid += math.Log(float64(max(q.MedianMillis, 1)))
+		logLo += math.Log(float64(max(q.MinMillis, 1)))
+		logHi += math.Log(float64(max(q.MaxMillis, 1)))
+		known = known && knownRange(r, q)
+	}
+	n := float64(len(common))
+	m := mean{Name: name, Millis: math.Exp(logMid / n), Known: known, Once: r.Iterations < 2}
+	if known {
+		m.Lo, m.Hi = math.Exp(logLo/n), math.Exp(logHi/n)
+	}
+	return m
+}
+
 // Sentence says who won and by how much: "For polars, volume is 3.1x faster than s3; geometric means
-// over 22 queries: volume 120 ms, s3 372 ms."
+// over 22 queries: volume 120 ms (115–126 ms), s3 372 ms (360–390 ms)."
 func (v verdict) Sentence() string {
 	if v.Queries == 0 {
 		return fmt.Sprintf("%s, no query succeeded in every run: nothing to compare.", v.Subject)
@@ -198,32 +221,50 @@ func (v verdict) Sentence() string {
 	if v.Queries == 1 {
 		plural = "query"
 	}
-	return fmt.Sprintf("%s, %s is %s; geometric means over %d %s: %s.", v.Subject, v.Means[0].Name, v.comparisons(), v.Queries, plural, v.meansText())
+	return fmt.Sprintf("%s, %s; geometric means over %d %s: %s.", v.Subject, v.claim(), v.Queries, plural, v.meansText())
 }
 
-// comparisons says how the winner (the first mean) compares with each other input: "3.1x faster than
-// s3 and about as fast as mixed-direct (1.02x)".
-func (v verdict) comparisons() string {
+// claim says how the fastest contender compares with each other one, naming a winner only outside
+// the noise: "volume is 3.1x faster than s3 and within noise of mixed-direct (1.02x)", or, when no
+// contender is clear of the fastest, "mixed-staged and volume are within noise (1.06x)".
+func (v verdict) claim() string {
 	win := v.Means[0]
-	var parts []string
+	var faster, tied, ratios []string
 	for _, m := range v.Means[1:] {
 		ratio := m.Millis / win.Millis
-		if ratio < 1.05 {
-			parts = append(parts, fmt.Sprintf("about as fast as %s (%.2fx)", m.Name, ratio))
+		if withinNoise(win, m) {
+			tied = append(tied, fmt.Sprintf("%s (%.2fx)", m.Name, ratio))
+			ratios = append(ratios, fmt.Sprintf("%.2fx", ratio))
 		} else {
-			parts = append(parts, fmt.Sprintf("%.1fx faster than %s", ratio, m.Name))
+			faster = append(faster, fmt.Sprintf("%.1fx faster than %s", ratio, m.Name))
 		}
 	}
-	return joinAnd(parts)
+	if len(faster) == 0 {
+		names := []string{win.Name}
+		for _, m := range v.Means[1:] {
+			names = append(names, m.Name)
+		}
+		return fmt.Sprintf("%s are within noise (%s)", joinAnd(names), strings.Join(ratios, ", "))
+	}
+	s := win.Name + " is " + joinAnd(faster)
+	if len(tied) > 0 {
+		s += " and within noise of " + joinAnd(tied)
+	}
+	return s
 }
 
-// meansText lists the geometric means: "volume 120 ms, s3 372 ms".
+// meansText lists the geometric means with their ranges: "volume 120 ms (115–126 ms), s3 372 ms
+// (360–390 ms)", and says how contenders of one iteration were judged.
 func (v verdict) meansText() string {
 	var means []string
 	for _, m := range v.Means {
-		means = append(means, fmt.Sprintf("%s %s", m.Name, millisText(m.Millis)))
+		s := fmt.Sprintf("%s %s", m.Name, millisText(m.Millis))
+		if r := m.rangeText(); r != "" {
+			s += " (" + r + ")"
+		}
+		means = append(means, s)
 	}
-	return strings.Join(means, ", ")
+	return strings.Join(means, ", ") + unknownNote(v.Means)
 }
 
 func joinAnd(parts []string) string {
@@ -255,7 +296,7 @@ func cellOf(r *wire.BenchResult, q string) queryCell {
 	case qr.Status != wire.StatusSucceeded:
 		return queryCell{qr.Status, qr.Status, bytesText(qr.NetworkReadBytes)}
 	}
-	return queryCell{Time: millisText(float64(qr.MedianMillis)), Peak: anonFile(qr), Network: bytesText(qr.NetworkReadBytes)}
+	return queryCell{Time: spreadText(qr), Peak: anonFile(qr), Network: bytesText(qr.NetworkReadBytes)}
 }
 
 // anonFile prints a peak as "anonymous / file-backed MiB".

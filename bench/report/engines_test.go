@@ -34,7 +34,10 @@ func engineResults() []*wire.BenchResult {
 		r := &wire.BenchResult{Label: "run: " + engine + " / 2cpu-4gi / " + input, Engine: engine, Config: "2cpu-4gi", Input: input,
 			Iterations: 3, Warmups: 1, NetworkReadBytes: network}
 		for q := 1; q <= 22; q++ {
-			qr := wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * msPerQuery,
+			// Three iterations: 5% under the median and 10% over it.
+			med := int64(q) * msPerQuery
+			qr := wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: med,
+				MinMillis: med - med/20, MaxMillis: med + med/10, SpreadPermille: ptr(50),
 				PeakMemoryBytes: int64(q) << 21, PeakAnonBytes: int64(q) << 20, PeakFileBytes: int64(q) << 20}}
 			if engine == "polars" {
 				qr.PeakFileBytes = int64(q) << 22 // Polars maps the Parquet files it reads
@@ -97,23 +100,44 @@ func TestCompareGroupsByConfigAndInput(t *testing.T) {
 }
 
 func TestVerdictSentences(t *testing.T) {
-	runs := func(ms ...int64) map[string]*wire.BenchResult {
-		out := map[string]*wire.BenchResult{}
-		for i, m := range ms {
-			out[[]string{"volume", "s3", "mixed-staged"}[i]] = &wire.BenchResult{Queries: []wire.QueryResult{{Name: "q1", Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: m}}}}
-		}
-		return out
+	// run is one input's query: its median, and its fastest and slowest of three iterations when
+	// lo > 0 (else it ran one iteration).
+	type run struct {
+		input       string
+		med, lo, hi int64
 	}
+	const unknown = "; spread unknown (one iteration): differences under 10.0% count as noise."
 	for _, tc := range []struct {
-		ms   []int64
+		name string
+		runs []run
 		want string
 	}{
-		{[]int64{100, 310}, "For polars, volume is 3.1x faster than s3; geometric means over 1 query: volume 100 ms, s3 310 ms."},
-		{[]int64{300, 100, 102}, "For polars, s3 is about as fast as mixed-staged (1.02x) and 3.0x faster than volume; geometric means over 1 query: s3 100 ms, mixed-staged 102 ms, volume 300 ms."},
+		{"one iteration, far apart", []run{{"volume", 100, 0, 0}, {"s3", 310, 0, 0}},
+			"For polars, volume is 3.1x faster than s3; geometric means over 1 query: volume 100 ms, s3 310 ms" + unknown},
+		{"one iteration, one winner and one within the assumed noise", []run{{"volume", 300, 0, 0}, {"s3", 100, 0, 0}, {"mixed-staged", 102, 0, 0}},
+			"For polars, s3 is 3.0x faster than volume and within noise of mixed-staged (1.02x); geometric means over 1 query: s3 100 ms, mixed-staged 102 ms, volume 300 ms" + unknown},
+		// The demo's verdict, which used to read "mixed-staged is 1.1x faster than volume".
+		{"one iteration, 6% apart", []run{{"volume", 106, 0, 0}, {"mixed-staged", 100, 0, 0}},
+			"For polars, mixed-staged and volume are within noise (1.06x); geometric means over 1 query: mixed-staged 100 ms, volume 106 ms" + unknown},
+		{"ranges overlap", []run{{"volume", 106, 100, 118}, {"mixed-staged", 100, 95, 110}},
+			"For polars, mixed-staged and volume are within noise (1.06x); geometric means over 1 query: mixed-staged 100 ms (95–110 ms), volume 106 ms (100–118 ms)."},
+		{"ranges apart though close", []run{{"volume", 106, 104, 108}, {"s3", 100, 99, 102}},
+			"For polars, s3 is 1.1x faster than volume; geometric means over 1 query: s3 100 ms (99–102 ms), volume 106 ms (104–108 ms)."},
+		{"a range known beside an unknown one", []run{{"volume", 140, 0, 0}, {"s3", 100, 60, 150}},
+			"For polars, s3 is 1.4x faster than volume; geometric means over 1 query: s3 100 ms (60–150 ms), volume 140 ms" + unknown},
 	} {
-		names := []string{"volume", "s3", "mixed-staged"}[:len(tc.ms)]
-		if got := judge("For polars", names, runs(tc.ms...)).Sentence(); got != tc.want {
-			t.Errorf("verdict of %v:\n got %s\nwant %s", tc.ms, got, tc.want)
+		var names []string
+		byName := map[string]*wire.BenchResult{}
+		for _, r := range tc.runs {
+			res := &wire.BenchResult{Iterations: 1, Queries: []wire.QueryResult{{Name: "q1", Status: wire.StatusSucceeded, QueryMeasurements: wire.QueryMeasurements{MedianMillis: r.med, MinMillis: r.med, MaxMillis: r.med}}}}
+			if r.lo > 0 {
+				res.Iterations = 3
+				res.Queries[0].MinMillis, res.Queries[0].MaxMillis = r.lo, r.hi
+			}
+			names, byName[r.input] = append(names, r.input), res
+		}
+		if got := judge("For polars", names, byName).Sentence(); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
 	failed := map[string]*wire.BenchResult{"volume": {Queries: []wire.QueryResult{{Name: "q1", Status: wire.StatusFailed}}}, "s3": {}}
@@ -133,14 +157,14 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 	for _, want := range []string{
 		"### 2cpu-4gi / volume\n",
 		"| q | duckdb median | polars median | duckdb peak (anon/file) | polars peak (anon/file) |\n",
-		"| q1 | 10 ms | 20 ms | 1 / 1 MiB | 1 / 4 MiB |\n",
-		"On 2cpu-4gi / volume, duckdb is 2.0x faster than polars; geometric means over 22 queries",
+		"| q1 | 10 ms ±5.0% | 20 ms ±5.0% | 1 / 1 MiB | 1 / 4 MiB |\n",
+		"On 2cpu-4gi / volume, duckdb is 2.0x faster than polars; geometric means over 22 queries: duckdb 91 ms (86–100 ms), polars 181 ms (172–199 ms).",
 		"### 2cpu-4gi / s3\n",
 		"| q | polars median | polars peak (anon/file) | polars network read |\n",
 		"| q9 | OOMKilled | OOMKilled | – |\n",
-		"| q10 | 620 ms | 10 / 40 MiB | 34.9 MiB |\n",
-		"## Verdict\n\n- **duckdb**: read volume only (geometric mean over 22 queries: volume ",
-		"- **polars**: volume is 3.1x faster than s3 (geometric means over 21 queries: volume 181 ms, s3 562 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs.\n",
+		"| q10 | 620 ms ±5.0% | 10 / 40 MiB | 34.9 MiB |\n",
+		"## Verdict\n\n- **duckdb**: read volume only; geometric mean over 22 queries: volume 91 ms (86–100 ms).\n",
+		"- **polars**: volume is 3.1x faster than s3; geometric means over 21 queries: volume 181 ms (172–199 ms), s3 562 ms (534–617 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs.\n",
 		"### Network bytes read\n\n| configuration / input | duckdb | polars |\n|---|---|---|\n| 2cpu-4gi / volume | – | – |\n| 2cpu-4gi / s3 | – | 3.00 GiB |\n",
 		"## Runs\n\n### run: duckdb / 2cpu-4gi / volume\n",
 	} {
@@ -156,13 +180,14 @@ func TestEngineReportMarkdownAndHTML(t *testing.T) {
 	page := html.String()
 	for _, want := range []string{
 		"<th>q</th><th>duckdb median</th><th>polars median</th><th>duckdb peak (anon/file)</th><th>polars peak (anon/file)</th></tr>",
-		"<td>q1</td><td>10 ms</td><td>20 ms</td><td>1 / 1 MiB</td><td>1 / 4 MiB</td>",
+		"<td>q1</td><td>10 ms ±5.0%</td><td>20 ms ±5.0%</td><td>1 / 1 MiB</td><td>1 / 4 MiB</td>",
 		`<section id="verdict"><h2>Verdict</h2>`,
-		"<strong>polars</strong>: volume is 3.1x faster than s3 (geometric means over 21 queries: volume 181 ms, s3 562 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs.",
+		"<strong>polars</strong>: volume is 3.1x faster than s3; geometric means over 21 queries: volume 181 ms (172–199 ms), s3 562 ms (534–617 ms). One run costs $0.0012 on volume and $0.046 on s3. The cache pays for itself after 14 runs.",
 		"polars s3: 562 ms", // the verdict's chart
 		"<h2>Network bytes read</h2>",
 		"<td>3.00 GiB</td>",
 		"polars file-backed q3: 12 MiB",
+		"<td>run: polars / 2cpu-4gi / s3</td><td>polars</td><td>0 ms</td><td>±5.0%</td>", // the runs table: the typical spread
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the HTML lacks %q", want)

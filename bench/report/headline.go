@@ -68,8 +68,8 @@ func (c comparison) headlines() []headline {
 	return out
 }
 
-// Answer says which input won and by how much: "volume is 3.1x faster than s3 (geometric means over
-// 21 queries: volume 120 ms, s3 372 ms)."
+// Answer says which input won and by how much, or that they are within noise: "volume is 3.1x faster
+// than s3; geometric means over 21 queries: volume 120 ms (115–126 ms), s3 372 ms (360–390 ms)."
 func (h headline) Answer() string {
 	v := h.Verdict
 	if v.Queries == 0 {
@@ -77,9 +77,9 @@ func (h headline) Answer() string {
 	}
 	over := fmt.Sprintf("geometric mean%s over %d %s: %s", plural(len(v.Means), "", "s"), v.Queries, plural(v.Queries, "query", "queries"), v.meansText())
 	if len(v.Means) == 1 {
-		return fmt.Sprintf("read %s only (%s).", v.Means[0].Name, over)
+		return fmt.Sprintf("read %s only; %s.", v.Means[0].Name, over)
 	}
-	return fmt.Sprintf("%s is %s (%s).", v.Means[0].Name, v.comparisons(), over)
+	return fmt.Sprintf("%s; %s.", v.claim(), over)
 }
 
 // Cost says what one run costs on each input path and when the cache pays for itself; "" when the
@@ -129,7 +129,8 @@ func plural(n int, one, many string) string {
 }
 
 // headlineChart draws every engine's geometric mean per input path: one group per input, one bar per
-// engine, the means of each engine's verdict (over the queries that succeeded on all its inputs).
+// engine, the means of each engine's verdict (over the queries that succeeded on all its inputs),
+// each with a whisker over its range when known.
 func (c comparison) headlineChart(hs []headline) template.HTML {
 	var series []barSeries
 	for _, h := range hs {
@@ -138,7 +139,7 @@ func (c comparison) headlineChart(hs []headline) template.HTML {
 			cell := barCell{}
 			for _, m := range h.Verdict.Means {
 				if m.Name == input {
-					cell = barCell{Value: m.Millis, OK: true}
+					cell = barCell{Value: m.Millis, OK: true, Lo: m.Lo, Hi: m.Hi}
 				}
 			}
 			s.Cells = append(s.Cells, cell)

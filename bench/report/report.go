@@ -122,11 +122,13 @@ type barSeries struct {
 	Cells        []barCell
 }
 
-// barCell is one bar: a value when OK; else, with a Status, a failure marker; else nothing.
+// barCell is one bar: a value when OK; else, with a Status, a failure marker; else nothing. Hi > 0
+// draws a range from Lo to Hi over the bar (the verdict's fastest to slowest iterations).
 type barCell struct {
 	Value  float64
 	OK     bool
 	Status string
+	Lo, Hi float64
 }
 
 // drawBars draws a grouped bar chart as SVG: one group per category, one bar per series.
@@ -139,7 +141,7 @@ func drawBars(title, unit string, categories []string, series []barSeries) templ
 	for _, s := range series {
 		for _, c := range s.Cells {
 			if c.OK {
-				maxV = math.Max(maxV, c.Value)
+				maxV = math.Max(maxV, math.Max(c.Value, c.Hi))
 			}
 		}
 	}
@@ -168,6 +170,9 @@ func drawBars(title, unit string, categories []string, series []barSeries) templ
 				h := plotH * c.Value / maxV
 				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s: %s %s</title></rect>`,
 					x, float64(top)+plotH-h, barW, math.Max(h, 0.5), template.HTMLEscapeString(s.Color), what, short(c.Value), template.HTMLEscapeString(unit))
+				if c.Hi > 0 {
+					drawRange(&b, x+barW/2, float64(top)+plotH-plotH*c.Lo/maxV, float64(top)+plotH-plotH*c.Hi/maxV, what, c, unit)
+				}
 			case c.Status != "":
 				// A failure: a hatched marker at the base, labelled with the status.
 				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="6" class="failed"><title>%s: %s</title></rect>`, x, float64(top)+plotH-6, barW, what, template.HTMLEscapeString(c.Status))
@@ -177,6 +182,12 @@ func drawBars(title, unit string, categories []string, series []barSeries) templ
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // G203: the markup is this function's own; every text in it (labels, categories, units, statuses) is escaped above
+}
+
+// drawRange draws a range as a whisker over a bar: a vertical line from yLo to yHi with caps.
+func drawRange(b *strings.Builder, x, yLo, yHi float64, what string, c barCell, unit string) {
+	fmt.Fprintf(b, `<g class="range"><title>%s: %s–%s %s</title><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/></g>`,
+		what, short(c.Lo), short(c.Hi), template.HTMLEscapeString(unit), x, x, yLo, yHi, x-4, x+4, yLo, yLo, x-4, x+4, yHi, yHi)
 }
 
 func short(v float64) string {
@@ -193,7 +204,7 @@ func short(v float64) string {
 const style = `{{define "style"}}<style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:20px} h2{font-size:16px;margin-top:28px} .chart{display:block;margin:12px 0 24px;max-width:100%;height:auto}
-.title{font-weight:600;font-size:14px} .axis{font-size:11px;fill:#555} .grid{stroke:#ddd}
+.title{font-weight:600;font-size:14px} .range line{stroke:#222;stroke-width:1.5} .axis{font-size:11px;fill:#555} .grid{stroke:#ddd}
 .failed{fill:#c00;opacity:.6} table{border-collapse:collapse;margin:12px 0}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right} th:first-child,td:first-child{text-align:left}
 .legend span{display:inline-block;margin-right:16px} .legend i,.answer i{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
@@ -205,8 +216,8 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 {{template "style"}}</head><body>
 <h1>pqcache benchmark report</h1>
 <p class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Label}}</span>{{end}}</p>
-<table><tr><th>run</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
-{{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
+<table><tr><th>run</th><th>geometric mean</th><th>typical spread</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
+{{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
 {{end}}</table>
 {{.TimeChart}}
 {{.MemoryChart}}
@@ -239,7 +250,7 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 			c := cell{Time: "–", Memory: "–"}
 			if qr := find(s.Result, q); qr != nil {
 				if qr.Status == wire.StatusSucceeded {
-					c = cell{Time: fmt.Sprintf("%d ms", qr.MedianMillis), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
+					c = cell{Time: spreadText(qr), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
 				} else {
 					c = cell{Time: qr.Status, Memory: qr.Status}
 				}

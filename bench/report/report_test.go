@@ -264,3 +264,79 @@ func TestHTMLEscapesWhatTheResultsSay(t *testing.T) {
 		}
 	}
 }
+
+// noisyResults are polars on three inputs, three iterations each (volume and mixed-staged within
+// each other's range, s3 clear of both), and duckdb on two inputs, one iteration each, 6% apart.
+func noisyResults() []*wire.BenchResult {
+	mk := func(engine, input string, iterations int, med, lo, hi int64) *wire.BenchResult {
+		r := &wire.BenchResult{Label: engine + " / " + input, Engine: engine, Config: "2cpu-4gi", Input: input, Iterations: iterations}
+		for q := 1; q <= 4; q++ {
+			qm := wire.QueryMeasurements{MedianMillis: med, MinMillis: lo, MaxMillis: hi}
+			if iterations > 1 {
+				spread := (med - lo) * 1000 / med
+				qm.SpreadPermille = &spread
+			}
+			r.Queries = append(r.Queries, wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusSucceeded, QueryMeasurements: qm})
+		}
+		return r
+	}
+	return []*wire.BenchResult{
+		mk("polars", "volume", 3, 106, 100, 118), mk("polars", "mixed-staged", 3, 100, 95, 110), mk("polars", "s3", 3, 310, 300, 330),
+		mk("duckdb", "volume", 1, 106, 106, 106), mk("duckdb", "mixed-staged", 1, 100, 100, 100),
+	}
+}
+
+// TestChromiumShowsTheVerdictsSpreadAndNoise opens an engine report in headless Chromium: the
+// verdict, as the browser lays it out on the first screen, says "within noise" for both engines'
+// close inputs rather than naming a winner, names s3's loss, gives polars's ranges, says duckdb's
+// spread is unknown, and draws a whisker over each polars bar of its chart.
+func TestChromiumShowsTheVerdictsSpreadAndNoise(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not found: apt-get install chromium (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, noisyResults()); err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]string{
+		"data-polars-tie":   `/polars: mixed-staged is 3\.1x faster than s3 and within noise of volume \(1\.06x\)/`,
+		"data-polars-range": `/mixed-staged 100 ms \(95–110 ms\), volume 106 ms \(100–118 ms\), s3 310 ms \(300–330 ms\)/`,
+		"data-duckdb-tie":   `/duckdb: mixed-staged and volume are within noise \(1\.06x\)/`,
+		"data-duckdb-note":  `/mixed-staged 100 ms, volume 106 ms; spread unknown \(one iteration\)/`,
+		"data-no-winner":    `/duckdb: mixed-staged is/`,
+	}
+	var script strings.Builder
+	script.WriteString(`<script>
+const v = document.getElementById("verdict"); const text = v.innerText; const box = v.getBoundingClientRect();
+document.body.setAttribute("data-verdict-bottom", Math.round(box.bottom));
+document.body.setAttribute("data-whiskers", [...v.querySelectorAll("g.range line")].filter(l => l.getBBox().height > 0).length);
+`)
+	for attr, re := range checks {
+		fmt.Fprintf(&script, "document.body.setAttribute(%q, %s.test(text) ? 1 : 0);\n", attr, re)
+	}
+	script.WriteString("</script></body>")
+	page := filepath.Join(dir, "noise.html")
+	if err := os.WriteFile(page, []byte(strings.Replace(b.String(), "</body>", script.String(), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := runChromium(t, browser, dir, "--window-size=1280,900", "--dump-dom", "file://"+page)
+	for attr, re := range checks {
+		want := 1
+		if attr == "data-no-winner" {
+			want = 0
+		}
+		if got := domNumber(t, dom, attr); got != want {
+			t.Errorf("the verdict as laid out matches %s %d times, want %d:\n%.3000s", re, got, want, dom)
+		}
+	}
+	if bottom := domNumber(t, dom, "data-verdict-bottom"); bottom > 900 {
+		t.Errorf("the verdict ends at %d px, below the first 900", bottom)
+	}
+	// polars's three bars each have a range; duckdb's, of one iteration, none. Only the vertical line
+	// of a whisker has a height.
+	if n := domNumber(t, dom, "data-whiskers"); n != 3 {
+		t.Errorf("%d range whiskers drawn in the verdict's chart, want 3 (polars on each input)", n)
+	}
+}

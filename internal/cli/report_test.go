@@ -109,14 +109,14 @@ spec:
 status:
   results:
   - {engine: duckdb, config: small, input: volume, completionTime: "2026-12-02T10:00:00Z", wallMillis: 900, readBytesPerSecond: 2420000000,
-     queries: [{name: q1, status: Succeeded, medianMillis: 40, peakMemoryBytes: 52428800, peakAnonBytes: 41943040, peakFileBytes: 10485760},
-               {name: q6, status: Succeeded, medianMillis: 10, peakMemoryBytes: 20971520, peakAnonBytes: 10485760, peakFileBytes: 10485760}]}
+     queries: [{name: q1, status: Succeeded, medianMillis: 40, minMillis: 38, maxMillis: 45, spreadPermille: 50, peakMemoryBytes: 52428800, peakAnonBytes: 41943040, peakFileBytes: 10485760},
+               {name: q6, status: Succeeded, medianMillis: 10, minMillis: 9, maxMillis: 12, spreadPermille: 100, peakMemoryBytes: 20971520, peakAnonBytes: 10485760, peakFileBytes: 10485760}]}
   - {engine: polars, config: small, input: volume, completionTime: "2026-12-02T10:00:01Z", wallMillis: 800, costMicros: 2100, breakEvenRuns: 7,
-     queries: [{name: q1, status: Succeeded, medianMillis: 30, peakMemoryBytes: 104857600, peakAnonBytes: 31457280, peakFileBytes: 73400320},
-               {name: q6, status: Succeeded, medianMillis: 12, peakMemoryBytes: 62914560, peakAnonBytes: 10485760, peakFileBytes: 52428800}]}
+     queries: [{name: q1, status: Succeeded, medianMillis: 30, minMillis: 28, maxMillis: 33, spreadPermille: 33, peakMemoryBytes: 104857600, peakAnonBytes: 31457280, peakFileBytes: 73400320},
+               {name: q6, status: Succeeded, medianMillis: 12, minMillis: 11, maxMillis: 14, spreadPermille: 83, peakMemoryBytes: 62914560, peakAnonBytes: 10485760, peakFileBytes: 52428800}]}
   - {engine: polars, config: small, input: s3, completionTime: "2026-12-02T10:00:02Z", wallMillis: 4000, networkReadBytes: 125829120, costMicros: 13500,
-     queries: [{name: q1, status: Succeeded, medianMillis: 120, peakMemoryBytes: 104857600, peakAnonBytes: 94371840, networkReadBytes: 31457280},
-               {name: q6, status: Succeeded, medianMillis: 48, peakMemoryBytes: 62914560, peakAnonBytes: 52428800, networkReadBytes: 20971520}]}
+     queries: [{name: q1, status: Succeeded, medianMillis: 120, minMillis: 110, maxMillis: 140, spreadPermille: 83, peakMemoryBytes: 104857600, peakAnonBytes: 94371840, networkReadBytes: 31457280},
+               {name: q6, status: Succeeded, medianMillis: 48, minMillis: 45, maxMillis: 60, spreadPermille: 63, peakMemoryBytes: 62914560, peakAnonBytes: 52428800, networkReadBytes: 20971520}]}
 `
 
 // TestReportComparesEngines: `pqcache report` on a BenchRun of two engines opens with the verdict
@@ -135,8 +135,9 @@ func TestReportComparesEngines(t *testing.T) {
 	for _, want := range []string{
 		"### small / volume\n",
 		"| q | duckdb median | polars median | duckdb peak (anon/file) | polars peak (anon/file) |\n",
-		"| q1 | 40 ms | 30 ms | 40 / 10 MiB | 30 / 70 MiB |\n",
-		"- **polars**: volume is 4.0x faster than s3 (geometric means over 2 queries: volume 19 ms, s3 76 ms). One run costs €0.0021 on volume and €0.013 on s3. The cache pays for itself after 7 runs.\n",
+		"| q1 | 40 ms ±5.0% | 30 ms ±3.3% | 40 / 10 MiB | 30 / 70 MiB |\n",
+		// From the status, through the report: each median's spread, each mean's range.
+		"- **polars**: volume is 4.0x faster than s3; geometric means over 2 queries: volume 19 ms (18–21 ms), s3 76 ms (70–92 ms). One run costs €0.0021 on volume and €0.013 on s3. The cache pays for itself after 7 runs.\n",
 		"| small / s3 | – | 120.0 MiB |",
 	} {
 		if !strings.Contains(md, want) {

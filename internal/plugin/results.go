@@ -163,7 +163,8 @@ func footer(w io.Writer, name string, results []*wire.BenchResult, figure func(*
 	fmt.Fprintln(w)
 }
 
-// cell is one query's median and peak memory in one result, or its status when it did not succeed.
+// cell is one query's median (with its spread when it ran several iterations) and peak memory in one
+// result, or its status when it did not succeed.
 func cell(qs []wire.QueryResult, name string) string {
 	for _, q := range qs {
 		if q.Name != name {
@@ -172,7 +173,11 @@ func cell(qs []wire.QueryResult, name string) string {
 		if q.Status != "Succeeded" {
 			return q.Status
 		}
-		return fmt.Sprintf("%s, %s", time.Duration(q.MedianMillis)*time.Millisecond, wire.Quantity(q.PeakMemoryBytes))
+		median := time.Duration(q.MedianMillis * int64(time.Millisecond)).String()
+		if q.SpreadPermille != nil {
+			median += " ±" + wire.Permille(*q.SpreadPermille)
+		}
+		return fmt.Sprintf("%s, %s", median, wire.Quantity(q.PeakMemoryBytes))
 	}
 	return "-"
 }

@@ -44,6 +44,7 @@ func TestResultsTableHasAQueryPerRowAndAResultPerColumn(t *testing.T) {
 			{Engine: "polars", Config: "1cpu", Input: "s3"}, // still running: left out
 		}},
 	}
+	run.Status.Results[0].Queries[1].SpreadPermille = ptr.To[int64](25) // two iterations: a spread
 	var b bytes.Buffer
 	if err := printResults(&b, run); err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestResultsTableHasAQueryPerRowAndAResultPerColumn(t *testing.T) {
 	want := [][]string{
 		{"QUERY", "duckdb / 1cpu / volume", "duckdb / 1cpu / s3"},
 		{"q1", "1.5s, 3.0Mi", "4s, 3.0Mi"},
-		{"q2", "80ms, 3.0Mi", "OOMKilled"},
+		{"q2", "80ms ±2.5%, 3.0Mi", "OOMKilled"},
 		{"geometric mean", "120ms", "400ms"},
 		{"cost of a run", "0.001500 USD", "0.009000 USD"},
 		{"break-even (runs)", "9", "-"},
