@@ -306,7 +306,8 @@ type SQSEventSource struct {
 // WebhookEventSource is pqcache's own notification endpoint.
 type WebhookEventSource struct {
 	// tokenSecretRef names a Secret whose key "token" holds the token a store must present (as
-	// "Authorization: Bearer TOKEN", or "?token=TOKEN" for stores that cannot send headers). Omitted,
+	// "Authorization: Bearer TOKEN"; "?token=TOKEN", for stores that cannot send headers, only where the
+	// installation turns it on, since access logs keep URLs: chart value events.queryToken). Omitted,
 	// the operator creates the Secret NAME-events-token with a random token.
 	// +optional
 	TokenSecretRef *SecretReference `json:"tokenSecretRef,omitempty"`
