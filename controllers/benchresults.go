@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"slices"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -82,7 +84,23 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
 	}
 	r.FailedQueries = res.FailedQueries
+	r.Isolation = datav1alpha1.BenchIsolation(res.Isolation)
+	r.WallGeometricMeanMillis = res.WallGeometricMeanMillis
+	r.SessionStartupMillis = medianMillis(res.SessionStartupMillis)
 	for _, q := range res.Queries {
 		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
 	}
+}
+
+// medianMillis is the median of ms (0 for none), which it does not change.
+func medianMillis(ms []int64) int64 {
+	if len(ms) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(ms)
+	slices.Sort(sorted)
+	if n := len(sorted); n%2 == 0 {
+		return (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	return sorted[len(sorted)/2]
 }

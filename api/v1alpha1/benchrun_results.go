@@ -56,6 +56,10 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 			CostMicros:          r.CostMicros,
 			BreakEvenRuns:       r.BreakEvenRuns,
 		}
+		res.Isolation, res.WallGeometricMeanMillis = string(r.Isolation), r.WallGeometricMeanMillis
+		if r.SessionStartupMillis > 0 {
+			res.SessionStartupMillis = []int64{r.SessionStartupMillis}
+		}
 		if r.CostMicros != nil || r.Cache != nil {
 			res.Currency = br.currency()
 		}

@@ -308,6 +308,7 @@ type DuckDBSetting struct {
 // +kubebuilder:validation:XValidation:rule="self.name == 'polars' || (!has(self.polarsEngine) && !has(self.forceAsync))",message="polarsEngine and forceAsync apply to engine polars only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.settings)",message="settings are DuckDB's, for engine duckdb only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.memoryLimit)",message="memoryLimit applies to engine duckdb only (Polars has no memory limit of its own)"
+// +kubebuilder:validation:XValidation:rule="self.name != 'command' || !has(self.isolation) || self.isolation != 'session' || self.command.exists(a, a.contains('{queries}'))",message="isolation session runs every query in one process: a command engine's command needs {queries} (the comma-separated query names) to run in a session"
 type BenchEngine struct {
 	// name is duckdb (default), polars or command.
 	// +optional
@@ -372,7 +373,27 @@ type BenchEngine struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// isolation is how the engine's queries share processes (docs/bench.md, "Isolation"): process
+	// (default) starts a fresh engine process per query and iteration, cold, as polars-benchmark
+	// does; session runs every query of an iteration in one process, in turn, warm, as an interactive
+	// user and DuckDB's own benchmark runner do. Per engine, so that one run compares both on the
+	// same data: list the engine twice with distinct labels. A command engine runs sessions when its
+	// command takes {queries}.
+	// +optional
+	// +kubebuilder:default=process
+	Isolation BenchIsolation `json:"isolation,omitempty"`
 }
+
+// BenchIsolation is how a bench Job's queries share engine processes.
+// +kubebuilder:validation:Enum=process;session
+type BenchIsolation string
+
+// Isolations; they match the runner's --isolation (wire.IsolationProcess, wire.IsolationSession).
+const (
+	IsolationProcess BenchIsolation = wire.IsolationProcess
+	IsolationSession BenchIsolation = wire.IsolationSession
+)
 
 // InputType is a path from which queries read their data.
 // +kubebuilder:validation:Enum=volume;mixed-staged;mixed-direct;s3;claim
@@ -676,6 +697,22 @@ type BenchResult struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
+
+	// How the query times were taken (issue 37): the isolation, and the whole-process figure beside
+	// geometricMeanMillis, which is over query times measured inside the engine.
+
+	// isolation is the engine's isolation, process or session, that the Job ran.
+	// +optional
+	Isolation BenchIsolation `json:"isolation,omitempty"`
+	// wallGeometricMeanMillis is the geometric mean of the successful queries' median whole-process
+	// wall times (start-up and writing the rows included; their medianWallMillis): what
+	// geometricMeanMillis was before engines reported their own query time.
+	// +optional
+	WallGeometricMeanMillis int64 `json:"wallGeometricMeanMillis,omitempty"`
+	// sessionStartupMillis is, in session isolation, the median start-up of the measured
+	// iterations' sessions (each query's medianStartupMillis is then absent).
+	// +optional
+	SessionStartupMillis int64 `json:"sessionStartupMillis,omitempty"`
 }
 
 // CacheCost is what keeping a Dataset's cache costs over time: its storage, and its refreshes

@@ -75,9 +75,6 @@ type QueryResult struct {
 	// whole process's wall time (Timing "wall"). MedianMillis, MinMillis and MaxMillis are over them.
 	Millis []int64 `json:"millis,omitempty"`
 	QueryMeasurements
-	// Timing says what Millis measure: TimingEngine or TimingWall (also when only some iterations
-	// were reported by the engine: then they are not comparable, and the wall time is kept for all).
-	Timing string `json:"timing,omitempty"`
 	// StartupMillis are the measured iterations' start-up times, process start to the engine's ready
 	// signal (interpreter, import, connection, workload read), when the engine reports it; in session
 	// isolation they are the session's (BenchResult.SessionStartupMillis) and absent here.
@@ -86,15 +83,6 @@ type QueryResult struct {
 	// output included): what Millis were before engines reported their own time. In session
 	// isolation, the time from the previous query's last row (or the process start) to this one's.
 	WallMillis []int64 `json:"wallMillis,omitempty"`
-	// MedianStartupMillis and MedianWallMillis are the medians of StartupMillis and WallMillis (the
-	// compact summary keeps them, not the lists).
-	MedianStartupMillis int64 `json:"medianStartupMillis,omitempty"`
-	MedianWallMillis    int64 `json:"medianWallMillis,omitempty"`
-	// PeakAboveReadyBytes is the largest peak of an iteration above the engine's resident memory at
-	// its ready signal (the loaded interpreter, library and connection subtracted), when the engine
-	// reported it; PeakMemoryBytes is the whole process's (above the first sample, right after
-	// start). In session isolation both are the session process's over every query it ran.
-	PeakAboveReadyBytes int64 `json:"peakAboveReadyBytes,omitempty"`
 	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
 	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
 	MemorySource string `json:"memorySource,omitempty"`
@@ -135,6 +123,34 @@ type QueryMeasurements struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Digest string `json:"digest,omitempty"`
+
+	// The figures beside the query time (issue 37): so that a query time measured inside the engine
+	// hides nothing, status keeps the medians of start-up and whole-process wall time and says what
+	// medianMillis measure. The per-iteration lists stay in the runner's JSON (`pqcache bench --json`).
+
+	// timing says what medianMillis, minMillis and maxMillis measure: engine (the engine's own time,
+	// from the call that runs the query to its last result row; start-up excluded) or wall (the whole
+	// process's wall time, start-up and writing the rows included: the engine reported no query
+	// time, or only for some iterations, which are then not comparable).
+	// +optional
+	// +kubebuilder:validation:Enum=engine;wall
+	Timing string `json:"timing,omitempty"`
+	// medianStartupMillis is the median start-up time, process start to the engine's ready signal
+	// (interpreter, import, connection, workload read), when the engine reports it; absent in
+	// session isolation, where the session starts once (the runner's sessionStartupMillis).
+	// +optional
+	MedianStartupMillis int64 `json:"medianStartupMillis,omitempty"`
+	// medianWallMillis is the median whole-process wall time, start to exit with the rows' output
+	// (in session isolation: from the previous query's last row, or the process start, to this
+	// one's): what medianMillis was before engines reported their own time.
+	// +optional
+	MedianWallMillis int64 `json:"medianWallMillis,omitempty"`
+	// peakAboveReadyBytes is the largest peak of an iteration above the engine's resident memory at
+	// its ready signal (the loaded interpreter, library and connection subtracted), when the engine
+	// reported it; peakMemoryBytes is the whole process's. In session isolation both are the
+	// session process's over every query it ran.
+	// +optional
+	PeakAboveReadyBytes int64 `json:"peakAboveReadyBytes,omitempty"`
 }
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.
