@@ -107,6 +107,30 @@ func runnerSummary(label, answer string) string {
 	return string(enc)
 }
 
+// sessionRunnerSummary runs the real runner in session isolation with a shell engine that runs
+// {queries} in one process and reports its ready time and each query's time (docs/bench.md,
+// "Timing protocol"), and returns the summary it leaves in a termination message.
+func sessionRunnerSummary(label string) string {
+	GinkgoHelper()
+	script := `sleep 0.02; echo "ready_unix_ns=$(date +%s%N)" >> "$PQCACHE_TIMING_FILE"
+IFS=,
+for q in $1; do
+  sleep 0.01
+  echo "row-$q|same"
+  printf '\036pqcache:end-of-query\n'
+  echo "query=$q query_ms=1.5" >> "$PQCACHE_TIMING_FILE"
+done`
+	res, err := bench.Run(context.Background(), bench.Spec{
+		Label: label, Engine: bench.CommandEngine{Args: []string{"sh", "-c", script, "sh", "{queries}"}}, Data: GinkgoT().TempDir(),
+		Workload:   &workload.Resolved{Workload: "tpch", Queries: []workload.Query{{Name: "q1", SQL: "x"}, {Name: "q6", SQL: "x"}}},
+		Iterations: 2, Warmups: 0, QueryTimeout: time.Minute, Isolation: wire.IsolationSession,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	enc, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
+	Expect(err).NotTo(HaveOccurred())
+	return string(enc)
+}
+
 // finishBenchJob completes a bench Job with a pod whose termination message is message (or which
 // was OOM-killed without one), after a stage step that reported stageReport, if given.
 func finishBenchJob(job *batchv1.Job, message string, oomKilled bool, stageReport ...string) {
@@ -349,6 +373,50 @@ var _ = Describe("BenchRun controller", func() {
 			finishBenchJob(&jobs[i], runnerSummary(jobs[i].Name, "answer"), false)
 		}
 		Eventually(func(g Gomega) { g.Expect(getRun(run).Status.CompletionTime).NotTo(BeNil()) }).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("passes each engine's isolation to its Job and records it with the timing figures", func() {
+		ds := newDataset(ns, "iso")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
+		run := newBenchRun(ns, "isolations", "iso", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs, r.Spec.Inputs = r.Spec.Configs[:1], r.Spec.Inputs[:1]
+			r.Spec.Engines = []datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB},
+				{Name: datav1alpha1.EngineDuckDB, Label: "duckdb-session", Isolation: datav1alpha1.IsolationSession}}
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		Expect(getRun(run).Spec.Engines[0].Isolation).To(Equal(datav1alpha1.IsolationProcess), "the default")
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		for i := range jobs {
+			args, summary := jobs[i].Spec.Template.Spec.Containers[0].Args, runnerSummary(jobs[i].Name, "same")
+			if jobs[i].Annotations[annotationEngine] == "duckdb-session" {
+				Expect(args).To(ContainElements("--isolation", "session"))
+				summary = sessionRunnerSummary(jobs[i].Name)
+			} else {
+				Expect(args).To(ContainElements("--isolation", "process"))
+			}
+			finishBenchJob(&jobs[i], summary, false)
+		}
+		Eventually(func(g Gomega) {
+			results := getRun(run).Status.Results
+			g.Expect(results).To(HaveLen(2))
+			for _, r := range results {
+				g.Expect(r.CompletionTime).NotTo(BeNil())
+				g.Expect(r.WallGeometricMeanMillis).To(BeNumerically(">", 0), r.Engine)
+				q := r.Queries[0]
+				if r.Engine == "duckdb-session" {
+					g.Expect(r.Isolation).To(Equal(datav1alpha1.IsolationSession))
+					g.Expect(q.Timing).To(Equal(wire.TimingEngine), "the session engine reports its query times")
+					g.Expect(q.MedianMillis).To(BeNumerically("<=", 2))
+					g.Expect(q.MedianWallMillis).To(BeNumerically(">=", 10), "the wall time beside the query time")
+					g.Expect(r.SessionStartupMillis).To(BeNumerically(">", 0))
+				} else {
+					g.Expect(r.Isolation).To(Equal(datav1alpha1.IsolationProcess))
+					g.Expect(q.Timing).To(Equal(wire.TimingWall), "an engine that reports nothing keeps the wall time, labelled")
+				}
+			}
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
 	It("runs each engine on every input, Polars in its image, and names both engines when answers differ", func() {
