@@ -119,7 +119,7 @@ func runViews(results []*wire.BenchResult) []runView {
 	var out []runView
 	for _, s := range seriesOf(results) {
 		v := runView{Series: s, Throughput: "–", Network: bytesText(s.Result.NetworkReadBytes),
-			Timing: timingText(s.Result), Isolation: isolationText(s.Result), WallMean: wallMeanText(s.Result)}
+			Timing: TimingText(s.Result), Isolation: IsolationText(s.Result), WallMean: wallMeanText(s.Result)}
 		if p := s.Result.Probe; p != nil && p.BytesPerSecond > 0 {
 			v.Throughput = bytesText(p.BytesPerSecond) + "/s"
 		}

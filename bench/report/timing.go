@@ -32,9 +32,9 @@ import (
 // wallTimingText labels a result whose query times are whole processes.
 const wallTimingText = "wall time, start-up included"
 
-// timingText says what a result's query times measure: "engine time", wallTimingText, or for a
+// TimingText says what a result's query times measure: "engine time", wallTimingText, or for a
 // result whose queries differ, how many of them are wall times.
-func timingText(r *wire.BenchResult) string {
+func TimingText(r *wire.BenchResult) string {
 	engine, wall := 0, 0
 	for _, q := range r.Queries {
 		switch {
@@ -54,8 +54,8 @@ func timingText(r *wire.BenchResult) string {
 	return fmt.Sprintf("engine time; %d of %d queries %s", wall, engine+wall, wallTimingText)
 }
 
-// isolationText is a result's isolation: results made before sessions existed ran in processes.
-func isolationText(r *wire.BenchResult) string {
+// IsolationText is a result's isolation: results made before sessions existed ran in processes.
+func IsolationText(r *wire.BenchResult) string {
 	if r.Isolation == "" {
 		return wire.IsolationProcess
 	}
@@ -64,7 +64,7 @@ func isolationText(r *wire.BenchResult) string {
 
 // howTimed is a result's timing and isolation in one phrase: "engine time, process isolation".
 func howTimed(r *wire.BenchResult) string {
-	return timingText(r) + ", " + isolationText(r) + " isolation"
+	return TimingText(r) + ", " + IsolationText(r) + " isolation"
 }
 
 // startupText is a query's median start-up; in session isolation the session's, paid once for
@@ -77,6 +77,24 @@ func startupText(r *wire.BenchResult, q *wire.QueryResult) string {
 		return "session " + millisText(float64(medianMillis(r.SessionStartupMillis)))
 	}
 	return "–"
+}
+
+// StartupMillis is a result's typical start-up: in session isolation the median of its sessions',
+// else the median of its queries' median start-ups; 0 when the engine reported none.
+func StartupMillis(r *wire.BenchResult) int64 {
+	if r.Isolation == wire.IsolationSession && len(r.SessionStartupMillis) > 0 {
+		return medianMillis(r.SessionStartupMillis)
+	}
+	var ms []int64
+	for _, q := range r.Queries {
+		if q.MedianStartupMillis > 0 {
+			ms = append(ms, q.MedianStartupMillis)
+		}
+	}
+	if len(ms) == 0 {
+		return 0
+	}
+	return medianMillis(ms)
 }
 
 // wallText is a query's median whole-process wall time.

@@ -68,3 +68,52 @@ func TestResultsTableHasAQueryPerRowAndAResultPerColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestResultsSayHowEachResultWasTimed(t *testing.T) {
+	done := metav1.Now()
+	query := func(name string, ms, startup, wall int64, timing string) datav1alpha1.QueryResult {
+		return datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QuerySucceeded, QueryMeasurements: wire.QueryMeasurements{
+			MedianMillis: ms, MedianStartupMillis: startup, MedianWallMillis: wall, Timing: timing, PeakMemoryBytes: 3 << 20}}
+	}
+	run := &datav1alpha1.BenchRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "lake", Name: "isolations"},
+		Spec:       datav1alpha1.BenchRunSpec{DatasetRef: datav1alpha1.DatasetReference{Name: "tpch"}, Iterations: 3},
+		Status: datav1alpha1.BenchRunStatus{Results: []datav1alpha1.BenchResult{
+			{Engine: "duckdb", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess,
+				GeometricMeanMillis: 30, WallGeometricMeanMillis: 330,
+				Queries: []datav1alpha1.QueryResult{query("q1", 20, 290, 320, wire.TimingEngine), query("q2", 45, 300, 350, wire.TimingEngine)}},
+			{Engine: "duckdb-session", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationSession,
+				GeometricMeanMillis: 25, WallGeometricMeanMillis: 27, SessionStartupMillis: 280,
+				Queries: []datav1alpha1.QueryResult{query("q1", 18, 0, 20, wire.TimingEngine), query("q2", 35, 0, 37, wire.TimingEngine)}},
+			{Engine: "cmd", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess,
+				GeometricMeanMillis: 500, WallGeometricMeanMillis: 500,
+				Queries: []datav1alpha1.QueryResult{query("q1", 480, 0, 480, wire.TimingWall), query("q2", 520, 0, 520, wire.TimingWall)}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := printResults(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{
+		"query time":                    {"engine time", "engine time", "wall time, start-up included"},
+		"isolation":                     {"process", "session", "process"},
+		"start-up (median)":             {"295ms", "280ms", "-"},
+		"geometric mean, whole process": {"330ms", "27ms", "500ms"},
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		for name, cells := range rows {
+			if !strings.HasPrefix(strings.TrimSpace(line), name+"  ") {
+				continue
+			}
+			for _, c := range cells {
+				if !strings.Contains(line, c) {
+					t.Errorf("row %q lacks %q: %q", name, c, line)
+				}
+			}
+			delete(rows, name)
+		}
+	}
+	if len(rows) > 0 {
+		t.Errorf("rows missing: %v\n%s", rows, b.String())
+	}
+}
