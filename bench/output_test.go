@@ -29,7 +29,7 @@ import (
 func sampleResult() *wire.BenchResult {
 	return &wire.BenchResult{Engine: "duckdb", Iterations: 2, Warmups: 1, WallMillis: 2500, GeometricMeanMillis: 141, FailedQueries: []string{"q9"},
 		Queries: []wire.QueryResult{
-			{Name: "q1", Status: wire.StatusSucceeded, Millis: []int64{200, 100}, StartupMillis: []int64{300, 310}, WallMillis: []int64{520, 430}, QueryMeasurements: wire.QueryMeasurements{Timing: wire.TimingEngine, PeakAboveReadyBytes: 50 << 20, MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4}},
+			{Name: "q1", Status: wire.StatusSucceeded, Millis: []int64{200, 100}, StartupMillis: []int64{300, 310}, WallMillis: []int64{520, 430}, Timing: wire.TimingEngine, PeakAboveReadyBytes: 50 << 20, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 150, MinMillis: 100, MaxMillis: 200, PeakMemoryBytes: 64 << 20, PeakAnonBytes: 60 << 20, PeakFileBytes: 4 << 20, Rows: 4}},
 			{Name: "q9", Status: wire.StatusOOMKilled, QueryMeasurements: wire.QueryMeasurements{PeakMemoryBytes: 2 << 30}},
 		}}
 }

@@ -17,8 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"slices"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -86,21 +84,25 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	r.FailedQueries = res.FailedQueries
 	r.Isolation = datav1alpha1.BenchIsolation(res.Isolation)
 	r.WallGeometricMeanMillis = res.WallGeometricMeanMillis
-	r.SessionStartupMillis = medianMillis(res.SessionStartupMillis)
+	r.StartupMillis, r.Timing = res.StartupMillis, resultTiming(res)
 	for _, q := range res.Queries {
 		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
 	}
 }
 
-// medianMillis is the median of ms (0 for none), which it does not change.
-func medianMillis(ms []int64) int64 {
-	if len(ms) == 0 {
-		return 0
+// resultTiming is what a result's query times measure: engine when the engine timed every successful
+// query itself, else wall (some are whole processes, and the result's figures mix them); none for a
+// result without a successful query.
+func resultTiming(res *wire.BenchResult) datav1alpha1.BenchTiming {
+	timing := datav1alpha1.BenchTiming("")
+	for _, q := range res.Queries {
+		switch {
+		case q.Status != wire.StatusSucceeded:
+		case q.Timing != wire.TimingEngine:
+			return datav1alpha1.TimingWall
+		default:
+			timing = datav1alpha1.TimingEngine
+		}
 	}
-	sorted := slices.Clone(ms)
-	slices.Sort(sorted)
-	if n := len(sorted); n%2 == 0 {
-		return (sorted[n/2-1] + sorted[n/2]) / 2
-	}
-	return sorted[len(sorted)/2]
+	return timing
 }

@@ -698,22 +698,40 @@ type BenchResult struct {
 	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
 
-	// How the query times were taken (issue 37): the isolation, and the whole-process figure beside
-	// geometricMeanMillis, which is over query times measured inside the engine.
+	// How the query times were taken (issue 37): the isolation, what the times measure, and the
+	// start-up and whole-process figures beside them. Per result, not per query (each query has its
+	// medianWallMillis), so that the largest status still fits in 1 MiB.
 
 	// isolation is the engine's isolation, process or session, that the Job ran.
 	// +optional
 	Isolation BenchIsolation `json:"isolation,omitempty"`
+	// timing says what the queries' medianMillis, minMillis and maxMillis and geometricMeanMillis
+	// measure: engine (the engine's own time, from the call that runs the query to its last result
+	// row; start-up excluded) for every query, or wall (the whole process's wall time, start-up and
+	// writing the rows included) when the engine reported no time of its own for some query.
+	// +optional
+	Timing BenchTiming `json:"timing,omitempty"`
+	// startupMillis is the engine's typical start-up, process start to its ready signal
+	// (interpreter, import, connection, workload read): the median of the queries' median start-ups,
+	// or in session isolation of the sessions'. Absent when the engine reports no ready signal.
+	// +optional
+	StartupMillis int64 `json:"startupMillis,omitempty"`
 	// wallGeometricMeanMillis is the geometric mean of the successful queries' median whole-process
-	// wall times (start-up and writing the rows included; their medianWallMillis): what
-	// geometricMeanMillis was before engines reported their own query time.
+	// wall times (their medianWallMillis): what geometricMeanMillis was before engines reported
+	// their own query time.
 	// +optional
 	WallGeometricMeanMillis int64 `json:"wallGeometricMeanMillis,omitempty"`
-	// sessionStartupMillis is, in session isolation, the median start-up of the measured
-	// iterations' sessions (each query's medianStartupMillis is then absent).
-	// +optional
-	SessionStartupMillis int64 `json:"sessionStartupMillis,omitempty"`
 }
+
+// BenchTiming says what a result's query times measure.
+// +kubebuilder:validation:Enum=engine;wall
+type BenchTiming string
+
+// Timing sources; they match the runner's (wire.TimingEngine, wire.TimingWall).
+const (
+	TimingEngine BenchTiming = wire.TimingEngine
+	TimingWall   BenchTiming = wire.TimingWall
+)
 
 // CacheCost is what keeping a Dataset's cache costs over time: its storage, and its refreshes
 // estimated from the Dataset's last sync times the syncs its schedule starts. Money is in millionths

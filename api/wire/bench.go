@@ -75,6 +75,9 @@ type QueryResult struct {
 	// whole process's wall time (Timing "wall"). MedianMillis, MinMillis and MaxMillis are over them.
 	Millis []int64 `json:"millis,omitempty"`
 	QueryMeasurements
+	// Timing says what Millis measure: TimingEngine or TimingWall (also when only some iterations
+	// were reported by the engine: then they are not comparable, and the wall time is kept for all).
+	Timing string `json:"timing,omitempty"`
 	// StartupMillis are the measured iterations' start-up times, process start to the engine's ready
 	// signal (interpreter, import, connection, workload read), when the engine reports it; in session
 	// isolation they are the session's (BenchResult.SessionStartupMillis) and absent here.
@@ -83,6 +86,14 @@ type QueryResult struct {
 	// output included): what Millis were before engines reported their own time. In session
 	// isolation, the time from the previous query's last row (or the process start) to this one's.
 	WallMillis []int64 `json:"wallMillis,omitempty"`
+	// MedianStartupMillis is the median of StartupMillis, and MedianWallMillis (QueryMeasurements)
+	// of WallMillis (the compact summary keeps them, not the lists).
+	MedianStartupMillis int64 `json:"medianStartupMillis,omitempty"`
+	// PeakAboveReadyBytes is the largest peak of an iteration above the engine's resident memory at
+	// its ready signal (the loaded interpreter, library and connection subtracted), when the engine
+	// reported it; PeakMemoryBytes is the whole process's (above the first sample, right after
+	// start). In session isolation both are the session process's over every query it ran.
+	PeakAboveReadyBytes int64 `json:"peakAboveReadyBytes,omitempty"`
 	// MemorySource says where PeakMemoryBytes came from: "sampled" (/proc every interval), or
 	// "rusage" when the kernel's max RSS of the process was higher, i.e. the sampler missed a short peak.
 	MemorySource string `json:"memorySource,omitempty"`
@@ -124,33 +135,14 @@ type QueryMeasurements struct {
 	// +kubebuilder:validation:MaxLength=64
 	Digest string `json:"digest,omitempty"`
 
-	// The figures beside the query time (issue 37): so that a query time measured inside the engine
-	// hides nothing, status keeps the medians of start-up and whole-process wall time and says what
-	// medianMillis measure. The per-iteration lists stay in the runner's JSON (`pqcache bench --json`).
-
-	// timing says what medianMillis, minMillis and maxMillis measure: engine (the engine's own time,
-	// from the call that runs the query to its last result row; start-up excluded) or wall (the whole
-	// process's wall time, start-up and writing the rows included: the engine reported no query
-	// time, or only for some iterations, which are then not comparable).
-	// +optional
-	// +kubebuilder:validation:Enum=engine;wall
-	Timing string `json:"timing,omitempty"`
-	// medianStartupMillis is the median start-up time, process start to the engine's ready signal
-	// (interpreter, import, connection, workload read), when the engine reports it; absent in
-	// session isolation, where the session starts once (the runner's sessionStartupMillis).
-	// +optional
-	MedianStartupMillis int64 `json:"medianStartupMillis,omitempty"`
 	// medianWallMillis is the median whole-process wall time, start to exit with the rows' output
 	// (in session isolation: from the previous query's last row, or the process start, to this
-	// one's): what medianMillis was before engines reported their own time.
+	// one's): what medianMillis was before engines reported their own time, beside it so that the
+	// query time hides nothing. Start-up and the timing source are per result in a BenchRun's status
+	// (one figure each per query would not fit its largest status in 1 MiB); the runner's JSON has
+	// them per query, and every iteration.
 	// +optional
 	MedianWallMillis int64 `json:"medianWallMillis,omitempty"`
-	// peakAboveReadyBytes is the largest peak of an iteration above the engine's resident memory at
-	// its ready signal (the loaded interpreter, library and connection subtracted), when the engine
-	// reported it; peakMemoryBytes is the whole process's. In session isolation both are the
-	// session process's over every query it ran.
-	// +optional
-	PeakAboveReadyBytes int64 `json:"peakAboveReadyBytes,omitempty"`
 }
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.
@@ -187,8 +179,12 @@ type BenchResult struct {
 	// turn; memory peaks are then the session's, not separable per query).
 	Isolation string `json:"isolation,omitempty"`
 	// SessionStartupMillis are, in session isolation, each measured iteration's start-up time.
-	SessionStartupMillis []int64  `json:"sessionStartupMillis,omitempty"`
-	FailedQueries        []string `json:"failedQueries,omitempty"`
+	SessionStartupMillis []int64 `json:"sessionStartupMillis,omitempty"`
+	// StartupMillis is the run's typical start-up: the median of SessionStartupMillis in session
+	// isolation, else of the queries' MedianStartupMillis; 0 when the engine reported none. A
+	// BenchRun's status keeps this one figure per result.
+	StartupMillis int64    `json:"startupMillis,omitempty"`
+	FailedQueries []string `json:"failedQueries,omitempty"`
 	// Workload names the workload the queries came from.
 	Workload string `json:"workload,omitempty"`
 	// Error says why no query ran; the queries are then absent. ErrorReason classifies it:

@@ -68,20 +68,29 @@ func howTimed(r *wire.BenchResult) string {
 }
 
 // startupText is a query's median start-up; in session isolation the session's, paid once for
-// every query of an iteration.
+// every query of an iteration; for a BenchRun's result, which keeps one start-up per result, the
+// run's median.
 func startupText(r *wire.BenchResult, q *wire.QueryResult) string {
+	run := StartupMillis(r)
 	switch {
 	case q.MedianStartupMillis > 0:
 		return millisText(float64(q.MedianStartupMillis))
-	case r.Isolation == wire.IsolationSession && len(r.SessionStartupMillis) > 0:
-		return "session " + millisText(float64(medianMillis(r.SessionStartupMillis)))
+	case run > 0 && r.Isolation == wire.IsolationSession:
+		return "session " + millisText(float64(run))
+	case run > 0:
+		return millisText(float64(run)) + " (run median)"
 	}
 	return "–"
 }
 
-// StartupMillis is a result's typical start-up: in session isolation the median of its sessions',
-// else the median of its queries' median start-ups; 0 when the engine reported none.
+// StartupMillis is a result's typical start-up (wire.BenchResult.StartupMillis): in session
+// isolation the median of its sessions', else the median of its queries' median start-ups; 0 when
+// the engine reported none.
 func StartupMillis(r *wire.BenchResult) int64 {
+	if r.StartupMillis > 0 { // the runner's, or a BenchRun status's
+		return r.StartupMillis
+	}
+	// A result made before the runner kept it.
 	if r.Isolation == wire.IsolationSession && len(r.SessionStartupMillis) > 0 {
 		return medianMillis(r.SessionStartupMillis)
 	}

@@ -71,23 +71,23 @@ func TestResultsTableHasAQueryPerRowAndAResultPerColumn(t *testing.T) {
 
 func TestResultsSayHowEachResultWasTimed(t *testing.T) {
 	done := metav1.Now()
-	query := func(name string, ms, startup, wall int64, timing string) datav1alpha1.QueryResult {
+	query := func(name string, ms, wall int64) datav1alpha1.QueryResult {
 		return datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QuerySucceeded, QueryMeasurements: wire.QueryMeasurements{
-			MedianMillis: ms, MedianStartupMillis: startup, MedianWallMillis: wall, Timing: timing, PeakMemoryBytes: 3 << 20}}
+			MedianMillis: ms, MedianWallMillis: wall, PeakMemoryBytes: 3 << 20}}
 	}
 	run := &datav1alpha1.BenchRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "lake", Name: "isolations"},
 		Spec:       datav1alpha1.BenchRunSpec{DatasetRef: datav1alpha1.DatasetReference{Name: "tpch"}, Iterations: 3},
 		Status: datav1alpha1.BenchRunStatus{Results: []datav1alpha1.BenchResult{
-			{Engine: "duckdb", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess,
-				GeometricMeanMillis: 30, WallGeometricMeanMillis: 330,
-				Queries: []datav1alpha1.QueryResult{query("q1", 20, 290, 320, wire.TimingEngine), query("q2", 45, 300, 350, wire.TimingEngine)}},
-			{Engine: "duckdb-session", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationSession,
-				GeometricMeanMillis: 25, WallGeometricMeanMillis: 27, SessionStartupMillis: 280,
-				Queries: []datav1alpha1.QueryResult{query("q1", 18, 0, 20, wire.TimingEngine), query("q2", 35, 0, 37, wire.TimingEngine)}},
-			{Engine: "cmd", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess,
+			{Engine: "duckdb", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess, Timing: datav1alpha1.TimingEngine,
+				GeometricMeanMillis: 30, WallGeometricMeanMillis: 330, StartupMillis: 295,
+				Queries: []datav1alpha1.QueryResult{query("q1", 20, 320), query("q2", 45, 350)}},
+			{Engine: "duckdb-session", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationSession, Timing: datav1alpha1.TimingEngine,
+				GeometricMeanMillis: 25, WallGeometricMeanMillis: 27, StartupMillis: 280,
+				Queries: []datav1alpha1.QueryResult{query("q1", 18, 20), query("q2", 35, 37)}},
+			{Engine: "cmd", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess, Timing: datav1alpha1.TimingWall,
 				GeometricMeanMillis: 500, WallGeometricMeanMillis: 500,
-				Queries: []datav1alpha1.QueryResult{query("q1", 480, 0, 480, wire.TimingWall), query("q2", 520, 0, 520, wire.TimingWall)}},
+				Queries: []datav1alpha1.QueryResult{query("q1", 480, 480), query("q2", 520, 520)}},
 		}},
 	}
 	var b bytes.Buffer
