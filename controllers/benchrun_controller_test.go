@@ -319,6 +319,10 @@ var _ = Describe("BenchRun controller", func() {
 		expectUnsupported(newBenchRun(ns, "staged", "nofresh", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
 		}), "has no spec.fresh")
+		expectUnsupported(newBenchRun(ns, "session", "nofresh", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Engines = []datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineCommand, Label: "mine", Image: "example.test/e:1",
+				Command: []string{"e", "{query}"}, Isolation: datav1alpha1.IsolationSession}}
+		}), "engine mine runs in session isolation, and its command has no {queries}")
 	})
 
 	It("runs a command engine in its own image, with pqcache's static runner injected, reading S3 or the volume", func() {

@@ -378,8 +378,7 @@ type BenchEngine struct {
 	// does; session runs every query of an iteration in one process, in turn, warm, as an interactive
 	// user and DuckDB's own benchmark runner do. Per engine, so that one run compares both on the
 	// same data: list the engine twice with distinct labels. A command engine runs sessions when its
-	// command takes {queries} (the runner refuses session isolation without it; a CEL rule for it
-	// would exceed the API server's cost budget, since command's arguments have no length bound).
+	// command takes {queries}; without it the run is refused (Unsupported) before any Job.
 	// +optional
 	// +kubebuilder:default=process
 	Isolation BenchIsolation `json:"isolation,omitempty"`
