@@ -188,6 +188,7 @@ func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	res.WallMillis = time.Since(res.Start).Milliseconds()
 	res.GeometricMeanMillis = geometricMean(res.Queries, func(q wire.QueryResult) int64 { return q.MedianMillis })
 	res.WallGeometricMeanMillis = geometricMean(res.Queries, func(q wire.QueryResult) int64 { return q.MedianWallMillis })
+	res.StartupMillis = startupMillis(res)
 	if v, src, ok := memory.CgroupPeak(); ok {
 		res.CgroupPeakBytes, res.CgroupPeakSource = v, src
 	}
@@ -319,6 +320,21 @@ func (a *accumulator) finish() wire.QueryResult {
 // chooses as before. Processes the query starts afterwards inherit the value.
 func preferOOMKill(pid int) {
 	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("1000"), 0)
+}
+
+// startupMillis is the run's typical start-up (wire.BenchResult.StartupMillis): the median of its
+// sessions' start-ups, else of its queries' median start-ups; 0 when the engine reported none.
+func startupMillis(res *wire.BenchResult) int64 {
+	if res.Isolation == wire.IsolationSession {
+		return median(res.SessionStartupMillis)
+	}
+	var ms []int64
+	for _, q := range res.Queries {
+		if q.MedianStartupMillis > 0 {
+			ms = append(ms, q.MedianStartupMillis)
+		}
+	}
+	return median(ms)
 }
 
 // median of vs (0 for none), which it does not change.

@@ -73,6 +73,9 @@ func TestQueryTimeExcludesStartUp(t *testing.T) {
 	if res.GeometricMeanMillis >= 500 || res.WallGeometricMeanMillis < 500 {
 		t.Errorf("geometric means: query %d ms, wall %d ms", res.GeometricMeanMillis, res.WallGeometricMeanMillis)
 	}
+	if res.StartupMillis != q.MedianStartupMillis {
+		t.Errorf("the run's start-up %d ms, want its one query's median %d ms", res.StartupMillis, q.MedianStartupMillis)
+	}
 
 	spec.Engine = slowStartEngine(false)
 	res, err = Run(context.Background(), spec)
@@ -124,6 +127,8 @@ func TestSessionIsolation(t *testing.T) {
 	}
 	if session.Isolation != wire.IsolationSession || len(session.SessionStartupMillis) != 2 {
 		t.Errorf("session result: isolation %q, session start-ups %v", session.Isolation, session.SessionStartupMillis)
+	} else if s := session.SessionStartupMillis; session.StartupMillis != (s[0]+s[1])/2 {
+		t.Errorf("the run's start-up %d ms, want the median of the sessions' %v", session.StartupMillis, s)
 	}
 	for i, q := range session.Queries {
 		p := process.Queries[i]

@@ -152,7 +152,8 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		Label:        engineLabel(j.engine) + " / " + j.config.Name + " / " + inputLabel(j.input), IOType: inputLabel(j.input),
 		// The input's read throughput, measured after the queries: the volume, or the bucket (an s3
 		// input, read by an engine that can: duckdb skips it).
-		ProbeStreams: 8, ConfigName: j.config.Name, ReportFile: corev1.TerminationMessagePathDefault}
+		ProbeStreams: 8, ConfigName: j.config.Name, ReportFile: corev1.TerminationMessagePathDefault,
+		Isolation: isolationArg(j.engine)}
 	if g := run.Status.DatasetGeneration; g > 0 && j.input.Type != datav1alpha1.InputClaim && generationKept(ds, g) {
 		// Every Job of the run reads the generation recorded at its start, whatever refreshes happen.
 		a.Data = generationDir(g)
@@ -190,6 +191,15 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		a.FreshData, a.FreshPrefixes = syncspec.SourceURL(ds), ds.Spec.Fresh
 	}
 	return a
+}
+
+// isolationArg is the engine's isolation for the runner's --isolation: process unless it says
+// session (an object stored before the field existed has none).
+func isolationArg(e datav1alpha1.BenchEngine) string {
+	if e.Isolation == datav1alpha1.IsolationSession {
+		return wire.IsolationSession
+	}
+	return wire.IsolationProcess
 }
 
 // mountInput mounts the volume an input reads, read-only at /data: the Dataset's claim, another

@@ -18,7 +18,9 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -85,6 +87,20 @@ func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) strin
 	for _, in := range run.Spec.Inputs {
 		if (in.Type == datav1alpha1.InputMixedStaged || in.Type == datav1alpha1.InputMixedDirect) && len(ds.Spec.Fresh) == 0 {
 			return fmt.Sprintf("input %s reads the Dataset's fresh prefixes apart, and Dataset %q has no spec.fresh", in.Type, ds.Name)
+		}
+	}
+	return sessionWithoutQueries(run)
+}
+
+// sessionWithoutQueries says why a command engine cannot run in session isolation: its command
+// takes no {queries}, so one process cannot be told every query. The API cannot check it (a rule
+// over the command's unbounded arguments exceeds the API server's cost budget); refusing here says
+// so before any Job, rather than in each Job's log.
+func sessionWithoutQueries(run *datav1alpha1.BenchRun) string {
+	for _, e := range run.Spec.Engines {
+		if e.Name == datav1alpha1.EngineCommand && e.Isolation == datav1alpha1.IsolationSession &&
+			!slices.ContainsFunc(e.Command, func(a string) bool { return strings.Contains(a, "{queries}") }) {
+			return fmt.Sprintf("engine %s runs in session isolation, and its command has no {queries} (the comma-separated query names one process runs in turn): add it, or use isolation: process", engineLabel(e))
 		}
 	}
 	return ""

@@ -82,7 +82,27 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
 	}
 	r.FailedQueries = res.FailedQueries
+	r.Isolation = datav1alpha1.BenchIsolation(res.Isolation)
+	r.WallGeometricMeanMillis = res.WallGeometricMeanMillis
+	r.StartupMillis, r.Timing = res.StartupMillis, resultTiming(res)
 	for _, q := range res.Queries {
 		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
 	}
+}
+
+// resultTiming is what a result's query times measure: engine when the engine timed every successful
+// query itself, else wall (some are whole processes, and the result's figures mix them); none for a
+// result without a successful query.
+func resultTiming(res *wire.BenchResult) datav1alpha1.BenchTiming {
+	timing := datav1alpha1.BenchTiming("")
+	for _, q := range res.Queries {
+		switch {
+		case q.Status != wire.StatusSucceeded:
+		case q.Timing != wire.TimingEngine:
+			return datav1alpha1.TimingWall
+		default:
+			timing = datav1alpha1.TimingEngine
+		}
+	}
+	return timing
 }

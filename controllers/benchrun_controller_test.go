@@ -133,6 +133,30 @@ echo "row-$1|answer"
 	return string(enc)
 }
 
+// sessionRunnerSummary runs the real runner in session isolation with a shell engine that runs
+// {queries} in one process and reports its ready time and each query's time (docs/bench.md,
+// "Timing protocol"), and returns the summary it leaves in a termination message.
+func sessionRunnerSummary(label string) string {
+	GinkgoHelper()
+	script := `sleep 0.02; echo "ready_unix_ns=$(date +%s%N)" >> "$PQCACHE_TIMING_FILE"
+IFS=,
+for q in $1; do
+  sleep 0.01
+  echo "row-$q|same"
+  printf '\036pqcache:end-of-query\n'
+  echo "query=$q query_ms=1.5" >> "$PQCACHE_TIMING_FILE"
+done`
+	res, err := bench.Run(context.Background(), bench.Spec{
+		Label: label, Engine: bench.CommandEngine{Args: []string{"sh", "-c", script, "sh", "{queries}"}}, Data: GinkgoT().TempDir(),
+		Workload:   &workload.Resolved{Workload: "tpch", Queries: []workload.Query{{Name: "q1", SQL: "x"}, {Name: "q6", SQL: "x"}}},
+		Iterations: 2, Warmups: 0, QueryTimeout: time.Minute, Isolation: wire.IsolationSession,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	enc, err := wire.EncodeBenchSummary(res, wire.TerminationMessageLimit)
+	Expect(err).NotTo(HaveOccurred())
+	return string(enc)
+}
+
 // finishBenchJob completes a bench Job with a pod whose termination message is message (or which
 // was OOM-killed without one), after a stage step that reported stageReport, if given.
 func finishBenchJob(job *batchv1.Job, message string, oomKilled bool, stageReport ...string) {
@@ -321,6 +345,10 @@ var _ = Describe("BenchRun controller", func() {
 		expectUnsupported(newBenchRun(ns, "staged", "nofresh", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputMixedStaged}}
 		}), "has no spec.fresh")
+		expectUnsupported(newBenchRun(ns, "session", "nofresh", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Engines = []datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineCommand, Label: "mine", Image: "example.test/e:1",
+				Command: []string{"e", "{query}"}, Isolation: datav1alpha1.IsolationSession}}
+		}), "engine mine runs in session isolation, and its command has no {queries}")
 	})
 
 	It("runs a command engine in its own image, with pqcache's static runner injected, reading S3 or the volume", func() {
@@ -375,6 +403,51 @@ var _ = Describe("BenchRun controller", func() {
 			finishBenchJob(&jobs[i], runnerSummary(jobs[i].Name, "answer"), false)
 		}
 		Eventually(func(g Gomega) { g.Expect(getRun(run).Status.CompletionTime).NotTo(BeNil()) }).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("passes each engine's isolation to its Job and records it with the timing figures", func() {
+		ds := newDataset(ns, "iso")
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		finishJob(waitForJobs(ds, 1), finish{report: successReport(8, 800)})
+		run := newBenchRun(ns, "isolations", "iso", func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs, r.Spec.Inputs = r.Spec.Configs[:1], r.Spec.Inputs[:1]
+			r.Spec.Engines = []datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB},
+				{Name: datav1alpha1.EngineDuckDB, Label: "duckdb-session", Isolation: datav1alpha1.IsolationSession}}
+		})
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		Expect(getRun(run).Spec.Engines[0].Isolation).To(Equal(datav1alpha1.IsolationProcess), "the default")
+		var jobs []batchv1.Job
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		for i := range jobs {
+			args, summary := jobs[i].Spec.Template.Spec.Containers[0].Args, runnerSummary(jobs[i].Name, "same")
+			if jobs[i].Annotations[annotationEngine] == "duckdb-session" {
+				Expect(args).To(ContainElements("--isolation", "session"))
+				summary = sessionRunnerSummary(jobs[i].Name)
+			} else {
+				Expect(args).To(ContainElements("--isolation", "process"))
+			}
+			finishBenchJob(&jobs[i], summary, false)
+		}
+		Eventually(func(g Gomega) {
+			results := getRun(run).Status.Results
+			g.Expect(results).To(HaveLen(2))
+			for _, r := range results {
+				g.Expect(r.CompletionTime).NotTo(BeNil())
+				g.Expect(r.WallGeometricMeanMillis).To(BeNumerically(">", 0), r.Engine)
+				q := r.Queries[0]
+				if r.Engine == "duckdb-session" {
+					g.Expect(r.Isolation).To(Equal(datav1alpha1.IsolationSession))
+					g.Expect(r.Timing).To(Equal(datav1alpha1.TimingEngine), "the session engine reports its query times")
+					g.Expect(q.MedianMillis).To(BeNumerically("<=", 2))
+					g.Expect(q.MedianWallMillis).To(BeNumerically(">=", 10), "the wall time beside the query time")
+					g.Expect(r.StartupMillis).To(BeNumerically(">=", 20), "the session's start-up")
+				} else {
+					g.Expect(r.Isolation).To(Equal(datav1alpha1.IsolationProcess))
+					g.Expect(r.Timing).To(Equal(datav1alpha1.TimingWall), "an engine that reports nothing keeps the wall time, labelled")
+					g.Expect(r.StartupMillis).To(BeZero(), "nor its start-up")
+				}
+			}
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
 	It("runs each engine on every input, Polars in its image, and names both engines when answers differ", func() {
@@ -521,12 +594,13 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 					Input: "claim/" + long(fmt.Sprintf("mount-%d", i), 253), JobName: long(fmt.Sprintf("job-%d-%02d-%d", e, c, i), 63),
 					StartTime: &now, CompletionTime: &now, WallMillis: 123456789, ReadBytesPerSecond: 1234567890, StagedBytes: 12345678901,
 					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789),
-					Message: long("the longest message a result keeps: ", 1024)}
+					Message: long("the longest message a result keeps: ", 1024), Isolation: datav1alpha1.IsolationSession, Timing: datav1alpha1.TimingEngine,
+					StartupMillis: 123456789, WallGeometricMeanMillis: 123456789}
 				for q := 1; q <= 32; q++ {
 					name := long(fmt.Sprintf("query-%02d-", q), 63)
 					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,
 						PeakAnonBytes: 123456789012, PeakFileBytes: 123456789012, NetworkReadBytes: 123456789012, Rows: 123456789,
-						Digest: "0123456789abcdef-123456789", SpreadPermille: ptr.To[int64](123456)}})
+						Digest: "0123456789abcdef-123456789", SpreadPermille: ptr.To[int64](123456), MedianWallMillis: 123456789}})
 					r.FailedQueries = append(r.FailedQueries, name)
 				}
 				st.Results = append(st.Results, r)

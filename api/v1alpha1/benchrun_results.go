@@ -56,6 +56,7 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 			CostMicros:          r.CostMicros,
 			BreakEvenRuns:       r.BreakEvenRuns,
 		}
+		res.Isolation, res.WallGeometricMeanMillis, res.StartupMillis = string(r.Isolation), r.WallGeometricMeanMillis, r.StartupMillis
 		if r.CostMicros != nil || r.Cache != nil {
 			res.Currency = br.currency()
 		}
@@ -73,7 +74,8 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 			res.Start = r.StartTime.Time
 		}
 		for _, q := range r.Queries {
-			res.Queries = append(res.Queries, wire.QueryResult{Name: q.Name, Status: string(q.Status), QueryMeasurements: q.QueryMeasurements})
+			// The result's timing holds for each of its queries (status keeps it once).
+			res.Queries = append(res.Queries, wire.QueryResult{Name: q.Name, Status: string(q.Status), QueryMeasurements: q.QueryMeasurements, Timing: string(r.Timing)})
 		}
 		out = append(out, res)
 	}

@@ -382,7 +382,27 @@ type BenchEngine struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// isolation is how the engine's queries share processes (docs/bench.md, "Isolation"): process
+	// (default) starts a fresh engine process per query and iteration, cold, as polars-benchmark
+	// does; session runs every query of an iteration in one process, in turn, warm, as an interactive
+	// user and DuckDB's own benchmark runner do. Per engine, so that one run compares both on the
+	// same data: list the engine twice with distinct labels. A command engine runs sessions when its
+	// command takes {queries}; without it the run is refused (Unsupported) before any Job.
+	// +optional
+	// +kubebuilder:default=process
+	Isolation BenchIsolation `json:"isolation,omitempty"`
 }
+
+// BenchIsolation is how a bench Job's queries share engine processes.
+// +kubebuilder:validation:Enum=process;session
+type BenchIsolation string
+
+// Isolations; they match the runner's --isolation (wire.IsolationProcess, wire.IsolationSession).
+const (
+	IsolationProcess BenchIsolation = wire.IsolationProcess
+	IsolationSession BenchIsolation = wire.IsolationSession
+)
 
 // InputType is a path from which queries read their data.
 // +kubebuilder:validation:Enum=volume;mixed-staged;mixed-direct;s3;claim
@@ -686,7 +706,41 @@ type BenchResult struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
+
+	// How the query times were taken (issue 37): the isolation, what the times measure, and the
+	// start-up and whole-process figures beside them. Per result, not per query (each query has its
+	// medianWallMillis), so that the largest status still fits in 1 MiB.
+
+	// isolation is the engine's isolation, process or session, that the Job ran.
+	// +optional
+	Isolation BenchIsolation `json:"isolation,omitempty"`
+	// timing says what the queries' medianMillis, minMillis and maxMillis and geometricMeanMillis
+	// measure: engine (the engine's own time, from the call that runs the query to its last result
+	// row; start-up excluded) for every query, or wall (the whole process's wall time, start-up and
+	// writing the rows included) when the engine reported no time of its own for some query.
+	// +optional
+	Timing BenchTiming `json:"timing,omitempty"`
+	// startupMillis is the engine's typical start-up, process start to its ready signal
+	// (interpreter, import, connection, workload read): the median of the queries' median start-ups,
+	// or in session isolation of the sessions'. Absent when the engine reports no ready signal.
+	// +optional
+	StartupMillis int64 `json:"startupMillis,omitempty"`
+	// wallGeometricMeanMillis is the geometric mean of the successful queries' median whole-process
+	// wall times (their medianWallMillis): what geometricMeanMillis was before engines reported
+	// their own query time.
+	// +optional
+	WallGeometricMeanMillis int64 `json:"wallGeometricMeanMillis,omitempty"`
 }
+
+// BenchTiming says what a result's query times measure.
+// +kubebuilder:validation:Enum=engine;wall
+type BenchTiming string
+
+// Timing sources; they match the runner's (wire.TimingEngine, wire.TimingWall).
+const (
+	TimingEngine BenchTiming = wire.TimingEngine
+	TimingWall   BenchTiming = wire.TimingWall
+)
 
 // CacheCost is what keeping a Dataset's cache costs over time: its storage, and its refreshes
 // estimated from the Dataset's last sync times the syncs its schedule starts. Money is in millionths

@@ -132,14 +132,21 @@ func TestCompactKeepsTheCurrentAndPinnedGenerations(t *testing.T) {
 // A BenchRun runs at most 32 queries (controllers.MaxRunQueries) with names of up to 63 characters:
 // every query's digest, which does not compress, must still fit one termination message.
 func TestThirtyTwoNamedQueriesFitATerminationMessage(t *testing.T) {
-	res := &BenchResult{Label: "polars-streaming / 12cpu-48gi / mixed-staged", Engine: "polars", Workload: strings.Repeat("w", 63), Iterations: 100, Warmups: 10}
+	res := &BenchResult{Label: "polars-streaming / 12cpu-48gi / mixed-staged", Engine: "polars", Workload: strings.Repeat("w", 63), Iterations: 100, Warmups: 10,
+		Isolation: IsolationSession, SessionStartupMillis: make([]int64, 100), StartupMillis: 1234567, WallGeometricMeanMillis: 2345678}
+	for i := range res.SessionStartupMillis {
+		res.SessionStartupMillis[i] = 1234567 + int64(i)
+	}
 	for q := range 32 {
 		sum := sha256.Sum256([]byte{byte(q)})
 		res.Queries = append(res.Queries, QueryResult{
 			Name: fmt.Sprintf("%02d-%s", q, strings.Repeat("n", 60)), Status: StatusSucceeded, MemorySource: "sampled",
 			QueryMeasurements: QueryMeasurements{MedianMillis: 123456 + int64(q), MinMillis: 100000 + int64(q), MaxMillis: 999999 - int64(q),
 				PeakMemoryBytes: 12345678901 + int64(q), PeakAnonBytes: 1234567890 + int64(q), PeakFileBytes: 1234567890 - int64(q),
-				NetworkReadBytes: 987654321 + int64(q), Rows: 1000000 + int64(q), Digest: fmt.Sprintf("%x-%d", sum[:8], 1000000+q)},
+				NetworkReadBytes: 987654321 + int64(q), Rows: 1000000 + int64(q), Digest: fmt.Sprintf("%x-%d", sum[:8], 1000000+q),
+				MedianWallMillis: 2345678 + 3*int64(q)},
+			// The figures beside the query time, each distinct per query as real ones are.
+			Timing: TimingEngine, MedianStartupMillis: 1234567 + int64(q), PeakAboveReadyBytes: 11234567890 + 7*int64(q),
 		})
 	}
 	enc, err := EncodeBenchSummary(res, TerminationMessageLimit)
@@ -147,7 +154,8 @@ func TestThirtyTwoNamedQueriesFitATerminationMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := DecodeBenchSummary(string(enc))
-	if err != nil || len(back.Queries) != 32 || back.Queries[31].Digest != res.Queries[31].Digest {
+	if err != nil || len(back.Queries) != 32 || back.Queries[31].Digest != res.Queries[31].Digest ||
+		back.Queries[31].MedianWallMillis != res.Queries[31].MedianWallMillis || back.Queries[31].Timing != TimingEngine {
 		t.Fatalf("round trip: %v", err)
 	}
 	t.Logf("32 queries with 63-character names: %d bytes", len(enc))

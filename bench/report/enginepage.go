@@ -39,10 +39,11 @@ var enginePage = template.Must(template.Must(template.New("engines").Parse(style
 {{range .Network}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 <h2>Runs</h2>
-<table><tr><th>run</th><th>engine</th><th>geometric mean</th><th>typical spread</th><th>failed</th><th>wall time</th><th>iterations</th><th>input read throughput</th><th>network read</th></tr>
-{{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
+<table><tr><th>run</th><th>engine</th><th>geometric mean</th><th>typical spread</th><th>query time</th><th>isolation</th><th>geometric mean, whole process</th><th>failed</th><th>wall time</th><th>iterations</th><th>input read throughput</th><th>network read</th></tr>
+{{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{.Timing}}</td><td>{{.Isolation}}</td><td>{{.WallMean}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
 {{end}}</table>
 {{range .Groups}}<h2>{{.Title}}</h2>
+<p class="timed">{{.Timed}}</p>
 {{if .Verdict}}<p>{{.Verdict}}</p>{{end}}
 <table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
@@ -56,6 +57,7 @@ type engineKey struct{ Name, Color string }
 
 type groupView struct {
 	Title, Verdict         string
+	Timed                  string
 	Head                   []string
 	Rows                   [][]string
 	TimeChart, MemoryChart template.HTML
@@ -72,7 +74,7 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 	}
 	var groups []groupView
 	for _, g := range c.Groups {
-		v := groupView{Title: g.Title(), Head: c.tableHead(g), Rows: c.tableRows(g, qs)}
+		v := groupView{Title: g.Title(), Timed: c.timedLine(g), Head: c.tableHead(g), Rows: c.tableRows(g, qs)}
 		if ev, ok := c.engineVerdict(g); ok {
 			v.Verdict = ev.Sentence()
 		}
@@ -109,12 +111,15 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 type runView struct {
 	Series
 	Throughput, Network string
+	// Timing, Isolation and WallMean say how the run was timed (timing.go).
+	Timing, Isolation, WallMean string
 }
 
 func runViews(results []*wire.BenchResult) []runView {
 	var out []runView
 	for _, s := range seriesOf(results) {
-		v := runView{Series: s, Throughput: "–", Network: bytesText(s.Result.NetworkReadBytes)}
+		v := runView{Series: s, Throughput: "–", Network: bytesText(s.Result.NetworkReadBytes),
+			Timing: TimingText(s.Result), Isolation: IsolationText(s.Result), WallMean: wallMeanText(s.Result)}
 		if p := s.Result.Probe; p != nil && p.BytesPerSecond > 0 {
 			v.Throughput = bytesText(p.BytesPerSecond) + "/s"
 		}
@@ -156,7 +161,7 @@ func writeEnginesMarkdown(w io.Writer, results []*wire.BenchResult) error {
 		b.WriteString("\n")
 	}
 	for _, g := range c.Groups {
-		fmt.Fprintf(&b, "### %s\n\n", mdText(g.Title()))
+		fmt.Fprintf(&b, "### %s\n\n%s\n\n", mdText(g.Title()), mdText(c.timedLine(g)))
 		if ev, ok := c.engineVerdict(g); ok {
 			fmt.Fprintf(&b, "%s\n\n", mdText(ev.Sentence()))
 		}

@@ -286,17 +286,20 @@ func (c comparison) engineVerdict(g group) (verdict, bool) {
 // queryCell is one engine's figures for one query, as the tables print them.
 type queryCell struct {
 	Time, Peak, Network string
+	// Startup and Wall are the median start-up and whole-process wall time beside Time.
+	Startup, Wall string
 }
 
 func cellOf(r *wire.BenchResult, q string) queryCell {
 	qr := find(r, q)
 	switch {
 	case qr == nil:
-		return queryCell{"–", "–", "–"}
+		return queryCell{"–", "–", "–", "–", "–"}
 	case qr.Status != wire.StatusSucceeded:
-		return queryCell{qr.Status, qr.Status, bytesText(qr.NetworkReadBytes)}
+		return queryCell{qr.Status, qr.Status, bytesText(qr.NetworkReadBytes), qr.Status, qr.Status}
 	}
-	return queryCell{Time: spreadText(qr), Peak: anonFile(qr), Network: bytesText(qr.NetworkReadBytes)}
+	return queryCell{Time: spreadText(qr), Peak: anonFile(qr), Network: bytesText(qr.NetworkReadBytes),
+		Startup: startupText(r, qr), Wall: wallText(qr)}
 }
 
 // anonFile prints a peak as "anonymous / file-backed MiB".
@@ -337,6 +340,11 @@ func (c comparison) tableHead(g group) []string {
 	for _, e := range names {
 		head = append(head, e+" median")
 	}
+	if groupTimed(g) {
+		for _, e := range names {
+			head = append(head, e+" start-up", e+" wall")
+		}
+	}
 	for _, e := range names {
 		head = append(head, e+" peak (anon/file)")
 	}
@@ -358,6 +366,11 @@ func (c comparison) tableRows(g group, qs []string) [][]string {
 		for i, e := range names {
 			cells[i] = cellOf(g.Runs[e], q)
 			row = append(row, cells[i].Time)
+		}
+		if groupTimed(g) {
+			for _, cl := range cells {
+				row = append(row, cl.Startup, cl.Wall)
+			}
 		}
 		for _, cl := range cells {
 			row = append(row, cl.Peak)

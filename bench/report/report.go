@@ -216,18 +216,24 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 {{template "style"}}</head><body>
 <h1>pqcache benchmark report</h1>
 <p class="legend">{{range .Series}}<span><i style="background:{{.Color}}"></i>{{.Label}}</span>{{end}}</p>
-<table><tr><th>run</th><th>geometric mean</th><th>typical spread</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
-{{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
+<table><tr><th>run</th><th>geometric mean</th><th>typical spread</th><th>query time</th><th>geometric mean, whole process</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
+{{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{.Timed}}</td><td>{{.WallMean}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
 {{end}}</table>
 {{.TimeChart}}
 {{.MemoryChart}}
-<table><tr><th>query</th>{{range .Series}}<th>{{.Label}}: median</th><th>peak memory</th>{{end}}</tr>
-{{range .Rows}}<tr><td>{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Memory}}</td>{{end}}</tr>
+<table><tr><th>query</th>{{range .Series}}<th>{{.Label}}: median</th><th>start-up</th><th>wall</th><th>peak memory</th>{{end}}</tr>
+{{range .Rows}}<tr><td>{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Startup}}</td><td>{{.Wall}}</td><td>{{.Memory}}</td>{{end}}</tr>
 {{end}}</table>
 </body></html>
 `))
 
-type cell struct{ Time, Memory string }
+type cell struct{ Time, Startup, Wall, Memory string }
+
+// seriesView is a row of the runs table: a run and how it was timed (timing.go).
+type seriesView struct {
+	Series
+	Timed, WallMean string
+}
 
 type row struct {
 	Query string
@@ -247,20 +253,26 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 	for _, q := range qs {
 		r := row{Query: q}
 		for _, s := range series {
-			c := cell{Time: "–", Memory: "–"}
+			c := cell{Time: "–", Startup: "–", Wall: "–", Memory: "–"}
 			if qr := find(s.Result, q); qr != nil {
 				if qr.Status == wire.StatusSucceeded {
-					c = cell{Time: spreadText(qr), Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
+					c = cell{Time: spreadText(qr), Startup: startupText(s.Result, qr), Wall: wallText(qr),
+						Memory: fmt.Sprintf("%.0f MiB", float64(qr.PeakMemoryBytes)/(1<<20))}
 				} else {
-					c = cell{Time: qr.Status, Memory: qr.Status}
+					c = cell{Time: qr.Status, Startup: qr.Status, Wall: qr.Status, Memory: qr.Status}
 				}
 			}
 			r.Cells = append(r.Cells, c)
 		}
 		rows = append(rows, r)
 	}
+	var runs []seriesView
+	for _, s := range series {
+		runs = append(runs, seriesView{Series: s, Timed: howTimed(s.Result), WallMean: wallMeanText(s.Result)})
+	}
 	return page.Execute(w, map[string]any{
 		"Series":      series,
+		"Runs":        runs,
 		"Rows":        rows,
 		"TimeChart":   chart("Median time per query", "ms", barsOf(series, medianOf), qs),
 		"MemoryChart": chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),

@@ -35,7 +35,7 @@ import (
 func (o *options) resultsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "results (RUN | benchrun/RUN)",
-		Short: "A BenchRun's per-query results: median time and peak memory per engine / configuration / input",
+		Short: "A BenchRun's per-query results: median time and peak memory per engine / configuration / input, with each result's timing, isolation and start-up",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, err := o.benchRun(cmd.Context(), args[0])
@@ -139,6 +139,9 @@ func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
 	footer(tw, "geometric mean", results, func(r *wire.BenchResult) string {
 		return (time.Duration(r.GeometricMeanMillis) * time.Millisecond).String()
 	})
+	if timed(results) {
+		timingFooters(tw, results)
+	}
 	footer(tw, "cost of a run", results, func(r *wire.BenchResult) string {
 		if r.CostMicros == nil {
 			return "-"
@@ -152,6 +155,36 @@ func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
 		return fmt.Sprint(*r.BreakEvenRuns)
 	})
 	return tw.Flush()
+}
+
+// timed says whether any result says how it was timed: results recorded before BenchRuns had
+// isolations and whole-process figures get no rows of dashes.
+func timed(results []*wire.BenchResult) bool {
+	for _, r := range results {
+		if r.Isolation != "" || r.WallGeometricMeanMillis > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// timingFooters say what each result's times measure, in which isolation, and what start-up and
+// whole processes took beside them.
+func timingFooters(w io.Writer, results []*wire.BenchResult) {
+	footer(w, "query time", results, report.TimingText)
+	footer(w, "isolation", results, report.IsolationText)
+	footer(w, "start-up (median)", results, func(r *wire.BenchResult) string {
+		if ms := report.StartupMillis(r); ms > 0 {
+			return (time.Duration(ms) * time.Millisecond).String()
+		}
+		return "-"
+	})
+	footer(w, "geometric mean, whole process", results, func(r *wire.BenchResult) string {
+		if r.WallGeometricMeanMillis <= 0 {
+			return "-"
+		}
+		return (time.Duration(r.WallGeometricMeanMillis) * time.Millisecond).String()
+	})
 }
 
 // footer writes a row of one figure per result.

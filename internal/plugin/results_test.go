@@ -69,3 +69,52 @@ func TestResultsTableHasAQueryPerRowAndAResultPerColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestResultsSayHowEachResultWasTimed(t *testing.T) {
+	done := metav1.Now()
+	query := func(name string, ms, wall int64) datav1alpha1.QueryResult {
+		return datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QuerySucceeded, QueryMeasurements: wire.QueryMeasurements{
+			MedianMillis: ms, MedianWallMillis: wall, PeakMemoryBytes: 3 << 20}}
+	}
+	run := &datav1alpha1.BenchRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "lake", Name: "isolations"},
+		Spec:       datav1alpha1.BenchRunSpec{DatasetRef: datav1alpha1.DatasetReference{Name: "tpch"}, Iterations: 3},
+		Status: datav1alpha1.BenchRunStatus{Results: []datav1alpha1.BenchResult{
+			{Engine: "duckdb", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess, Timing: datav1alpha1.TimingEngine,
+				GeometricMeanMillis: 30, WallGeometricMeanMillis: 330, StartupMillis: 295,
+				Queries: []datav1alpha1.QueryResult{query("q1", 20, 320), query("q2", 45, 350)}},
+			{Engine: "duckdb-session", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationSession, Timing: datav1alpha1.TimingEngine,
+				GeometricMeanMillis: 25, WallGeometricMeanMillis: 27, StartupMillis: 280,
+				Queries: []datav1alpha1.QueryResult{query("q1", 18, 20), query("q2", 35, 37)}},
+			{Engine: "cmd", Config: "1cpu", Input: "volume", CompletionTime: &done, Isolation: datav1alpha1.IsolationProcess, Timing: datav1alpha1.TimingWall,
+				GeometricMeanMillis: 500, WallGeometricMeanMillis: 500,
+				Queries: []datav1alpha1.QueryResult{query("q1", 480, 480), query("q2", 520, 520)}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := printResults(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{
+		"query time":                    {"engine time", "engine time", "wall time, start-up included"},
+		"isolation":                     {"process", "session", "process"},
+		"start-up (median)":             {"295ms", "280ms", "-"},
+		"geometric mean, whole process": {"330ms", "27ms", "500ms"},
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		for name, cells := range rows {
+			if !strings.HasPrefix(strings.TrimSpace(line), name+"  ") {
+				continue
+			}
+			for _, c := range cells {
+				if !strings.Contains(line, c) {
+					t.Errorf("row %q lacks %q: %q", name, c, line)
+				}
+			}
+			delete(rows, name)
+		}
+	}
+	if len(rows) > 0 {
+		t.Errorf("rows missing: %v\n%s", rows, b.String())
+	}
+}

@@ -301,6 +301,8 @@ spec:
 		Expect(out).To(MatchRegexp(`(?m)^ *cost of a run .*USD`))
 	})
 
+	It("runs DuckDB in both isolations with equal answers, its query times below its wall times", func() { benchBothIsolations(ns) })
+
 	It("runs a user's own workload on both engines, from the volume and from S3, with equal answers", func() {
 		var br datav1alpha1.BenchRun
 		fromYAML(&br, `
