@@ -27,12 +27,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -536,30 +534,3 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Rewrite copies key onto itself with its metadata replaced: the bytes stay as they are, but the
-// object gets a new ETag or LastModified, so a sync sees it changed and copies it again. This is how a
-// BenchRun with duringRefresh makes real refreshes without changing the data (and so the digests).
-// The copy happens inside the store: nothing goes through the caller's network. It needs write access
-// (s3:PutObject and s3:GetObject on the key); a refusal is returned as is, for Classify.
-func (s *Store) Rewrite(ctx context.Context, key string, stamp time.Time) error {
-	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
-		Bucket: aws.String(s.bucket), Key: aws.String(key),
-		CopySource:        aws.String(url.PathEscape(s.bucket) + "/" + escapeKey(key)),
-		MetadataDirective: types.MetadataDirectiveReplace,
-		// S3 refuses a copy onto itself that changes nothing; the new metadata is the change.
-		Metadata: map[string]string{"pqcache-rewritten": stamp.UTC().Format(time.RFC3339Nano)},
-	})
-	if err != nil {
-		return fmt.Errorf("rewriting s3://%s/%s: %w", s.bucket, key, err)
-	}
-	return nil
-}
-
-// escapeKey escapes each segment of a key for a CopySource header, keeping the slashes.
-func escapeKey(key string) string {
-	segs := strings.Split(key, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/")
-}
