@@ -533,4 +533,3 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	}
 	return nil
 }
-
