@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"k8s.io/utils/ptr"
+
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
@@ -85,6 +87,24 @@ func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) strin
 	for _, in := range run.Spec.Inputs {
 		if (in.Type == datav1alpha1.InputMixedStaged || in.Type == datav1alpha1.InputMixedDirect) && len(ds.Spec.Fresh) == 0 {
 			return fmt.Sprintf("input %s reads the Dataset's fresh prefixes apart, and Dataset %q has no spec.fresh", in.Type, ds.Name)
+		}
+	}
+	return unsupportedDuringRefresh(run, ds)
+}
+
+// unsupportedDuringRefresh says why a run with duringRefresh cannot run on ds: its refreshes are
+// suspended (no sync would run), or a volume input would read the stable paths that a sync replaces
+// file by file, where a query could mix two generations.
+func unsupportedDuringRefresh(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) string {
+	if !run.Spec.DuringRefresh {
+		return ""
+	}
+	if ds.Spec.Refresh.Suspend {
+		return fmt.Sprintf("duringRefresh measures queries while Dataset %q refreshes, and its refreshes are suspended (spec.refresh.suspend)", ds.Name)
+	}
+	for _, in := range run.Spec.Inputs {
+		if in.Type != datav1alpha1.InputS3 && in.Type != datav1alpha1.InputClaim && ptr.Deref(ds.Spec.Sync.KeepGenerations, 2) == 0 {
+			return fmt.Sprintf("duringRefresh with input %s needs whole generations for the queries to read, and Dataset %q keeps none (spec.sync.keepGenerations: 0)", in.Type, ds.Name)
 		}
 	}
 	return ""
