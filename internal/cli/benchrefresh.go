@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,9 +43,12 @@ type refreshRun struct {
 }
 
 // startRefresh starts rewriting the workload's files in the bucket (--during-refresh) until stop is
-// called. lease is the generation the queries hold, if the data is one: every query reads it whole,
+// called; without --during-refresh it returns nil, whose stop does nothing. lease is the generation the queries hold, if the data is one: every query reads it whole,
 // whatever the syncs that the rewrites cause publish meanwhile.
 func startRefresh(ctx context.Context, a wire.BenchArgs, resolved *workload.Resolved, lease *generations.Lease) (*refreshRun, error) {
+	if !a.DuringRefresh {
+		return nil, nil
+	}
 	if a.RefreshPercent < 1 || a.RefreshPercent > 100 {
 		return nil, fmt.Errorf("--refresh-percent must be 1-100, not %d", a.RefreshPercent)
 	}
@@ -97,12 +101,30 @@ func (r *refreshRun) generation() int64 {
 	return g
 }
 
-// stop ends the rewrites (the queries are done) and returns what they did.
-func (r *refreshRun) stop() *wire.RefreshResult {
+// stop ends the rewrites (the queries are done), records what they did in res (if the run has one)
+// and says it on w.
+func (r *refreshRun) stop(res *wire.BenchResult, w io.Writer) {
+	if r == nil {
+		return
+	}
 	r.cancel()
 	r.wg.Wait()
-	r.res.LastGeneration = r.generation()
-	return r.res
+	rr := r.res
+	rr.LastGeneration = r.generation()
+	if res != nil {
+		res.Refresh = rr
+	}
+	fmt.Fprintf(w, "during refresh: %d rewrites of %d files in %d rounds; generations %d to %d, read %d\n",
+		rr.Rewrites, rr.Files, rr.Rounds, rr.FirstGeneration, rr.LastGeneration, rr.ReadGeneration)
+}
+
+// refreshFailure fails a run whose rewrites were refused: its times are written, but they were not
+// measured during refreshes.
+func refreshFailure(res *wire.BenchResult) error {
+	if rr := res.Refresh; rr != nil && rr.Error != "" {
+		return fmt.Errorf("%s: %s", rr.ErrorReason, rr.Error)
+	}
+	return nil
 }
 
 // refreshKeys are the bucket keys of the workload's files under data: each file's path under data,

@@ -142,11 +142,9 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if err != nil {
 		return err
 	}
-	var refresh *refreshRun
-	if a.DuringRefresh {
-		if refresh, err = startRefresh(ctx, a, resolved, lease); err != nil {
-			return err
-		}
+	refresh, err := startRefresh(ctx, a, resolved, lease)
+	if err != nil {
+		return err
 	}
 	stderr := cmd.ErrOrStderr()
 	res, err := bench.Run(ctx, bench.Spec{
@@ -157,14 +155,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 				q.Name, q.Status, q.MedianMillis, q.Timing, q.MedianStartupMillis, q.MedianWallMillis, q.PeakMemoryBytes>>20)
 		},
 	})
-	if refresh != nil {
-		rr := refresh.stop()
-		if res != nil {
-			res.Refresh = rr
-		}
-		fmt.Fprintf(stderr, "during refresh: %d rewrites of %d files in %d rounds; generations %d to %d, read %d\n",
-			rr.Rewrites, rr.Files, rr.Rounds, rr.FirstGeneration, rr.LastGeneration, rr.ReadGeneration)
-	}
+	refresh.stop(res, stderr)
 	if err != nil {
 		return err
 	}
@@ -182,11 +173,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if err := writeBenchOutputs(cmd, res, a, local); err != nil {
 		return err
 	}
-	if rr := res.Refresh; rr != nil && rr.Error != "" {
-		// The times are written, but they were not measured during refreshes: the run failed.
-		return fmt.Errorf("%s: %s", rr.ErrorReason, rr.Error)
-	}
-	return nil
+	return refreshFailure(res)
 }
 
 // resolveWorkload reads --workload, selects --queries, and lists every table's files in the data.
