@@ -73,15 +73,19 @@ func (r *Refresher) Run(ctx context.Context) *wire.RefreshResult {
 	for {
 		for range r.batch() {
 			err := r.Store.Rewrite(ctx, keys[next], now())
-			if ctx.Err() != nil {
+			switch {
+			case err == nil:
+				res.Rewrites++
+				next = (next + 1) % len(keys)
+			case ctx.Err() != nil:
 				return res // the queries ended: a rewrite cut short is no failure
-			}
-			if err != nil {
+			default:
 				res.Error, res.ErrorReason = fmt.Sprintf("rewriting the workload's files needs write access to the bucket: %v", err), r.reason(err)
 				return res
 			}
-			res.Rewrites++
-			next = (next + 1) % len(keys)
+			if ctx.Err() != nil {
+				return res
+			}
 		}
 		res.Rounds++
 		select {
