@@ -145,8 +145,8 @@ type BenchRunSpec struct {
 	// duringRefresh runs the queries while the Dataset is being refreshed: each Job rewrites a share
 	// of the files its queries read in the Dataset's bucket (the same bytes, so a new ETag and
 	// LastModified and unchanged digests), and syncs copy them again and publish new generations
-	// while the queries run. It needs credentials that may write to the bucket (s3:PutObject on the
-	// prefix, docs/benchruns.md); a Job whose rewrites are refused fails the run with reason
+	// while the queries run. It needs credentials that may write to the bucket (s3:PutObject, multipart
+	// upload and part copy on the prefix: docs/benchruns.md); a Job whose rewrites are refused fails the run with reason
 	// RefreshRefused. Every query still reads one whole generation: the one the run pinned.
 	// +optional
 	DuringRefresh bool `json:"duringRefresh,omitempty"`
@@ -750,10 +750,12 @@ type ResultRefresh struct {
 	// readGeneration is the generation every query of the Job read (volume inputs).
 	// +optional
 	ReadGeneration int64 `json:"readGeneration,omitempty"`
-	// firstGeneration and lastGeneration are the newest generations on the volume when the queries
-	// started and ended (volume inputs).
+	// firstGeneration is the newest generation on the volume when the queries started (volume
+	// inputs).
 	// +optional
 	FirstGeneration int64 `json:"firstGeneration,omitempty"`
+	// lastGeneration is the newest generation on the volume when the queries ended (volume inputs):
+	// above firstGeneration, syncs published while they ran.
 	// +optional
 	LastGeneration int64 `json:"lastGeneration,omitempty"`
 }
