@@ -110,6 +110,10 @@ func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	if res.NetworkReadBytes > 0 {
 		fmt.Fprintf(&b, "Network read: %s over the whole run.\n", mib(res.NetworkReadBytes))
 	}
+	if rr := res.Refresh; rr != nil {
+		fmt.Fprintf(&b, "During refresh: %d rewrites of %d%% of %d files every %s; the volume's newest generation went from %d to %d while the queries read %d.\n",
+			rr.Rewrites, rr.Percent, rr.Files, ms(rr.EveryMillis), rr.FirstGeneration, rr.LastGeneration, rr.ReadGeneration)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

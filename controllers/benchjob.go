@@ -117,11 +117,13 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		injectRunner(&pod, &container, opts.PolarsImage, opts)
 	}
 	container.Env = append(container.Env, j.engine.Env...)
-	if readsS3(j.input) {
+	// A run during refreshes rewrites the Dataset's files in its bucket, whatever its input reads.
+	bucket := readsS3(j.input) || run.Spec.DuringRefresh
+	if bucket {
 		withBucket(&pod, &container, ds, j.input, opts)
 	}
 	pod.Containers = []corev1.Container{container}
-	if readsS3(j.input) {
+	if bucket {
 		withCABundle(&pod, opts.CABundle)
 	}
 	job := &batchv1.Job{
@@ -161,8 +163,11 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 	if j.input.Type == datav1alpha1.InputS3 {
 		a.Data = syncspec.SourceURL(ds)
 	}
-	if readsS3(j.input) {
+	if readsS3(j.input) || run.Spec.DuringRefresh {
 		a.S3Access = syncspec.S3Access(ds) // for the engine, and for the runner's own probe of the bucket
+	}
+	if run.Spec.DuringRefresh {
+		a.BenchRefresh = refreshArgs(run, ds)
 	}
 	// CPUs rounded up (1500m: 2 threads under a 1.5-CPU quota); at least one.
 	threads := max(1, int(j.config.CPU.Value()))
@@ -200,6 +205,24 @@ func isolationArg(e datav1alpha1.BenchEngine) string {
 		return wire.IsolationSession
 	}
 	return wire.IsolationProcess
+}
+
+// refreshArgs tell a run during refreshes what to rewrite, where and how often.
+func refreshArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) wire.BenchRefresh {
+	a := wire.BenchRefresh{DuringRefresh: true, RefreshSource: syncspec.SourceURL(ds),
+		RefreshPercent: wire.DefaultRefreshPercent, RefreshEvery: refreshEvery(run)}
+	if rf := run.Spec.Refresh; rf != nil && rf.Percent != nil {
+		a.RefreshPercent = int(*rf.Percent)
+	}
+	return a
+}
+
+// refreshEvery is the period of a run's rewrites and refresh requests.
+func refreshEvery(run *datav1alpha1.BenchRun) time.Duration {
+	if rf := run.Spec.Refresh; rf != nil {
+		return parseDuration(rf.Every, wire.DefaultRefreshEvery)
+	}
+	return wire.DefaultRefreshEvery
 }
 
 // mountInput mounts the volume an input reads, read-only at /data: the Dataset's claim, another

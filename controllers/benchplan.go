@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
@@ -89,7 +91,10 @@ func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) strin
 			return fmt.Sprintf("input %s reads the Dataset's fresh prefixes apart, and Dataset %q has no spec.fresh", in.Type, ds.Name)
 		}
 	}
-	return sessionWithoutQueries(run)
+	if msg := sessionWithoutQueries(run); msg != "" {
+		return msg
+	}
+	return unsupportedDuringRefresh(run, ds)
 }
 
 // sessionWithoutQueries says why a command engine cannot run in session isolation: its command
@@ -101,6 +106,24 @@ func sessionWithoutQueries(run *datav1alpha1.BenchRun) string {
 		if e.Name == datav1alpha1.EngineCommand && e.Isolation == datav1alpha1.IsolationSession &&
 			!slices.ContainsFunc(e.Command, func(a string) bool { return strings.Contains(a, "{queries}") }) {
 			return fmt.Sprintf("engine %s runs in session isolation, and its command has no {queries} (the comma-separated query names one process runs in turn): add it, or use isolation: process", engineLabel(e))
+		}
+	}
+	return ""
+}
+
+// unsupportedDuringRefresh says why a run with duringRefresh cannot run on ds: its refreshes are
+// suspended (no sync would run), or a volume input would read the stable paths that a sync replaces
+// file by file, where a query could mix two generations.
+func unsupportedDuringRefresh(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) string {
+	if !run.Spec.DuringRefresh {
+		return ""
+	}
+	if ds.Spec.Refresh.Suspend {
+		return fmt.Sprintf("duringRefresh measures queries while Dataset %q refreshes, and its refreshes are suspended (spec.refresh.suspend)", ds.Name)
+	}
+	for _, in := range run.Spec.Inputs {
+		if in.Type != datav1alpha1.InputS3 && in.Type != datav1alpha1.InputClaim && ptr.Deref(ds.Spec.Sync.KeepGenerations, 2) == 0 {
+			return fmt.Sprintf("duringRefresh with input %s needs whole generations for the queries to read, and Dataset %q keeps none (spec.sync.keepGenerations: 0)", in.Type, ds.Name)
 		}
 	}
 	return ""

@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"math"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -87,6 +89,14 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	r.StartupMillis, r.Timing = res.StartupMillis, resultTiming(res)
 	for _, q := range res.Queries {
 		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
+	}
+	if rf := res.Refresh; rf != nil {
+		r.Refresh = &datav1alpha1.ResultRefresh{Rewrites: int32(min(rf.Rewrites, math.MaxInt32)), Files: int32(min(rf.Files, math.MaxInt32)),
+			ReadGeneration: rf.ReadGeneration, FirstGeneration: rf.FirstGeneration, LastGeneration: rf.LastGeneration}
+		if rf.Error != "" {
+			// The times were not measured during refreshes: the run must not pass for one that was.
+			r.Reason, r.Message = wire.ReasonRefreshRefused, wire.Truncate(rf.ErrorReason+": "+rf.Error, 1024)
+		}
 	}
 }
 

@@ -149,6 +149,10 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	refreshWait, err := r.ensureRefreshes(ctx, run, ds, views, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	sum := summarizeRun(run, views, dataBytes, !now.Before(deadline))
 	applyRunSummary(run, sum, now)
 	setCacheCosts(run, facts)
@@ -159,6 +163,9 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 	next := time.Minute
 	if sum.starting || len(sum.stuck) > 0 || len(sum.conflicts) > 0 || len(sum.rejected) > 0 || placementHeld(views) {
 		next = 10 * time.Second // what the scheduler and kubelet say is not a Job event: look again sooner
+	}
+	if refreshWait > 0 {
+		next = min(next, refreshWait)
 	}
 	return ctrl.Result{RequeueAfter: max(time.Second, min(deadline.Sub(now), next))}, nil
 }

@@ -34,6 +34,8 @@ const (
 	TriggerScheduled     = "Scheduled"
 	TriggerSourceChanged = "SourceChanged"
 	TriggerRetry         = "Retry"
+	// TriggerRequested: a BenchRun with duringRefresh asked for a refresh (AnnotationRefreshRequested).
+	TriggerRequested = "Requested"
 	// TriggerSizing marks the listing Job that sizes a claim (recorded in lastSync when it fails).
 	TriggerSizing = "Sizing"
 )
@@ -141,6 +143,8 @@ func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now 
 		} else {
 			wake(retryAt)
 		}
+	case refreshRequested(ds):
+		d.Trigger = TriggerRequested // a listing, as a scheduled sync
 	case scheduledDue:
 		d.Trigger = TriggerScheduled // a listing: it covers any pending events too
 	case events != nil && (events.Overflow != "" || st.LastSuccessfulSyncTime == nil):
@@ -150,6 +154,35 @@ func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now 
 		d.Trigger = TriggerEvents
 	}
 	return d
+}
+
+// AnnotationRefreshRequested on a Dataset asks for one listing sync, like a new manual token, but
+// set by the operator itself (a BenchRun with duringRefresh) rather than in the user's manifest: its
+// value is the time of the request (RFC 3339), and it is served by the first sync that starts at or
+// after it. An annotation the manifest does not name is left alone by Argo CD and Flux with their
+// default settings (they compare and apply the fields the manifest sets), so GitOps does not fight
+// it, and the spec, which GitOps owns, is never written.
+const AnnotationRefreshRequested = "data.pqcache.dev/refresh-requested"
+
+// refreshRequested says whether the Dataset carries a refresh request that no sync has served: no sync
+// started at or after the time the request names.
+func refreshRequested(ds *datav1alpha1.Dataset) bool {
+	at, ok := requestTime(ds)
+	if !ok {
+		return false
+	}
+	last := ds.Status.LastSync
+	return last == nil || last.StartTime == nil || last.StartTime.Time.Before(at)
+}
+
+// requestTime is the time of the Dataset's refresh request, if it has a readable one.
+func requestTime(ds *datav1alpha1.Dataset) (time.Time, bool) {
+	v, ok := ds.Annotations[AnnotationRefreshRequested]
+	if !ok {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339, v)
+	return at, err == nil
 }
 
 // isListing says whether a sync started by trigger lists the whole prefix: every sync but a targeted

@@ -67,6 +67,15 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 			res.Cache = &wire.CacheCost{StorageClass: c.StorageClass, Copies: c.Copies, StorageBytes: c.StorageBytes, StorageMicrosPerMonth: c.StorageMicrosPerMonth,
 				SyncIntervalSeconds: c.SyncIntervalSeconds, RefreshBytesPerDay: c.RefreshBytesPerDay, RefreshMicrosPerDay: c.RefreshMicrosPerDay}
 		}
+		if rf := r.Refresh; rf != nil {
+			res.Refresh = &wire.RefreshResult{Rewrites: int(rf.Rewrites), Files: int(rf.Files),
+				ReadGeneration: rf.ReadGeneration, FirstGeneration: rf.FirstGeneration, LastGeneration: rf.LastGeneration}
+			if rs := br.Spec.Refresh; rs != nil && rs.Percent != nil {
+				res.Refresh.Percent = int(*rs.Percent)
+			} else {
+				res.Refresh.Percent = wire.DefaultRefreshPercent
+			}
+		}
 		if r.ReadBytesPerSecond > 0 {
 			res.Probe = &wire.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}
 		}

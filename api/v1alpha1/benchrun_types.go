@@ -149,6 +149,38 @@ type BenchRunSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000
 	RunsPerDay *int32 `json:"runsPerDay,omitempty"`
+
+	// Under refresh (issue 37): duringRefresh and its tuning.
+
+	// duringRefresh runs the queries while the Dataset is being refreshed: each Job rewrites a share
+	// of the files its queries read in the Dataset's bucket (the same bytes, so a new ETag and
+	// LastModified and unchanged digests), and syncs copy them again and publish new generations
+	// while the queries run. It needs credentials that may write to the bucket (s3:PutObject, multipart
+	// upload and part copy on the prefix: docs/benchruns.md); a Job whose rewrites are refused fails the run with reason
+	// RefreshRefused. Every query still reads one whole generation: the one the run pinned.
+	// +optional
+	DuringRefresh bool `json:"duringRefresh,omitempty"`
+
+	// refresh tunes duringRefresh: how much to rewrite, how often.
+	// +optional
+	Refresh *BenchRefresh `json:"refresh,omitempty"`
+}
+
+// BenchRefresh says how a run with duringRefresh keeps its Dataset changing.
+// +kubebuilder:validation:MinProperties=1
+type BenchRefresh struct {
+	// percent of the files a Job's queries read that it rewrites each period (1-100, default 25).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Percent *int32 `json:"percent,omitempty"`
+
+	// every is the period of the rewrites, and of the refreshes the controller asks the Dataset for
+	// when no event source brings them (default 30s).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="refresh.every must be a duration of at least 1s, e.g. 30s"
+	Every string `json:"every,omitempty"`
 }
 
 // DatasetReference names a Dataset in the same namespace.
@@ -563,6 +595,10 @@ type BenchRunStatus struct {
 	// +optional
 	DatasetGeneration int64 `json:"datasetGeneration,omitempty"`
 
+	// refresh is, for a run with duringRefresh, how the Dataset moved while the Jobs ran.
+	// +optional
+	Refresh *BenchRefreshStatus `json:"refresh,omitempty"`
+
 	// workload names the workload the run reads (tpch, scan, paging, or yours), once it started.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
@@ -701,6 +737,9 @@ type BenchResult struct {
 	// no cache (s3, a claim).
 	// +optional
 	Cache *CacheCost `json:"cache,omitempty"`
+	// refresh is, with spec.duringRefresh, what the Job rewrote while its queries ran.
+	// +optional
+	Refresh *ResultRefresh `json:"refresh,omitempty"`
 	// queries holds one summary per query.
 	// +optional
 	// +listType=atomic
@@ -741,6 +780,49 @@ const (
 	TimingEngine BenchTiming = wire.TimingEngine
 	TimingWall   BenchTiming = wire.TimingWall
 )
+
+// BenchRefreshStatus is how a Dataset moved while a run with duringRefresh ran: generations published
+// (lastGeneration > firstGeneration says syncs really happened beside the queries) and the
+// refreshes the controller asked for.
+type BenchRefreshStatus struct {
+	// firstGeneration is the Dataset's generation when the run started (the one its Jobs read).
+	// +optional
+	FirstGeneration int64 `json:"firstGeneration,omitempty"`
+	// lastGeneration is the newest generation the Dataset published while the run's Jobs ran.
+	// +optional
+	LastGeneration int64 `json:"lastGeneration,omitempty"`
+	// generationsPublished is lastGeneration - firstGeneration.
+	// +optional
+	GenerationsPublished int64 `json:"generationsPublished,omitempty"`
+	// requests counts the refreshes the controller asked the Dataset for (none when the Dataset's
+	// event source brings the rewrites to it).
+	// +optional
+	Requests int32 `json:"requests,omitempty"`
+	// lastRequestTime is when it last asked.
+	// +optional
+	LastRequestTime *metav1.Time `json:"lastRequestTime,omitempty"`
+}
+
+// ResultRefresh is what one Job with duringRefresh rewrote while its queries ran.
+type ResultRefresh struct {
+	// rewrites counts the files rewritten (each the same bytes with a new ETag).
+	// +optional
+	Rewrites int32 `json:"rewrites,omitempty"`
+	// files is how many files the queries read, that the rewrites went through.
+	// +optional
+	Files int32 `json:"files,omitempty"`
+	// readGeneration is the generation every query of the Job read (volume inputs).
+	// +optional
+	ReadGeneration int64 `json:"readGeneration,omitempty"`
+	// firstGeneration is the newest generation on the volume when the queries started (volume
+	// inputs).
+	// +optional
+	FirstGeneration int64 `json:"firstGeneration,omitempty"`
+	// lastGeneration is the newest generation on the volume when the queries ended (volume inputs):
+	// above firstGeneration, syncs published while they ran.
+	// +optional
+	LastGeneration int64 `json:"lastGeneration,omitempty"`
+}
 
 // CacheCost is what keeping a Dataset's cache costs over time: its storage, and its refreshes
 // estimated from the Dataset's last sync times the syncs its schedule starts. Money is in millionths
@@ -836,6 +918,7 @@ type BenchRun struct {
 	// spec is what to run. It cannot change after creation.
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a BenchRun records one run and its spec cannot change: create a new BenchRun to run again"
+	// +kubebuilder:validation:XValidation:rule="!has(self.refresh) || (has(self.duringRefresh) && self.duringRefresh)",message="refresh tunes duringRefresh: set duringRefresh: true, or remove refresh"
 	Spec BenchRunSpec `json:"spec"`
 
 	// status is what the run measured.

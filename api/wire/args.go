@@ -419,16 +419,43 @@ type BenchArgs struct {
 	Isolation string
 	// ProbeStreams, when positive, measures the input's read throughput after the queries.
 	ProbeStreams int
+	BenchRefresh
 	// Label, ConfigName and IOType name the run, its resource configuration and its input in reports.
 	Label, ConfigName, IOType string
 	// ReportFile also receives the compact summary (a pod's termination message).
 	ReportFile string
 }
 
+// BenchRefresh are the flags of a run measured during refreshes: while the queries run, the runner
+// rewrites RefreshPercent of the workload's files in RefreshSource every RefreshEvery (same bytes, new
+// ETag), so that the Dataset's syncs copy them again and publish new generations.
+type BenchRefresh struct {
+	DuringRefresh bool
+	// RefreshSource is the s3://BUCKET/PREFIX the data is a copy of (for s3:// data: the data itself).
+	RefreshSource  string
+	RefreshPercent int
+	RefreshEvery   time.Duration
+}
+
+func (a *BenchRefresh) flags(l *flagList) {
+	l.bool(&a.DuringRefresh, "during-refresh", "While the queries run, rewrite a share of the files they read in the bucket (same bytes, new ETag) so that syncs publish new generations; needs write access to the bucket (docs/benchruns.md).")
+	l.str(&a.RefreshSource, "refresh-source", "", "With --during-refresh: the s3://BUCKET/PREFIX that --data is a copy of (default: --data when it is s3://); the workload's files are rewritten there, by their paths under --data.")
+	l.int(&a.RefreshPercent, "refresh-percent", DefaultRefreshPercent, "With --during-refresh: the percentage of the workload's files rewritten each period (1-100).")
+	l.duration(&a.RefreshEvery, "refresh-every", DefaultRefreshEvery, "With --during-refresh: the period of the rewrites (at least 1s).")
+}
+
+// A run measured during refreshes rewrites a quarter of its files every 30 s by default: several
+// syncs over a TPC-H run, each with real copies to make.
+const (
+	DefaultRefreshPercent = 25
+	DefaultRefreshEvery   = 30 * time.Second
+)
+
 // defaultBenchArgs are the arguments a runner applies to flags it was not given.
 func defaultBenchArgs() BenchArgs {
 	return BenchArgs{Engine: DefaultEngine, Workload: DefaultWorkload, Iterations: DefaultIterations, Warmups: DefaultWarmups,
-		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine, Isolation: DefaultIsolation}
+		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine, Isolation: DefaultIsolation,
+		BenchRefresh: BenchRefresh{RefreshPercent: DefaultRefreshPercent, RefreshEvery: DefaultRefreshEvery}}
 }
 
 func (a *BenchArgs) flags() flagList {
@@ -451,6 +478,7 @@ func (a *BenchArgs) flags() flagList {
 	l.count(&a.Warmups, "warmups", d.Warmups, "Unmeasured runs before them (0-10).")
 	l.duration(&a.QueryTimeout, "query-timeout", d.QueryTimeout, "Bound on one run of one query; past it the query is recorded as Timeout.")
 	l.str(&a.Isolation, "isolation", d.Isolation, "process (a fresh engine process per query per iteration: cold, as polars-benchmark runs) or session (one engine process per iteration runs every query in turn: warm, as an interactive user's session).")
+	a.BenchRefresh.flags(&l)
 	l.int(&a.ProbeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams, after the queries (0: no probe); for s3:// data, parallel GETs of the objects.")
 	l.str(&a.Label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	l.str(&a.ConfigName, "config-name", "", "Name of the resource configuration in reports (e.g. 2cpu-4gi), which compare engines per configuration and input.")

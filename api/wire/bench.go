@@ -219,6 +219,27 @@ type BenchResult struct {
 	RunsPerDay    int32  `json:"runsPerDay,omitempty"`
 	// Cache is what keeping the cache this run read costs over time, when a BenchRun priced it.
 	Cache *CacheCost `json:"cache,omitempty"`
+	// Refresh is, for a run measured during refreshes (--during-refresh), what the runner rewrote
+	// while the queries ran and which generations the volume had.
+	Refresh *RefreshResult `json:"refresh,omitempty"`
+}
+
+// RefreshResult is what a run measured during refreshes did to its bucket: every EveryMillis it
+// rewrote Percent of the Files the workload names (same bytes, new ETag), Rewrites in all over
+// Rounds periods. On a volume input, ReadGeneration is the generation every query read (held for the
+// whole run) and FirstGeneration and LastGeneration the newest the volume had at the start and the
+// end: LastGeneration > FirstGeneration says syncs published while the queries ran.
+type RefreshResult struct {
+	Percent         int    `json:"percent"`
+	EveryMillis     int64  `json:"everyMillis"`
+	Files           int    `json:"files"`
+	Rounds          int    `json:"rounds"`
+	Rewrites        int    `json:"rewrites"`
+	ReadGeneration  int64  `json:"readGeneration,omitempty"`
+	FirstGeneration int64  `json:"firstGeneration,omitempty"`
+	LastGeneration  int64  `json:"lastGeneration,omitempty"`
+	Error           string `json:"error,omitempty"`
+	ErrorReason     string `json:"errorReason,omitempty"`
 }
 
 // CacheCost is what keeping a cache costs over time, in millionths of the result's currency: its

@@ -111,4 +111,8 @@ const (
 	// ReasonMissingTables: the data has no files for a table of the workload; the Job checked every
 	// table before running any query, and the message names those it did not find.
 	ReasonMissingTables = "MissingTables"
+	// ReasonRefreshRefused: a run asked to be measured during refreshes could not rewrite the files
+	// it reads (RefreshResult.Error says what the store answered when it was not AccessDenied,
+	// InvalidCredentials or NoSuchBucket).
+	ReasonRefreshRefused = "RefreshRefused"
 )

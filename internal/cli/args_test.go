@@ -78,7 +78,8 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 		Workload: "/workload/workload.yaml", Data: "/data/.pqcache/generations/7", FreshData: "/scratch", FreshPrefixes: []string{"lineitem/batch=7/", "orders/"},
 		S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, Isolation: wire.IsolationSession, ProbeStreams: 8,
-		Label: "duckdb / 2cpu / volume", ConfigName: "2cpu", IOType: "volume", ReportFile: "/dev/termination-log",
+		BenchRefresh: wire.BenchRefresh{DuringRefresh: true, RefreshSource: "s3://lake/tpch/", RefreshPercent: 10, RefreshEvery: 5 * time.Second},
+		Label:        "duckdb / 2cpu / volume", ConfigName: "2cpu", IOType: "volume", ReportFile: "/dev/termination-log",
 	}
 	var got wire.BenchArgs
 	parse(t, benchCommand(func(_ *cobra.Command, a wire.BenchArgs, _ benchLocal) error { got = a; return nil }), want.Args())

@@ -109,11 +109,12 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if a.Iterations < 1 || a.Iterations > 100 || a.Warmups < 0 || a.Warmups > 10 {
 		return fmt.Errorf("--iterations must be 1-100 and --warmups 0-10")
 	}
+	var lease *generations.Lease
 	if !strings.HasPrefix(a.Data, "s3://") {
 		// A generation of a Dataset's volume (.pqcache/generations/N or current) is held for the whole
 		// run, so that a refresh cannot remove what the queries read.
-		lease, err := generations.HoldPath(a.Data)
-		if err != nil {
+		var err error
+		if lease, err = generations.HoldPath(a.Data); err != nil {
 			return fmt.Errorf("--data %s: %w", a.Data, err)
 		}
 		defer lease.Release()
@@ -141,6 +142,10 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if err != nil {
 		return err
 	}
+	refresh, err := startRefresh(ctx, a, resolved, lease)
+	if err != nil {
+		return err
+	}
 	stderr := cmd.ErrOrStderr()
 	res, err := bench.Run(ctx, bench.Spec{
 		Label: a.Label, Engine: eng, Data: a.Data, Workload: resolved, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
@@ -150,6 +155,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 				q.Name, q.Status, q.MedianMillis, q.Timing, q.MedianStartupMillis, q.MedianWallMillis, q.PeakMemoryBytes>>20)
 		},
 	})
+	refresh.stop(res, stderr)
 	if err != nil {
 		return err
 	}
@@ -164,7 +170,10 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 			return fmt.Errorf("probing %s: %w", a.Data, err)
 		}
 	}
-	return writeBenchOutputs(cmd, res, a, local)
+	if err := writeBenchOutputs(cmd, res, a, local); err != nil {
+		return err
+	}
+	return refreshFailure(res)
 }
 
 // resolveWorkload reads --workload, selects --queries, and lists every table's files in the data.

@@ -246,6 +246,60 @@ spec:
 		}
 	})
 
+	It("measures the volume while the Dataset refreshes, with the idle run's answers and generations published meanwhile", func() {
+		var idle datav1alpha1.BenchRun
+		Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "compare"}, &idle)).To(Succeed())
+		want := map[string]string{}
+		for _, r := range idle.Status.Results {
+			if r.Input == "volume" && r.Config == "1cpu-1gi" {
+				for _, q := range r.Queries {
+					want[q.Name] = q.Digest
+				}
+			}
+		}
+		Expect(want).To(HaveLen(22), "the idle run's answers on the volume")
+		var before datav1alpha1.Dataset
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &before)).To(Succeed())
+
+		var br datav1alpha1.BenchRun
+		fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: during-refresh, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  inputs: [{type: volume}]
+  configs:
+    - {name: 1cpu-1gi, cpu: "1", memory: 1Gi}
+  iterations: 2
+  warmups: 1
+  duringRefresh: true
+  refresh: {percent: 25, every: 5s}
+`, ns)
+		Expect(c.Create(ctx, &br)).To(Succeed())
+		waitBenchRun(&br, 15*time.Minute)
+		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
+			"BenchRun conditions: %s", conditionsString(br.Status.Conditions))
+		Expect(br.Status.Results).To(HaveLen(1))
+		r := br.Status.Results[0]
+		for _, q := range r.Queries {
+			Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), q.Name)
+			Expect(q.Digest).To(Equal(want[q.Name]), q.Name+": the idle run's answer, though the files were rewritten meanwhile")
+		}
+		Expect(r.Refresh).NotTo(BeNil())
+		Expect(r.Refresh.Rewrites).To(BeNumerically(">", 0), "the Job rewrote files in the bucket")
+		Expect(r.Refresh.ReadGeneration).To(Equal(br.Status.DatasetGeneration), "every query read the generation the run pinned")
+		st := br.Status.Refresh
+		Expect(st).NotTo(BeNil())
+		Expect(st.Requests).To(BeNumerically(">", 0), "the run asked the Dataset for refreshes")
+		Expect(st.GenerationsPublished).To(BeNumerically(">", 0), "syncs published new generations while the queries ran: %+v", st)
+
+		var cur datav1alpha1.Dataset
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &cur)).To(Succeed())
+		Expect(cur.Status.Manifest.Files).To(Equal(before.Status.Manifest.Files), "the rewrites added and removed no file")
+		Expect(cur.Status.Manifest.Generation).To(BeNumerically(">", before.Status.Manifest.Generation))
+	})
+
 	It("compares DuckDB and Polars on every input path with equal answers, reading S3 only where it should", func() {
 		var br datav1alpha1.BenchRun
 		fromYAML(&br, `

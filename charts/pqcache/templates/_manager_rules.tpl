@@ -56,7 +56,6 @@ rules:
   - data.pqcache.dev
   resources:
   - benchruns
-  - datasets
   verbs:
   - get
   - list
@@ -81,6 +80,15 @@ rules:
   - list
   - patch
   - update
+  - watch
+- apiGroups:
+  - data.pqcache.dev
+  resources:
+  - datasets
+  verbs:
+  - get
+  - list
+  - patch
   - watch
 - apiGroups:
   - events.k8s.io
