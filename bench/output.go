@@ -110,6 +110,7 @@ func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 	if res.NetworkReadBytes > 0 {
 		fmt.Fprintf(&b, "Network read: %s over the whole run.\n", mib(res.NetworkReadBytes))
 	}
+	writeStreamsMarkdown(&b, res)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
