@@ -162,4 +162,3 @@ func readLog(t *testing.T, path string) []logEvent {
 	})
 	return events
 }
-
