@@ -82,6 +82,7 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 		r.ReadBytesPerSecond = res.Probe.BytesPerSecond
 	}
 	r.FailedQueries = res.FailedQueries
+	r.Streams, r.StreamMillis, r.QueriesPerHour = int32(res.Streams), res.StreamMillis, res.QueriesPerHour
 	for _, q := range res.Queries {
 		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
 	}

@@ -139,6 +139,18 @@ type BenchRunSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000
 	RunsPerDay *int32 `json:"runsPerDay,omitempty"`
+
+	// Under load (issue 37).
+
+	// streams is how many query streams each Job runs at once over the same input, each its own
+	// permutation of the queries (stream 0 the workload's order, the others seeded by their number),
+	// as TPC-H's throughput test does. Each query's status then gives p50, p95 and p99 over every
+	// stream's executions, and each result its queries per hour and each stream's time. 1 runs the
+	// queries alone.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 16",message="streams must be 1 to 16 concurrent query streams"
+	Streams int32 `json:"streams,omitempty"`
 }
 
 // DatasetReference names a Dataset in the same namespace.
@@ -676,6 +688,21 @@ type BenchResult struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
+
+	// Under load (issue 37): spec.streams.
+
+	// streams is how many query streams the Job ran at once.
+	// +optional
+	Streams int32 `json:"streams,omitempty"`
+	// streamMillis is each stream's wall time, warm-ups included, in stream order.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	StreamMillis []int64 `json:"streamMillis,omitempty"`
+	// queriesPerHour is the Job's throughput: the query executions that succeeded in all streams,
+	// warm-ups included, per hour of the streams' wall time.
+	// +optional
+	QueriesPerHour int64 `json:"queriesPerHour,omitempty"`
 }
 
 // CacheCost is what keeping a Dataset's cache costs over time: its storage, and its refreshes

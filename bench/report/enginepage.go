@@ -42,12 +42,14 @@ var enginePage = template.Must(template.Must(template.New("engines").Parse(style
 <table><tr><th>run</th><th>engine</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th><th>input read throughput</th><th>network read</th></tr>
 {{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
 {{end}}</table>
+{{.StreamsTable}}
 {{range .Groups}}<h2>{{.Title}}</h2>
 {{if .Verdict}}<p>{{.Verdict}}</p>{{end}}
 <table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{.TimeChart}}
+{{.DistributionChart}}
 {{.MemoryChart}}
 {{end}}</body></html>
 `))
@@ -59,6 +61,8 @@ type groupView struct {
 	Head                   []string
 	Rows                   [][]string
 	TimeChart, MemoryChart template.HTML
+	// DistributionChart is the engines' latency distribution (distribution.go), when they have one.
+	DistributionChart template.HTML
 }
 
 // writeEnginesHTML writes the engine report: first the verdict (headline.go), then the network bytes
@@ -86,6 +90,7 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 				bars{Label: e + " file-backed", Color: lighter(color), Result: r, Value: func(q *wire.QueryResult) float64 { return float64(q.PeakFileBytes) / (1 << 20) }})
 		}
 		v.TimeChart = chart(g.Title()+": median time per query", "ms", times, qs)
+		v.DistributionChart = distributionChart(g.Title()+": query time distribution", times, qs)
 		v.MemoryChart = chart(g.Title()+": peak anonymous and file-backed memory per query", "MiB", memory, qs)
 		groups = append(groups, v)
 	}
@@ -102,6 +107,7 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 		"Network":       network,
 		"Runs":          runViews(results),
 		"Groups":        groups,
+		"StreamsTable":  streamsTable(results),
 	})
 }
 

@@ -208,7 +208,9 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 <table><tr><th>run</th><th>geometric mean</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
 {{range .Series}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
 {{end}}</table>
+{{.StreamsTable}}
 {{.TimeChart}}
+{{.DistributionChart}}
 {{.MemoryChart}}
 <table><tr><th>query</th>{{range .Series}}<th>{{.Label}}: median</th><th>peak memory</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Memory}}</td>{{end}}</tr>
@@ -249,10 +251,13 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 		rows = append(rows, r)
 	}
 	return page.Execute(w, map[string]any{
-		"Series":      series,
-		"Rows":        rows,
-		"TimeChart":   chart("Median time per query", "ms", barsOf(series, medianOf), qs),
-		"MemoryChart": chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
+		"Series":    series,
+		"Rows":      rows,
+		"TimeChart": chart("Median time per query", "ms", barsOf(series, medianOf), qs),
+		// The distribution and the streams' throughput, for results that have them (distribution.go).
+		"DistributionChart": distributionChart("Query time distribution", barsOf(series, medianOf), qs),
+		"StreamsTable":      streamsTable(results),
+		"MemoryChart":       chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
 	})
 }
 
