@@ -141,7 +141,8 @@ type QueryMeasurements struct {
 
 	// p50Millis, p95Millis and p99Millis are the 50th, 95th and 99th percentiles of the measured
 	// executions' query times, by the nearest-rank method (the smallest time that at least that share
-	// of executions do not exceed): with few executions p95 and p99 are the slowest one.
+	// of executions do not exceed): with few executions p95 and p99 are the slowest one. A BenchRun's
+	// status has them for runs with several streams only.
 	// +optional
 	P50Millis int64 `json:"p50Millis,omitempty"`
 	// +optional
