@@ -114,7 +114,7 @@ func streamsTable(results []*wire.BenchResult) template.HTML {
 	}
 	var b strings.Builder
 	b.WriteString(`<h2>Throughput under concurrent streams</h2>
-<p>Each stream runs every query, in its own order, at the same time as the others; the percentiles above are over every stream's executions.</p>
+<p>Each stream runs every query, in its own order, at the same time as the others; the query time distribution is over every stream's executions.</p>
 <table class="streams"><tr><th>run</th><th>streams</th><th>queries per hour</th><th>each stream's time</th></tr>`)
 	for _, s := range seriesOf(results) {
 		r := s.Result
