@@ -162,3 +162,18 @@ func readLog(t *testing.T, path string) []logEvent {
 	})
 	return events
 }
+
+// The Markdown of a run with streams gives its throughput, each stream's time and the percentiles.
+func TestMarkdownShowsTheStreams(t *testing.T) {
+	res := &wire.BenchResult{Engine: "duckdb", Streams: 2, StreamMillis: []int64{4100, 4200}, QueriesPerHour: 1234, Queries: []wire.QueryResult{
+		{Name: "q1", Status: wire.StatusSucceeded, Millis: []int64{10, 30}, QueryMeasurements: wire.QueryMeasurements{P50Millis: 10, P95Millis: 30, P99Millis: 30}}}}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1234 queries per hour with 2 stream(s)", "Each stream's time: 4100 ms, 4200 ms.", "| q1 | 2 | 10 ms | 30 ms | 30 ms |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+}
