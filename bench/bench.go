@@ -142,6 +142,9 @@ type Spec struct {
 	// Config and Input name the resource configuration and the input path in reports, which compare
 	// engines within one configuration × input; both are copied into the result.
 	Config, Input string
+	// Streams is how many query streams run at once, each its own permutation of the queries
+	// (streams.go); 0 and 1 run the queries once, in the workload's order.
+	Streams int
 	// NetInterfaces selects the network interfaces whose received bytes, read before and after each
 	// query iteration, are the queries' network reads (NetworkReadBytes). The zero value counts every
 	// interface but the loopback: in a pod, the pod's own traffic, which during a query is its S3
@@ -150,7 +153,8 @@ type Spec struct {
 }
 
 // Run runs every query Warmups + Iterations times, in a fresh process each (IsolationProcess) or
-// in one process per iteration (IsolationSession), and returns the results. It returns an error
+// in one process per iteration (IsolationSession), in each of spec.Streams concurrent streams, and
+// returns the results. It returns an error
 // only when ctx ends; failing queries are results.
 func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	if spec.Iterations < 1 {
@@ -171,6 +175,9 @@ func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	if err := spec.Workload.Write(file); err != nil {
 		return res, fmt.Errorf("writing the workload: %w", err)
 	}
+	if spec.Streams < 0 || spec.Streams > wire.MaxStreams {
+		return res, fmt.Errorf("streams %d: want 1 to %d", spec.Streams, wire.MaxStreams)
+	}
 	run := runProcesses
 	switch spec.Isolation {
 	case wire.IsolationProcess:
@@ -182,9 +189,10 @@ func Run(ctx context.Context, spec Spec) (*wire.BenchResult, error) {
 	default:
 		return res, fmt.Errorf("isolation %q: want %s or %s", spec.Isolation, wire.IsolationProcess, wire.IsolationSession)
 	}
-	if err := run(ctx, spec, res, Invocation{Workload: file, Data: spec.Data}, filepath.Join(dir, "timing")); err != nil {
+	if err := runStreams(ctx, spec, res, run, Invocation{Workload: file, Data: spec.Data}, dir); err != nil {
 		return res, err
 	}
+	setPercentiles(res.Queries)
 	res.WallMillis = time.Since(res.Start).Milliseconds()
 	res.GeometricMeanMillis = geometricMean(res.Queries, func(q wire.QueryResult) int64 { return q.MedianMillis })
 	res.WallGeometricMeanMillis = geometricMean(res.Queries, func(q wire.QueryResult) int64 { return q.MedianWallMillis })

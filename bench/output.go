@@ -114,6 +114,7 @@ func WriteMarkdown(w io.Writer, res *wire.BenchResult) error {
 		fmt.Fprintf(&b, "During refresh: %d rewrites of %d%% of %d files every %s; the volume's newest generation went from %d to %d while the queries read %d.\n",
 			rr.Rewrites, rr.Percent, rr.Files, ms(rr.EveryMillis), rr.FirstGeneration, rr.LastGeneration, rr.ReadGeneration)
 	}
+	writeStreamsMarkdown(&b, res)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -155,7 +155,7 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		// The input's read throughput, measured after the queries: the volume, or the bucket (an s3
 		// input, read by an engine that can: duckdb skips it).
 		ProbeStreams: 8, ConfigName: j.config.Name, ReportFile: corev1.TerminationMessagePathDefault,
-		Isolation: isolationArg(j.engine)}
+		Isolation: isolationArg(j.engine), Streams: int(max(run.Spec.Streams, 1))}
 	if g := run.Status.DatasetGeneration; g > 0 && j.input.Type != datav1alpha1.InputClaim && generationKept(ds, g) {
 		// Every Job of the run reads the generation recorded at its start, whatever refreshes happen.
 		a.Data = generationDir(g)

@@ -87,8 +87,19 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 	r.Isolation = datav1alpha1.BenchIsolation(res.Isolation)
 	r.WallGeometricMeanMillis = res.WallGeometricMeanMillis
 	r.StartupMillis, r.Timing = res.StartupMillis, resultTiming(res)
+	r.Streams, r.QueriesPerHour = int32(min(max(res.Streams, 0), wire.MaxStreams)), res.QueriesPerHour
+	several := res.Streams > 1
+	if several {
+		r.StreamMillis = res.StreamMillis
+	}
 	for _, q := range res.Queries {
-		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: q.QueryMeasurements})
+		m := q.QueryMeasurements
+		if !several {
+			// One stream's percentiles add little to its median and max, and the largest status a run
+			// of 64 Jobs may have has no room for them (the JSON and the summary keep them).
+			m.P50Millis, m.P95Millis, m.P99Millis = 0, 0, 0
+		}
+		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: m})
 	}
 	if rf := res.Refresh; rf != nil {
 		r.Refresh = &datav1alpha1.ResultRefresh{Rewrites: int32(min(rf.Rewrites, math.MaxInt32)), Files: int32(min(rf.Files, math.MaxInt32)),

@@ -595,7 +595,8 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 					StartTime: &now, CompletionTime: &now, WallMillis: 123456789, ReadBytesPerSecond: 1234567890, StagedBytes: 12345678901,
 					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789),
 					Message: long("the longest message a result keeps: ", 1024), Isolation: datav1alpha1.IsolationSession, Timing: datav1alpha1.TimingEngine,
-					StartupMillis: 123456789, WallGeometricMeanMillis: 123456789}
+					StartupMillis: 123456789, WallGeometricMeanMillis: 123456789,
+					Streams: 1, QueriesPerHour: 123456789}
 				for q := 1; q <= 32; q++ {
 					name := long(fmt.Sprintf("query-%02d-", q), 63)
 					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,

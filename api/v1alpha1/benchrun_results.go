@@ -82,6 +82,8 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 		if r.StartTime != nil {
 			res.Start = r.StartTime.Time
 		}
+		// The streams' throughput (spec.streams); the percentiles come with each query's measurements.
+		res.Streams, res.StreamMillis, res.QueriesPerHour = int(r.Streams), r.StreamMillis, r.QueriesPerHour
 		for _, q := range r.Queries {
 			// The result's timing holds for each of its queries (status keeps it once).
 			res.Queries = append(res.Queries, wire.QueryResult{Name: q.Name, Status: string(q.Status), QueryMeasurements: q.QueryMeasurements, Timing: string(r.Timing)})

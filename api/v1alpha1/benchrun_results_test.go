@@ -48,3 +48,20 @@ func TestWireResultsCarryCacheCosts(t *testing.T) {
 		t.Errorf("currency %q, want the spec's USD", got)
 	}
 }
+
+// The reports get the streams' throughput and each query's percentiles.
+func TestWireResultsCarryStreams(t *testing.T) {
+	done := metav1.Now()
+	br := &BenchRun{Spec: BenchRunSpec{Streams: 2}}
+	q := QueryResult{Name: "q1", Status: QuerySucceeded}
+	q.P50Millis, q.P95Millis, q.P99Millis = 10, 20, 30
+	br.Status.Results = []BenchResult{{Config: "c", Input: "volume", CompletionTime: &done, Streams: 2, StreamMillis: []int64{400, 500}, QueriesPerHour: 7200,
+		Queries: []QueryResult{q}}}
+	r := br.WireResults()[0]
+	if r.Streams != 2 || len(r.StreamMillis) != 2 || r.StreamMillis[1] != 500 || r.QueriesPerHour != 7200 {
+		t.Errorf("streams %d, stream times %v, %d queries per hour", r.Streams, r.StreamMillis, r.QueriesPerHour)
+	}
+	if got := r.Queries[0]; got.P50Millis != 10 || got.P95Millis != 20 || got.P99Millis != 30 {
+		t.Errorf("percentiles %d/%d/%d, want 10/20/30", got.P50Millis, got.P95Millis, got.P99Millis)
+	}
+}

@@ -28,6 +28,7 @@ import (
 // configurations and input paths: one Job per engine × configuration × input. A BenchRun records one
 // run: its spec cannot change after creation.
 // +kubebuilder:validation:XValidation:rule="size(self.engines) * size(self.configs) * size(self.inputs) <= 64",message="a run has at most 64 Jobs (engines × configs × inputs), so that its status fits in one object: split it into several BenchRuns"
+// +kubebuilder:validation:XValidation:rule="!has(self.streams) || self.streams <= 1 || size(self.engines) * size(self.configs) * size(self.inputs) <= 32",message="a run with streams has at most 32 Jobs (engines × configs × inputs), so that its status fits each query's percentiles: split it into several BenchRuns"
 type BenchRunSpec struct {
 	// datasetRef names the Dataset, in the same namespace, whose data the queries read. The run
 	// waits until it is Ready.
@@ -149,6 +150,19 @@ type BenchRunSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000
 	RunsPerDay *int32 `json:"runsPerDay,omitempty"`
+
+	// Under load (issue 37).
+
+	// streams is how many query streams each Job runs at once over the same input, each its own
+	// permutation of the queries (stream 0 the workload's order, the others seeded by their number),
+	// as TPC-H's throughput test does. Each query's status then gives p50, p95 and p99 over every
+	// stream's executions, and each result its queries per hour and each stream's time. 1 runs the
+	// queries alone (status then has no percentiles: the runner's JSON does). A run with streams has
+	// at most 32 Jobs, half the usual, so that its status holds the percentiles.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 16",message="streams must be 1 to 16 concurrent query streams"
+	Streams int32 `json:"streams,omitempty"`
 
 	// Under refresh (issue 37): duringRefresh and its tuning.
 
@@ -745,6 +759,21 @@ type BenchResult struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Queries []QueryResult `json:"queries,omitempty"`
+
+	// Under load (issue 37): spec.streams.
+
+	// streams is how many query streams the Job ran at once.
+	// +optional
+	Streams int32 `json:"streams,omitempty"`
+	// streamMillis is each stream's wall time, warm-ups included, in stream order.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	StreamMillis []int64 `json:"streamMillis,omitempty"`
+	// queriesPerHour is the Job's throughput: the query executions that succeeded in all streams,
+	// warm-ups included, per hour of the streams' wall time.
+	// +optional
+	QueriesPerHour int64 `json:"queriesPerHour,omitempty"`
 
 	// How the query times were taken (issue 37): the isolation, what the times measure, and the
 	// start-up and whole-process figures beside them. Per result, not per query (each query has its

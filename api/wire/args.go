@@ -381,6 +381,9 @@ const (
 	DefaultQueryTimeout = 30 * time.Minute
 	DefaultMemoryLimit  = "auto"
 	DefaultIsolation    = IsolationProcess
+	// DefaultStreams runs the queries alone, one stream; MaxStreams bounds --streams and the API's streams.
+	DefaultStreams = 1
+	MaxStreams     = 16
 )
 
 // BenchArgs are the flags of `pqcache bench` that a BenchRun's Job sets: what to run, on what data,
@@ -420,6 +423,9 @@ type BenchArgs struct {
 	// ProbeStreams, when positive, measures the input's read throughput after the queries.
 	ProbeStreams int
 	BenchRefresh
+	// Streams is how many query streams run at once, each its own permutation of the queries
+	// (1-MaxStreams; 1: the queries in the workload's order, alone).
+	Streams int
 	// Label, ConfigName and IOType name the run, its resource configuration and its input in reports.
 	Label, ConfigName, IOType string
 	// ReportFile also receives the compact summary (a pod's termination message).
@@ -454,7 +460,7 @@ const (
 // defaultBenchArgs are the arguments a runner applies to flags it was not given.
 func defaultBenchArgs() BenchArgs {
 	return BenchArgs{Engine: DefaultEngine, Workload: DefaultWorkload, Iterations: DefaultIterations, Warmups: DefaultWarmups,
-		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine, Isolation: DefaultIsolation,
+		QueryTimeout: DefaultQueryTimeout, MemoryLimit: DefaultMemoryLimit, PolarsEngine: DefaultPolarsEngine, Isolation: DefaultIsolation, Streams: DefaultStreams,
 		BenchRefresh: BenchRefresh{RefreshPercent: DefaultRefreshPercent, RefreshEvery: DefaultRefreshEvery}}
 }
 
@@ -479,6 +485,7 @@ func (a *BenchArgs) flags() flagList {
 	l.duration(&a.QueryTimeout, "query-timeout", d.QueryTimeout, "Bound on one run of one query; past it the query is recorded as Timeout.")
 	l.str(&a.Isolation, "isolation", d.Isolation, "process (a fresh engine process per query per iteration: cold, as polars-benchmark runs) or session (one engine process per iteration runs every query in turn: warm, as an interactive user's session).")
 	a.BenchRefresh.flags(&l)
+	l.int(&a.Streams, "streams", d.Streams, "Query streams that run at once over the same data (1-16), each its own permutation of the queries, as TPC-H's throughput test: per-query p50/p95/p99 over every stream's executions, queries per hour, each stream's time.")
 	l.int(&a.ProbeStreams, "probe-streams", 0, "Also measure the data's sequential read throughput with this many parallel streams, after the queries (0: no probe); for s3:// data, parallel GETs of the objects.")
 	l.str(&a.Label, "label", "", "Name of this run in reports, e.g. \"2cpu-4gi / volume\".")
 	l.str(&a.ConfigName, "config-name", "", "Name of the resource configuration in reports (e.g. 2cpu-4gi), which compare engines per configuration and input.")

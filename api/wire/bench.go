@@ -148,6 +148,19 @@ type QueryMeasurements struct {
 	// them per query, and every iteration.
 	// +optional
 	MedianWallMillis int64 `json:"medianWallMillis,omitempty"`
+	// The latency distribution (streams): percentiles of the query time over every measured
+	// execution of the query, in every stream.
+
+	// p50Millis, p95Millis and p99Millis are the 50th, 95th and 99th percentiles of the measured
+	// executions' query times, by the nearest-rank method (the smallest time that at least that share
+	// of executions do not exceed): with few executions p95 and p99 are the slowest one. A BenchRun's
+	// status has them for runs with several streams only.
+	// +optional
+	P50Millis int64 `json:"p50Millis,omitempty"`
+	// +optional
+	P95Millis int64 `json:"p95Millis,omitempty"`
+	// +optional
+	P99Millis int64 `json:"p99Millis,omitempty"`
 }
 
 // ProbeResult is the sequential read throughput of an input path, measured without a query engine.
@@ -219,6 +232,16 @@ type BenchResult struct {
 	RunsPerDay    int32  `json:"runsPerDay,omitempty"`
 	// Cache is what keeping the cache this run read costs over time, when a BenchRun priced it.
 	Cache *CacheCost `json:"cache,omitempty"`
+
+	// Streams is how many query streams ran at once, each its own permutation of the queries (1: the
+	// workload's order alone; absent in results made before streams existed).
+	Streams int `json:"streams,omitempty"`
+	// StreamMillis is each stream's wall time, warm-ups included, in stream order.
+	StreamMillis []int64 `json:"streamMillis,omitempty"`
+	// QueriesPerHour is the throughput: the query executions that succeeded in all streams, warm-ups
+	// included, per hour of the streams' wall time (first start to last end).
+	QueriesPerHour int64 `json:"queriesPerHour,omitempty"`
+
 	// Refresh is, for a run measured during refreshes (--during-refresh), what the runner rewrote
 	// while the queries ran and which generations the volume had.
 	Refresh *RefreshResult `json:"refresh,omitempty"`

@@ -80,8 +80,13 @@ func TestSummaryFitsATerminationMessage(t *testing.T) {
 			MemorySource: "rusage",
 			ExitCode:     1, StderrTail: strings.Repeat("Binder Error: x ", 200), QueryMeasurements: QueryMeasurements{MedianMillis: 123456, MinMillis: 100000, MaxMillis: 999999,
 				PeakMemoryBytes: 12345678901, PeakAnonBytes: 1234567890, PeakFileBytes: 1234567890,
-				Rows: 1000000, Digest: "0123456789abcdef-1000000"},
+				Rows: 1000000, Digest: "0123456789abcdef-1000000", P50Millis: 123456, P95Millis: 987654, P99Millis: 999999},
 		})
+	}
+	// 16 streams, the most a run has.
+	res.Streams, res.QueriesPerHour = MaxStreams, 123456789
+	for s := range MaxStreams {
+		res.StreamMillis = append(res.StreamMillis, 12345678+int64(s)*1013)
 	}
 	res.Probe = &ProbeResult{Files: 1000, Bytes: 1 << 40, Streams: 8, Millis: 100000, BytesPerSecond: 1 << 30}
 	enc, err := EncodeBenchSummary(res, TerminationMessageLimit)
@@ -95,7 +100,8 @@ func TestSummaryFitsATerminationMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Queries) != 22 || back.Queries[21].Digest != res.Queries[21].Digest || back.Queries[0].MedianMillis != 123456 || back.Probe.BytesPerSecond != 1<<30 {
+	if len(back.Queries) != 22 || back.Queries[21].Digest != res.Queries[21].Digest || back.Queries[0].MedianMillis != 123456 || back.Probe.BytesPerSecond != 1<<30 ||
+		back.Queries[0].P95Millis != 987654 || len(back.StreamMillis) != MaxStreams || back.QueriesPerHour != 123456789 {
 		t.Fatalf("round trip lost data: %+v", back.Queries[0])
 	}
 	t.Logf("22 worst-case queries: %d bytes", len(enc))
@@ -144,7 +150,8 @@ func TestThirtyTwoNamedQueriesFitATerminationMessage(t *testing.T) {
 			QueryMeasurements: QueryMeasurements{MedianMillis: 123456 + int64(q), MinMillis: 100000 + int64(q), MaxMillis: 999999 - int64(q),
 				PeakMemoryBytes: 12345678901 + int64(q), PeakAnonBytes: 1234567890 + int64(q), PeakFileBytes: 1234567890 - int64(q),
 				NetworkReadBytes: 987654321 + int64(q), Rows: 1000000 + int64(q), Digest: fmt.Sprintf("%x-%d", sum[:8], 1000000+q),
-				MedianWallMillis: 2345678 + 3*int64(q)},
+				MedianWallMillis: 2345678 + 3*int64(q),
+				P50Millis:        123457 + int64(q), P95Millis: 987653 - int64(q), P99Millis: 999998 - int64(q)},
 			// The figures beside the query time, each distinct per query as real ones are.
 			Timing: TimingEngine, MedianStartupMillis: 1234567 + int64(q), PeakAboveReadyBytes: 11234567890 + 7*int64(q),
 		})
@@ -155,7 +162,8 @@ func TestThirtyTwoNamedQueriesFitATerminationMessage(t *testing.T) {
 	}
 	back, err := DecodeBenchSummary(string(enc))
 	if err != nil || len(back.Queries) != 32 || back.Queries[31].Digest != res.Queries[31].Digest ||
-		back.Queries[31].MedianWallMillis != res.Queries[31].MedianWallMillis || back.Queries[31].Timing != TimingEngine {
+		back.Queries[31].MedianWallMillis != res.Queries[31].MedianWallMillis || back.Queries[31].Timing != TimingEngine ||
+		back.Queries[31].P99Millis != res.Queries[31].P99Millis {
 		t.Fatalf("round trip: %v", err)
 	}
 	t.Logf("32 queries with 63-character names: %d bytes", len(enc))

@@ -42,6 +42,7 @@ var enginePage = template.Must(template.Must(template.New("engines").Parse(style
 <table><tr><th>run</th><th>engine</th><th>geometric mean</th><th>typical spread</th><th>query time</th><th>isolation</th><th>geometric mean, whole process</th><th>failed</th><th>wall time</th><th>iterations</th><th>input read throughput</th><th>network read</th></tr>
 {{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{.Timing}}</td><td>{{.Isolation}}</td><td>{{.WallMean}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
 {{end}}</table>
+{{.StreamsTable}}
 {{range .Groups}}<h2>{{.Title}}</h2>
 <p class="timed">{{.Timed}}</p>
 {{if .Verdict}}<p>{{.Verdict}}</p>{{end}}
@@ -49,6 +50,7 @@ var enginePage = template.Must(template.Must(template.New("engines").Parse(style
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{.TimeChart}}
+{{.DistributionChart}}
 {{.MemoryChart}}
 {{end}}</body></html>
 `))
@@ -61,6 +63,8 @@ type groupView struct {
 	Head                   []string
 	Rows                   [][]string
 	TimeChart, MemoryChart template.HTML
+	// DistributionChart is the engines' latency distribution (distribution.go), when they have one.
+	DistributionChart template.HTML
 }
 
 // writeEnginesHTML writes the engine report: first the verdict (headline.go), then the network bytes
@@ -88,6 +92,7 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 				bars{Label: e + " file-backed", Color: lighter(color), Result: r, Value: func(q *wire.QueryResult) float64 { return float64(q.PeakFileBytes) / (1 << 20) }})
 		}
 		v.TimeChart = chart(g.Title()+": median time per query", "ms", times, qs)
+		v.DistributionChart = distributionChart(g.Title()+": query time distribution", times, qs)
 		v.MemoryChart = chart(g.Title()+": peak anonymous and file-backed memory per query", "MiB", memory, qs)
 		groups = append(groups, v)
 	}
@@ -104,6 +109,7 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 		"Network":       network,
 		"Runs":          runViews(results),
 		"Groups":        groups,
+		"StreamsTable":  streamsTable(results),
 	})
 }
 

@@ -219,7 +219,9 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 <table><tr><th>run</th><th>geometric mean</th><th>typical spread</th><th>query time</th><th>geometric mean, whole process</th><th>failed</th><th>wall time</th><th>iterations</th></tr>
 {{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{.Timed}}</td><td>{{.WallMean}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
 {{end}}</table>
+{{.StreamsTable}}
 {{.TimeChart}}
+{{.DistributionChart}}
 {{.MemoryChart}}
 <table><tr><th>query</th>{{range .Series}}<th>{{.Label}}: median</th><th>start-up</th><th>wall</th><th>peak memory</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Query}}</td>{{range .Cells}}<td>{{.Time}}</td><td>{{.Startup}}</td><td>{{.Wall}}</td><td>{{.Memory}}</td>{{end}}</tr>
@@ -271,11 +273,14 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 		runs = append(runs, seriesView{Series: s, Timed: howTimed(s.Result), WallMean: wallMeanText(s.Result)})
 	}
 	return page.Execute(w, map[string]any{
-		"Series":      series,
-		"Runs":        runs,
-		"Rows":        rows,
-		"TimeChart":   chart("Median time per query", "ms", barsOf(series, medianOf), qs),
-		"MemoryChart": chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
+		"Series":    series,
+		"Runs":      runs,
+		"Rows":      rows,
+		"TimeChart": chart("Median time per query", "ms", barsOf(series, medianOf), qs),
+		// The distribution and the streams' throughput, for results that have them (distribution.go).
+		"DistributionChart": distributionChart("Query time distribution", barsOf(series, medianOf), qs),
+		"StreamsTable":      streamsTable(results),
+		"MemoryChart":       chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
 	})
 }
 

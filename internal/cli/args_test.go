@@ -77,7 +77,7 @@ func TestBenchArgsRoundTrip(t *testing.T) {
 		DuckDBSettings: []string{"prefetch_all_parquet_files=true", "threads=8"}, PolarsEngine: "streaming", PolarsForceAsync: true,
 		Workload: "/workload/workload.yaml", Data: "/data/.pqcache/generations/7", FreshData: "/scratch", FreshPrefixes: []string{"lineitem/batch=7/", "orders/"},
 		S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
-		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, Isolation: wire.IsolationSession, ProbeStreams: 8,
+		Queries:  "q1,q6,q14", Iterations: 4, Warmups: 2, QueryTimeout: 90 * time.Second, Isolation: wire.IsolationSession, ProbeStreams: 8, Streams: 3,
 		BenchRefresh: wire.BenchRefresh{DuringRefresh: true, RefreshSource: "s3://lake/tpch/", RefreshPercent: 10, RefreshEvery: 5 * time.Second},
 		Label:        "duckdb / 2cpu / volume", ConfigName: "2cpu", IOType: "volume", ReportFile: "/dev/termination-log",
 	}

@@ -109,6 +109,9 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	if a.Iterations < 1 || a.Iterations > 100 || a.Warmups < 0 || a.Warmups > 10 {
 		return fmt.Errorf("--iterations must be 1-100 and --warmups 0-10")
 	}
+	if a.Streams < 1 || a.Streams > wire.MaxStreams {
+		return fmt.Errorf("--streams %d: want 1 to %d concurrent query streams", a.Streams, wire.MaxStreams)
+	}
 	var lease *generations.Lease
 	if !strings.HasPrefix(a.Data, "s3://") {
 		// A generation of a Dataset's volume (.pqcache/generations/N or current) is held for the whole
@@ -149,7 +152,7 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	stderr := cmd.ErrOrStderr()
 	res, err := bench.Run(ctx, bench.Spec{
 		Label: a.Label, Engine: eng, Data: a.Data, Workload: resolved, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
-		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets, Isolation: a.Isolation,
+		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets, Isolation: a.Isolation, Streams: a.Streams,
 		Progress: func(q wire.QueryResult) {
 			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms (%s)  start-up %6d ms  wall %6d ms  peak %6d MiB\n",
 				q.Name, q.Status, q.MedianMillis, q.Timing, q.MedianStartupMillis, q.MedianWallMillis, q.PeakMemoryBytes>>20)

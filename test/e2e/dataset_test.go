@@ -300,6 +300,48 @@ spec:
 		Expect(cur.Status.Manifest.Generation).To(BeNumerically(">", before.Status.Manifest.Generation))
 	})
 
+	It("runs two concurrent query streams with an idle run's answers, and reports their percentiles and throughput", func() {
+		runs := map[int32]*datav1alpha1.BenchRun{}
+		for _, streams := range []int32{1, 2} {
+			var br datav1alpha1.BenchRun
+			fromYAML(&br, `
+apiVersion: data.pqcache.dev/v1alpha1
+kind: BenchRun
+metadata: {name: streams-%d, namespace: %s}
+spec:
+  datasetRef: {name: tpch}
+  inputs: [{type: volume}]
+  configs: [{name: 1cpu-1gi, cpu: "1", memory: 1Gi}]
+  iterations: 2
+  warmups: 0
+  streams: %d
+`, streams, ns, streams)
+			Expect(c.Create(ctx, &br)).To(Succeed())
+			runs[streams] = &br
+		}
+		for _, br := range runs {
+			waitBenchRun(br, 15*time.Minute)
+			Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
+				"BenchRun %s conditions: %s", br.Name, conditionsString(br.Status.Conditions))
+			Expect(br.Status.Results).To(HaveLen(1))
+			Expect(br.Status.Results[0].FailedQueries).To(BeEmpty())
+			Expect(br.Status.Results[0].Queries).To(HaveLen(22))
+		}
+		idle, loaded := runs[1].Status.Results[0], runs[2].Status.Results[0]
+		Expect(idle.Streams).To(Equal(int32(1)))
+		Expect(loaded.Streams).To(Equal(int32(2)))
+		Expect(loaded.StreamMillis).To(HaveLen(2))
+		Expect(loaded.QueriesPerHour).To(BeNumerically(">", 0))
+		for i, q := range loaded.Queries {
+			Expect(q.Name).To(Equal(idle.Queries[i].Name))
+			Expect(q.Digest).NotTo(BeEmpty(), q.Name)
+			Expect(q.Digest).To(Equal(idle.Queries[i].Digest), q.Name+": two streams return the idle run's answer")
+			Expect(q.P50Millis).To(BeNumerically(">", 0), q.Name+": p50 in status")
+			Expect(q.P95Millis).To(BeNumerically(">=", q.P50Millis), q.Name)
+			Expect(q.P99Millis).To(BeNumerically(">=", q.P95Millis), q.Name)
+		}
+	})
+
 	It("compares DuckDB and Polars on every input path with equal answers, reading S3 only where it should", func() {
 		var br datav1alpha1.BenchRun
 		fromYAML(&br, `
