@@ -25,8 +25,14 @@
 # pqcache as `bench --engine polars --isolation process --iterations 1 --warmups 0`. Both get
 # POLARS_MAX_THREADS=THREADS.
 #
+# FORMS=upstream runs upstream's own Polars forms in pqcache too (a workload file that
+# hack/bench/polars-benchmark-workload.py writes from the checkout's queries/polars/qN.py): the same
+# LazyFrames under both timers, so what differs is the runners. The default, FORMS=pqcache, runs
+# pqcache's forms (bench/queries/polars), which keep exact decimals where upstream's turn to floats
+# (docs/benchmarks.md lists the differences).
+#
 # Environment: POLARS_BENCHMARK_DIR and DATA (required), SCALE (the scale factor, default 1), ROUNDS
-# (2), THREADS (2), QUERIES (1-22, a list such as 1,9,18 or a range), PQCACHE (bin/pqcache, built if
+# (2), THREADS (2), FORMS (pqcache or upstream), QUERIES (1-22, a list such as 1,9,18 or a range), PQCACHE (bin/pqcache, built if
 # absent), PQCACHE_POLARS_PYTHON (pqcache's Polars, default the checkout's bin/polars-venv: make
 # polars-env), PB_VENV (upstream's venv, default bin/polars-benchmark-venv, made from
 # hack/bench/polars-benchmark-requirements.txt), PYTHON (CPython 3.11+ for that venv), WORK (scratch,
@@ -38,6 +44,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SCALE=${SCALE:-1}
 ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
+FORMS=${FORMS:-pqcache}
 PQ=${PQCACHE:-$ROOT/bin/pqcache}
 PB_VENV=${PB_VENV:-$ROOT/bin/polars-benchmark-venv}
 LOCK=$ROOT/hack/bench/polars-benchmark-requirements.txt
@@ -94,7 +101,9 @@ pb_query() {
 
 # pq_query N ROUND: one query in pqcache bench, its JSON in WORK/pq/rROUND-qN.json.
 pq_query() {
-	"$PQ" bench --engine polars --data "$DATA" --isolation process --queries "$1" --iterations 1 --warmups 0 \
+	local workload=(--queries "$1")
+	[ "$FORMS" = pqcache ] || workload=(--workload "$WORK/upstream-forms.json" --queries "q$1")
+	"$PQ" bench --engine polars --data "$DATA" --isolation process "${workload[@]}" --iterations 1 --warmups 0 \
 		--threads "$THREADS" --scale-factor "$SCALE" --json "$WORK/pq/r$2-q$1.json" >/dev/null 2>"$WORK/pq/r$2-q$1.log" || {
 		echo "pqcache bench q$1 failed:" >&2; tail -5 "$WORK/pq/r$2-q$1.log" >&2; return 1
 	}
@@ -111,9 +120,14 @@ export PQCACHE_POLARS_PYTHON=${PQCACHE_POLARS_PYTHON:-$ROOT/bin/polars-venv/bin/
 [ -x "$PQCACHE_POLARS_PYTHON" ] || (cd "$ROOT" && make -s polars-env)
 pb_venv
 pb_tree
+case $FORMS in
+pqcache) ;;
+upstream) "$PB_VENV/bin/python" "$ROOT/hack/bench/polars-benchmark-workload.py" "$WORK/pb" "$WORK/upstream-forms.json" ;;
+*) echo "FORMS=$FORMS: want pqcache or upstream" >&2; exit 2 ;;
+esac
 mkdir -p "$WORK/pq" "$WORK/pb-out"
 rm -f "$WORK/pb-out/timings.csv"
-log "polars: pqcache $("$PQCACHE_POLARS_PYTHON" -c 'import polars; print(polars.__version__)'), polars-benchmark $("$PB_VENV/bin/python" -c 'import polars; print(polars.__version__)')"
+log "forms: $FORMS; polars: pqcache $("$PQCACHE_POLARS_PYTHON" -c 'import polars; print(polars.__version__)'), polars-benchmark $("$PB_VENV/bin/python" -c 'import polars; print(polars.__version__)')"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq "$ROUNDS"); do
 	for q in "${queries[@]}"; do
