@@ -125,7 +125,7 @@ pqcache) ;;
 upstream) "$PB_VENV/bin/python" "$ROOT/hack/bench/polars-benchmark-workload.py" "$WORK/pb" "$WORK/upstream-forms.json" ;;
 *) echo "FORMS=$FORMS: want pqcache or upstream" >&2; exit 2 ;;
 esac
-mkdir -p "$WORK/pq" "$WORK/pb-out"
+rm -rf "$WORK/pq" && mkdir -p "$WORK/pq" "$WORK/pb-out"
 rm -f "$WORK/pb-out/timings.csv"
 log "forms: $FORMS; polars: pqcache $("$PQCACHE_POLARS_PYTHON" -c 'import polars; print(polars.__version__)'), polars-benchmark $("$PB_VENV/bin/python" -c 'import polars; print(polars.__version__)')"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
