@@ -38,7 +38,8 @@ func timedResults() []*wire.BenchResult {
 			Isolation: isolation, GeometricMeanMillis: 25, WallGeometricMeanMillis: 412}
 		for q := 1; q <= 5; q++ {
 			qr := wire.QueryResult{Name: fmt.Sprintf("q%d", q), Status: wire.StatusSucceeded, Timing: timing,
-				QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * 10, MedianWallMillis: 400 + int64(q), PeakMemoryBytes: 1 << 20}}
+				MedianWallMillis:  400 + int64(q),
+				QueryMeasurements: wire.QueryMeasurements{MedianMillis: int64(q) * 10, PeakMemoryBytes: 1 << 20}}
 			if isolation == wire.IsolationProcess && timing == wire.TimingEngine {
 				qr.MedianStartupMillis = 300 + int64(q)
 			}
