@@ -125,7 +125,7 @@ type BenchRunSpec struct {
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
-	// exclusive, when true, gives each of the run's query Jobs a node to itself while it runs: no other
+	// exclusive gives each of the run's query Jobs a node to itself while it runs (when true): no other
 	// pqcache bench Job is admitted there, pqcache's sync Jobs are kept off it, and the Job itself
 	// starts only on a node without them, so that nothing of pqcache's but the node agent shares its
 	// CPUs, memory and disk. It costs waiting: a Job may queue until a node is free, and syncs of
