@@ -26,7 +26,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/yuin/gopher-lua v1.1.2
 	go.etcd.io/bbolt v1.5.0
-	golang.org/x/sync v0.22.0
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0
 	google.golang.org/grpc v1.83.1
 	k8s.io/api v0.37.2
