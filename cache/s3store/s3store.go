@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -225,10 +226,35 @@ func (s *Store) ListPages(ctx context.Context, prefix, strip string, fn func(Pag
 	return ctx.Err()
 }
 
+// listFast sends one ListObjectsV2 through the lean path, retried as the SDK retries its own
+// requests (the client's retryer: its attempts, which errors, its backoff with jitter): a 503
+// SlowDown or a connection reset on one page of a long listing must not fail the sync, as S3 asks
+// clients to retry them. A page that breaks the protocol (ErrSourceMisbehaving) is not retried: the
+// same store answers it the same way.
+func (s *Store) listFast(ctx context.Context, prefix, token string) (listPage, error) {
+	retryer := s.client.Options().Retryer
+	for attempt := 1; ; attempt++ {
+		pg, err := s.fast.list(ctx, prefix, token)
+		if err == nil || ctx.Err() != nil || errors.Is(err, ErrSourceMisbehaving) ||
+			retryer == nil || attempt >= retryer.MaxAttempts() || !retryer.IsErrorRetryable(err) {
+			return pg, err
+		}
+		delay, derr := retryer.RetryDelay(attempt, err)
+		if derr != nil {
+			return pg, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return listPage{}, context.Cause(ctx)
+		}
+	}
+}
+
 // listPage sends one ListObjectsV2, through the lean path when there is one. Keys are listed whole.
 func (s *Store) listPage(ctx context.Context, prefix, token string) (listPage, error) {
 	if s.fast != nil {
-		return s.fast.list(ctx, prefix, token)
+		return s.listFast(ctx, prefix, token)
 	}
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)}
 	if token != "" {
