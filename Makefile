@@ -171,7 +171,7 @@ fuzz-short: ## The bounded pass CI runs (in make test): every fuzz target for 5s
 
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
-	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter='!benchmark'
+	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 55m -ginkgo.label-filter='!benchmark'
 
 .PHONY: bench-events-cluster
 bench-events-cluster: helm ## Freshness by S3 event notifications on the local cluster: lag from PUT to the volume at 1 and 20 objects/s.
