@@ -29,6 +29,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,6 +126,8 @@ spec:
 			"--prefix", goodPrefix+sub+"/", "--data", "/copy/"+sub, "--rate", "1", "--count", strconv.Itoa(lagObjects),
 			"--timeout", "2m", "--report-file", "/dev/termination-log")
 		run.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(int64(0)), ReadOnlyRootFilesystem: ptr.To(true)}
+		// Small, so that it fits on the follower's node beside the suite's other pods (2 cores a node).
+		run.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")}
 		run.VolumeMounts = append(run.VolumeMounts, corev1.VolumeMount{Name: "copy", MountPath: "/copy", ReadOnly: true})
 		job := &batchv1.Job{ObjectMeta: objectMeta(observerNS, sub), Spec: batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -137,7 +140,7 @@ spec:
 		Eventually(func(g Gomega) {
 			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
 			g.Expect(job.Status.Failed).To(BeZero(), "lag Job %s failed: %s", sub, describePods(observerNS, sub))
-			g.Expect(job.Status.Succeeded).To(Equal(int32(1)))
+			g.Expect(job.Status.Succeeded).To(Equal(int32(1)), "lag Job %s has not finished: %s", sub, describePods(observerNS, sub))
 		}).WithTimeout(lagObjects*time.Second + 4*time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		var rep map[string]float64
 		Expect(json.Unmarshal([]byte(terminationMessage(observerNS, sub, "lag")), &rep)).To(Succeed())
@@ -269,8 +272,12 @@ func startHostileS3(ns string) string {
 		args = append(args, "--rule", b+"="+rule)
 	}
 	podSec, _ := restricted()
+	server := pqcacheContainer("hostile", args...)
+	// It streams endless and huge answers: bounded, and small enough to leave the nodes' CPUs to the
+	// tenants' agents and the lag's pod.
+	server.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("256Mi")}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hostile-s3", Labels: map[string]string{"app": "hostile-s3"}},
-		Spec: corev1.PodSpec{SecurityContext: podSec, Containers: []corev1.Container{pqcacheContainer("hostile", args...)},
+		Spec: corev1.PodSpec{SecurityContext: podSec, Containers: []corev1.Container{server},
 			Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}
 	Expect(c.Create(ctx, pod)).To(Succeed())
 	return exposeReady(pod, s3Port)
