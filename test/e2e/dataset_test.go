@@ -271,10 +271,12 @@ spec:
   inputs: [{type: volume}]
   configs:
     - {name: 1cpu-1gi, cpu: "1", memory: 1Gi}
-  iterations: 2
+  # Long enough (22 queries x 10 runs, some 30 s at SF 0.01) for sync Jobs, which start a pod each,
+  # to publish while the queries run.
+  iterations: 9
   warmups: 1
   duringRefresh: true
-  refresh: {percent: 25, every: 5s}
+  refresh: {percent: 25, every: 3s}
 `, ns)
 		Expect(c.Create(ctx, &br)).To(Succeed())
 		waitBenchRun(&br, 15*time.Minute)
