@@ -61,7 +61,7 @@ for q in "${queries[@]}"; do
 done
 row="| geometric mean |"
 for l in "${labels[@]}"; do
-	row+=$(cat "$OUT/$l"-*.json | jq -s -r '[.[].queries[0] | select(.status == "Succeeded") | .medianMillis | if . < 1 then 1 else . end | log]
+	row+=$(cat "$OUT/$l"-[0-9]*.json | jq -s -r '[.[].queries[0] | select(.status == "Succeeded") | .medianMillis | if . < 1 then 1 else . end | log]
 		| " \((add / length) | exp | round) ms | |"')
 done
 echo "$row |"

@@ -47,7 +47,7 @@ echo "| run | query time (geometric mean) | start-up | whole process |"
 echo "|---|---|---|---|"
 for run in "${runs[@]}"; do
   label=${run%%=*}; label=${label%%@*}
-  cat "$WORK/out/$label"-*.json | jq -s -r --arg l "$label" '
+  cat "$WORK/out/$label"-[0-9]*.json | jq -s -r --arg l "$label" '
     def gm(f): [.[].queries[0] | select(.status == "Succeeded") | f // 0 | if . < 1 then 1 else . end | log] | (add / length) | exp | round;
     "| \($l) | \(gm(.medianMillis)) ms | \(if $l | endswith("-old") then "–" else "\(gm(.medianStartupMillis)) ms" end) | \(if $l | endswith("-old") then "\(gm(.medianMillis)) ms" else "\(gm(.medianWallMillis)) ms" end) |"'
 done
