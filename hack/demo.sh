@@ -12,7 +12,7 @@
 #  6. prints the verdict and results (which input path won, by how much, what a run costs, per engine)
 #     with `kubectl pqcache`, and writes report.html.
 # The cluster stays up for a look around (export KUBECONFIG=bin/cluster/kubeconfig); `make demo-down`
-# removes it. DEMO_SCALE changes the scale factor, DEMO_ITERATIONS the timed runs per query (3).
+# removes it. DEMO_SCALE changes the scale factor, DEMO_ITERATIONS the timed runs per query (2).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -25,7 +25,7 @@ RATE=${DEMO_RATE:-50MiB}
 # (one run gave "1.1x faster" for 100 against 106 ms, within noise: issue 37). Two more runs than
 # before add an estimated 2 min 45 s to 3 min 40 s to the BenchRun, keeping a cold demo within 25
 # minutes on 2 cores (docs/local-cluster.md, "A cold make demo"); DEMO_ITERATIONS=1 is quicker.
-ITERATIONS=${DEMO_ITERATIONS:-3}
+ITERATIONS=${DEMO_ITERATIONS:-2}
 REPORT=${DEMO_REPORT:-$ROOT/report.html}
 OUT=$ROOT/bin/demo
 step() { printf '\n== %s\n' "$*"; }
