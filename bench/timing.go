@@ -51,15 +51,30 @@ type timings struct {
 	queryMillis map[string]float64
 }
 
-// readTimings reads the timing file at path. A missing file or a malformed line is no report,
-// not an error: the runner then keeps the wall time, labelled as such.
+// maxTimingFileBytes caps what the runner reads of a timing file: an engine is any command a user
+// names, and a few lines per query are all the protocol needs (22 queries take about 2 KiB).
+const maxTimingFileBytes = 1 << 20
+
+// maxQueryMillis bounds a reported query time (about 11.6 days): beyond it a figure is nonsense,
+// and rounding it to int64 milliseconds would overflow.
+const maxQueryMillis = 1e9
+
+// readTimings reads the timing file at path, at most maxTimingFileBytes of it. A missing file or a
+// malformed line is no report, not an error: the runner then keeps the wall time, labelled as such.
 func readTimings(path string) timings {
-	t := timings{queryMillis: map[string]float64{}}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return t
+		return timings{queryMillis: map[string]float64{}}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	defer func() { _ = f.Close() }() // only read
+	return parseTimings(io.LimitReader(f, maxTimingFileBytes))
+}
+
+// parseTimings reads timing lines from r as they come; it stops at the first line over the
+// scanner's limit (64 KiB), keeping what came before.
+func parseTimings(r io.Reader) timings {
+	t := timings{queryMillis: map[string]float64{}}
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		kv := map[string]string{}
 		for _, f := range strings.Fields(sc.Text()) {
@@ -73,7 +88,7 @@ func readTimings(path string) timings {
 				t.readyRSS = rss
 			}
 		}
-		if ms, err := strconv.ParseFloat(kv["query_ms"], 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
+		if ms, err := strconv.ParseFloat(kv["query_ms"], 64); err == nil && ms >= 0 && ms <= maxQueryMillis {
 			t.queryMillis[kv["query"]] = ms
 		}
 	}

@@ -267,7 +267,13 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, bucket, key string)
 		s.mu.Unlock()
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	// Objects live in memory: an upload over maxPutBytes is refused whole, never kept cut short.
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPutBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		s3Error(w, http.StatusRequestEntityTooLarge, "EntityTooLarge", fmt.Sprintf("an object here is at most %d bytes", maxPutBytes))
+		return
+	}
 	if err != nil {
 		s3Error(w, http.StatusBadRequest, "IncompleteBody", err.Error())
 		return
@@ -276,6 +282,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, bucket, key string)
 	o, _ := s.object(bucket, key)
 	w.Header().Set("ETag", o.etag)
 }
+
+// maxPutBytes is the largest object a PUT may store (they are held in memory).
+const maxPutBytes = 64 << 20
 
 func s3Error(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/xml")

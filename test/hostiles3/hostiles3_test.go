@@ -20,6 +20,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,20 @@ func TestControlAndGoodAnswers(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close left a held request waiting")
+	}
+}
+
+// TestAnUploadOverTheCapIsRefusedWhole checks that a PUT larger than maxPutBytes gets 413 and
+// stores nothing, rather than an object cut at the cap.
+func TestAnUploadOverTheCapIsRefusedWhole(t *testing.T) {
+	s := New()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPut, "/b/big.bin", strings.NewReader(strings.Repeat("x", maxPutBytes+1)))
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a PUT of %d bytes answered %d, want 413", maxPutBytes+1, rec.Code)
+	}
+	if _, ok := s.Object("b", "big.bin"); ok {
+		t.Error("the refused upload was stored")
 	}
 }
