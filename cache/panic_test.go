@@ -39,41 +39,21 @@ func (panicOnGet) Get(context.Context, string, string, s3store.Range) (io.ReadCl
 // ReasonPanicked, not the process (a node agent runs every Dataset's syncs in one), and the
 // published files stay as they were.
 func TestAPanicInADownloadFailsTheSync(t *testing.T) {
-	e := newEnv(t)
-	v1 := testfiles.Random(1<<16, 1)
-	e.put("a.bin", v1)
-	e.mustSync(nil)
-	e.put("a.bin", testfiles.Random(1<<16, 2))
+	e, v1 := changedAfterSync(t, 1<<16)
 	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnGet{s} })
 	rep, err := cache.Sync(context.Background(), st, e.options(reqs))
-	if err == nil {
-		t.Fatal("the sync succeeded")
-	}
-	if rep.Reason != wire.ReasonPanicked {
-		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
-	}
-	e.expectFile("a.bin", v1)
+	expectPanicked(t, e, v1, rep, err)
 }
 
 // TestAPanicInARangedPartFailsTheSync: a panic in the goroutine that fetches one range of a large
 // object (started by the download worker, not the worker itself) ends the sync with ReasonPanicked.
 func TestAPanicInARangedPartFailsTheSync(t *testing.T) {
-	e := newEnv(t)
-	v1 := testfiles.Random(1<<20, 1)
-	e.put("a.bin", v1)
-	e.mustSync(nil)
-	e.put("a.bin", testfiles.Random(1<<20, 2))
+	e, v1 := changedAfterSync(t, 1<<20)
 	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnGet{s} })
 	opts := e.options(reqs)
 	opts.PartSize = 64 << 10 // sixteen ranges, each in its own goroutine
 	rep, err := cache.Sync(context.Background(), st, opts)
-	if err == nil {
-		t.Fatal("the sync succeeded")
-	}
-	if rep.Reason != wire.ReasonPanicked {
-		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
-	}
-	e.expectFile("a.bin", v1)
+	expectPanicked(t, e, v1, rep, err)
 }
 
 // panicOnDescribe panics in every HEAD, in the goroutines that describe a change set's keys.
@@ -86,39 +66,43 @@ func (panicOnDescribe) Describe(context.Context, string, string) (plan.Object, b
 // TestAPanicInADescribeFailsTheSync: a change set's keys are described (HEAD) in goroutines of their
 // own; a panic there ends the sync with ReasonPanicked.
 func TestAPanicInADescribeFailsTheSync(t *testing.T) {
-	e := newEnv(t)
-	v1 := testfiles.Random(1<<16, 1)
-	e.put("a.bin", v1)
-	e.mustSync(nil)
-	e.put("a.bin", testfiles.Random(1<<16, 2))
+	e, v1 := changedAfterSync(t, 1<<16)
 	st, reqs := e.store(func(s *s3store.Store) cache.Store { return panicOnDescribe{s} })
 	opts := e.options(reqs)
 	opts.Changes = &wire.ChangeSet{Changes: []wire.Change{{Key: e.prefix + "a.bin"}}}
 	rep, err := cache.Sync(context.Background(), st, opts)
-	if err == nil {
-		t.Fatal("the sync succeeded")
-	}
-	if rep.Reason != wire.ReasonPanicked {
-		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
-	}
-	e.expectFile("a.bin", v1)
+	expectPanicked(t, e, v1, rep, err)
 }
 
 // TestAPanicInAPublishFailsTheSync: files are published (renamed into place, recorded in the
 // manifest) by a goroutine of their own; a panic there ends the sync with ReasonPanicked.
 func TestAPanicInAPublishFailsTheSync(t *testing.T) {
-	e := newEnv(t)
-	v1 := testfiles.Random(1<<16, 1)
-	e.put("a.bin", v1)
-	e.mustSync(nil)
-	e.put("a.bin", testfiles.Random(1<<16, 2))
+	e, v1 := changedAfterSync(t, 1<<16)
 	defer cache.SetPublishHook(func() { panic("a bug in publishing") })()
 	rep, err := e.sync(nil)
+	expectPanicked(t, e, v1, rep, err)
+}
+
+// changedAfterSync publishes a.bin of size bytes, then changes it in the bucket: the next sync has
+// one file to copy. It returns the env and the published bytes.
+func changedAfterSync(t *testing.T, size int) (*env, []byte) {
+	t.Helper()
+	e := newEnv(t)
+	v1 := testfiles.Random(size, 1)
+	e.put("a.bin", v1)
+	e.mustSync(nil)
+	e.put("a.bin", testfiles.Random(size, 2))
+	return e, v1
+}
+
+// expectPanicked checks that a sync failed with ReasonPanicked and left a.bin as it was published.
+func expectPanicked(t *testing.T, e *env, published []byte, rep *wire.SyncReport, err error) {
+	t.Helper()
 	if err == nil {
 		t.Fatal("the sync succeeded")
 	}
 	if rep.Reason != wire.ReasonPanicked {
 		t.Errorf("reason %q, want %s: %v", rep.Reason, wire.ReasonPanicked, err)
 	}
-	e.expectFile("a.bin", v1)
+	e.expectFile("a.bin", published)
 }
