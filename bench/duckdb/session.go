@@ -25,6 +25,8 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/pqcache/pqcache/api/wire"
@@ -47,7 +49,7 @@ func RunQueries(ctx context.Context, db *sql.DB, r *workload.Resolved, names []s
 			return fmt.Errorf("query %s has no SQL: DuckDB runs SQL only", q.Name)
 		}
 		start := time.Now()
-		rows, err := QueryRows(ctx, db, q.SQL)
+		rows, err := queryRetryingSourceChanges(ctx, db, q.Name, q.SQL)
 		elapsed := time.Since(start)
 		if err != nil {
 			return fmt.Errorf("query %s: %w", q.Name, err)
@@ -66,6 +68,31 @@ func RunQueries(ctx context.Context, db *sql.DB, r *workload.Resolved, names []s
 		}
 	}
 	return nil
+}
+
+// sourceChangeAttempts bounds how often a query whose input files were rewritten under it is run.
+const sourceChangeAttempts = 3
+
+// queryRetryingSourceChanges runs query, and runs it again (up to sourceChangeAttempts in all) when
+// DuckDB stopped it because a remote file's ETag changed between two of its reads: the bucket was
+// rewritten mid-query, as during a refresh over s3://. DuckDB refuses to mix two versions of a file and
+// its own message advises a retry, which is what a reader of a changing bucket does. The query's time
+// then includes the failed attempts: they are time its user waited. Each retry is said on stderr.
+func queryRetryingSourceChanges(ctx context.Context, db *sql.DB, name, query string) ([][]any, error) {
+	for attempt := 1; ; attempt++ {
+		rows, err := QueryRows(ctx, db, query)
+		if err == nil || !SourceChanged(err) || attempt == sourceChangeAttempts || ctx.Err() != nil {
+			return rows, err
+		}
+		fmt.Fprintf(os.Stderr, "query %s: a file changed in the bucket during the query (attempt %d of %d), running it again\n",
+			name, attempt, sourceChangeAttempts)
+	}
+}
+
+// SourceChanged says whether err is DuckDB refusing a remote file whose ETag changed during a query.
+func SourceChanged(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "ETag on reading file") && strings.Contains(msg, "remote file has changed")
 }
 
 // QueryRows runs query and returns every row's values, materialised.
