@@ -185,6 +185,10 @@ test-e2e-local: helm ## Start (or reuse) the local cluster of 3 nodes, load the 
 	hack/local-cluster up --nodes $(CLUSTER_NODES)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
 
+.PHONY: scan
+scan: helm ## Scan the rendered chart with checkov (pinned, bin/checkov-venv); fail on a finding hack/checkov-accepted.txt does not accept with a reason.
+	LOCALBIN=$(LOCALBIN) HELM=$(HELM) hack/scan-chart.sh
+
 .PHONY: verify
 verify: manifests generate fmt lint ## Regenerate everything, lint, and fail if the tree changed (generated files out of date, or unformatted code) or a linter finds anything.
 	@if [ -n "$$(git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs)" ]; then \
