@@ -120,7 +120,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	// A run during refreshes rewrites the Dataset's files in its bucket, whatever its input reads.
 	bucket := readsS3(j.input) || run.Spec.DuringRefresh
 	if bucket {
-		withBucket(&pod, &container, ds, j.input, opts)
+		withBucket(&container, ds, j.input)
 	}
 	pod.Containers = []corev1.Container{container}
 	if bucket {
@@ -265,7 +265,7 @@ func injectRunner(pod *corev1.PodSpec, c *corev1.Container, image string, opts W
 // standard AWS environment variables (which a command engine reads too), and for a mixed-direct input
 // where its fresh prefixes are. A Dataset that reads its bucket as a ServiceAccount lends it to no
 // BenchRun: the run names it itself (benchServiceAccount, refusedAccount).
-func withBucket(pod *corev1.PodSpec, c *corev1.Container, ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput, _ WorkerOptions) {
+func withBucket(c *corev1.Container, ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) {
 	s3 := ds.Spec.Source.S3
 	c.Env = append(c.Env, credentialsEnv(ds)...)
 	if s3.Endpoint != "" {
