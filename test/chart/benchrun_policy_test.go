@@ -20,6 +20,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -211,4 +212,22 @@ func withSecretEnv(e datav1alpha1.BenchEngine) datav1alpha1.BenchEngine {
 	e.Env = []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "db-credentials"}, Key: "password"}}}}
 	return e
+}
+
+// TestBenchRunPolicyBinding: cluster-wide, the BenchRun policy binds everywhere; a namespaced install
+// binds it in the watched namespaces only, where pqcache creates pods.
+func TestBenchRunPolicyBinding(t *testing.T) {
+	all := render(t).named(t, "ValidatingAdmissionPolicyBinding", "pqcache-benchrun-pods")
+	if _, found, _ := unstructured.NestedMap(all.Object, "spec", "matchResources"); found {
+		t.Errorf("a cluster-wide install limits the BenchRun policy: %v", all.Object["spec"])
+	}
+	if actions, _, _ := unstructured.NestedStringSlice(all.Object, "spec", "validationActions"); len(actions) != 1 || actions[0] != "Deny" {
+		t.Errorf("validationActions %v, want [Deny]", actions)
+	}
+	some := render(t, "watchNamespaces={team-a,team-b}").named(t, "ValidatingAdmissionPolicyBinding", "pqcache-benchrun-pods")
+	exprs, _, _ := unstructured.NestedSlice(some.Object, "spec", "matchResources", "namespaceSelector", "matchExpressions")
+	want := []any{map[string]any{"key": "kubernetes.io/metadata.name", "operator": "In", "values": []any{"team-a", "team-b"}}}
+	if !reflect.DeepEqual(exprs, want) {
+		t.Errorf("namespaced install's binding selects %v, want %v", exprs, want)
+	}
 }
