@@ -75,9 +75,6 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	withTerminationReport(&stage)
 	withCABundle(spec, opts.CABundle, &stage)
 	spec.InitContainers = append(spec.InitContainers, stage)
-	if sa := credentialsAccount(ds); sa != "" {
-		spec.ServiceAccountName = sa
-	}
 }
 
 // buildBenchJob returns the Job that measures one engine × configuration × input: `pqcache bench` with
@@ -100,7 +97,10 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	}
 	withTerminationReport(&container)
 	pod := corev1.PodSpec{
-		RestartPolicy:                corev1.RestartPolicyNever,
+		RestartPolicy: corev1.RestartPolicyNever,
+		// pqcache's own account unless the run names one (which the chart's admission policy admits
+		// only from a user who may create pods); no API token either way: the runner needs none.
+		ServiceAccountName:           benchServiceAccount(run, opts),
 		AutomountServiceAccountToken: ptr.To(false),
 		NodeSelector:                 run.Spec.NodeSelector,
 		Affinity:                     run.Spec.Affinity,
@@ -120,7 +120,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	// A run during refreshes rewrites the Dataset's files in its bucket, whatever its input reads.
 	bucket := readsS3(j.input) || run.Spec.DuringRefresh
 	if bucket {
-		withBucket(&pod, &container, ds, j.input, opts)
+		withBucket(&container, ds, j.input)
 	}
 	pod.Containers = []corev1.Container{container}
 	if bucket {
@@ -263,8 +263,9 @@ func injectRunner(pod *corev1.PodSpec, c *corev1.Container, image string, opts W
 
 // withBucket gives a container that reads the bucket the Dataset's credentials and endpoint, as the
 // standard AWS environment variables (which a command engine reads too), and for a mixed-direct input
-// where its fresh prefixes are.
-func withBucket(pod *corev1.PodSpec, c *corev1.Container, ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput, _ WorkerOptions) {
+// where its fresh prefixes are. A Dataset that reads its bucket as a ServiceAccount lends it to no
+// BenchRun: the run names it itself (benchServiceAccount, refusedAccount).
+func withBucket(c *corev1.Container, ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) {
 	s3 := ds.Spec.Source.S3
 	c.Env = append(c.Env, credentialsEnv(ds)...)
 	if s3.Endpoint != "" {
@@ -272,9 +273,6 @@ func withBucket(pod *corev1.PodSpec, c *corev1.Container, ds *datav1alpha1.Datas
 	}
 	if s3.Region != "" {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "AWS_REGION", Value: s3.Region})
-	}
-	if sa := credentialsAccount(ds); sa != "" {
-		pod.ServiceAccountName = sa // IRSA and Pod Identity mount their own tokens
 	}
 	if in.Type == datav1alpha1.InputMixedDirect {
 		c.Env = append(c.Env,

@@ -229,9 +229,9 @@ func syncPod(ds *datav1alpha1.Dataset, opts WorkerOptions, args wire.SyncArgs) c
 	pod := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
 		ServiceAccountName: sa,
-		// The worker needs the API only to publish progress; IRSA and Pod Identity mount their own
-		// tokens either way.
-		AutomountServiceAccountToken: ptr.To(sa != ""),
+		// The worker needs the API only to publish progress, which only pqcache's own worker account
+		// may; IRSA, Pod Identity and Workload Identity mount their own tokens either way.
+		AutomountServiceAccountToken: ptr.To(sa != "" && sa == opts.ServiceAccount),
 		SecurityContext:              security,
 		Containers:                   []corev1.Container{c},
 		Volumes: []corev1.Volume{{

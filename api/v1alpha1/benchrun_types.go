@@ -178,6 +178,17 @@ type BenchRunSpec struct {
 	// refresh tunes duringRefresh: how much to rewrite, how often.
 	// +optional
 	Refresh *BenchRefresh `json:"refresh,omitempty"`
+
+	// serviceAccountName runs the run's query pods as this ServiceAccount of the namespace, e.g. the
+	// one whose cloud role (IRSA, Pod Identity, Workload Identity) reads the Dataset's bucket, for
+	// inputs that read S3. Unset, they run as pqcache's own worker account (or the namespace's
+	// default), with no API token and no cloud identity of the Dataset's. Only a user who may create
+	// pods in the namespace may set it (the chart's ValidatingAdmissionPolicy pqcache-benchrun-pods),
+	// since a pod may run as any account of its namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="serviceAccountName must be a valid Kubernetes object name (lowercase letters, digits, '-' and '.')"
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // BenchRefresh says how a run with duringRefresh keeps its Dataset changing.
@@ -422,11 +433,17 @@ type BenchEngine struct {
 	// +kubebuilder:validation:MaxItems=64
 	Command []string `json:"command,omitempty"`
 
-	// env adds environment variables to the engine's container (for Polars, e.g. POLARS_FORCE_ASYNC).
+	// env adds environment variables to the engine's container (for Polars, e.g. POLARS_FORCE_ASYNC):
+	// values, or references to a ConfigMap (configMapKeyRef) or to the pod's own fields (fieldRef,
+	// resourceFieldRef). A reference to a Secret is refused: a BenchRun must not read what its creator
+	// may not, and a command engine would print it. The engine gets the bucket's credentials from the
+	// Dataset's Secret (spec.source.s3.credentials.secretRef) as the standard AWS variables, for inputs
+	// that read S3.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || !has(e.valueFrom.secretKeyRef))",message="env may not reference a Secret (valueFrom.secretKeyRef): give values or configMapKeyRef; for S3 the engine gets the Dataset's own credentials (spec.source.s3.credentials.secretRef) as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// isolation is how the engine's queries share processes (docs/bench.md, "Isolation"): process

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,8 +103,16 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("capabilities drop %v", drop)
 	}
 
-	// RBAC: exactly the generated rules, cluster-wide; leader election in the release namespace.
-	cr := r.one(t, "ClusterRole")
+	// RBAC: exactly the generated rules, cluster-wide; leader election in the release namespace. The
+	// other ClusterRoles are the users' aggregated ones (aggregated_roles_test.go), which bind nothing.
+	var clusterRoles []string
+	for _, cr := range r.all("ClusterRole") {
+		clusterRoles = append(clusterRoles, cr.GetName())
+	}
+	if slices.Sort(clusterRoles); !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-manager", "pqcache-edit", "pqcache-view"}) {
+		t.Errorf("ClusterRoles %v, want the manager's and the users' aggregated view and edit", clusterRoles)
+	}
+	cr := r.named(t, "ClusterRole", "pq-pqcache-manager")
 	if rules := cr.Object["rules"].([]any); !reflect.DeepEqual(rules, generatedRules(t)) {
 		t.Errorf("ClusterRole rules differ from config/rbac/role.yaml:\n%v", rules)
 	}
@@ -148,8 +157,8 @@ func TestNamespacedWatch(t *testing.T) {
 	for _, cr := range r.all("ClusterRole") {
 		clusterRoles = append(clusterRoles, cr.GetName())
 	}
-	if !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-nodes", "pqcache-worker-progress"}) {
-		t.Errorf("a namespaced install grants the ClusterRoles %v, want reading nodes and the workers' progress policy", clusterRoles)
+	if slices.Sort(clusterRoles); !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-nodes", "pqcache-edit", "pqcache-view", "pqcache-worker-progress"}) {
+		t.Errorf("a namespaced install grants the ClusterRoles %v, want reading nodes, the workers' progress policy and the users' aggregated view and edit (bound by nobody)", clusterRoles)
 	}
 	nodes := r.named(t, "ClusterRole", "pq-pqcache-nodes")
 	want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"nodes"}, "verbs": []any{"get", "list", "patch", "watch"}}}
@@ -181,9 +190,10 @@ func TestNamespacedWatch(t *testing.T) {
 			workerSAs++
 		}
 	}
-	if workerSAs != 2 || len(r.all("ValidatingAdmissionPolicy")) != 1 {
-		t.Errorf("progress: %d worker ServiceAccounts, %d policies", workerSAs, len(r.all("ValidatingAdmissionPolicy")))
+	if workerSAs != 2 || len(r.all("ValidatingAdmissionPolicy")) != 2 {
+		t.Errorf("progress: %d worker ServiceAccounts, %d policies (want the workers' and the BenchRuns')", workerSAs, len(r.all("ValidatingAdmissionPolicy")))
 	}
+	r.named(t, "ValidatingAdmissionPolicy", "pqcache-worker-progress")
 }
 
 // TestAgent: the node agent is off by default; on, without its CSI driver, it is a DaemonSet that
