@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package mountapi is the narrow protocol between the node agent's two containers: the privileged
 // one that mounts (the CSI node plugin) and the unprivileged one that syncs, serves peers and reads
 // S3. The mount side asks only what publishing a volume needs ("where is this node's copy of Dataset
