@@ -46,8 +46,8 @@ const (
 	MaxResponseBytes = 8 << 10
 	// MaxDirs bounds an in-use report: far more copies than a node keeps.
 	MaxDirs = 4096
-	// maxMessage bounds a refusal's or holders' text, which kubelet shows on the pod.
-	maxMessage = 2048
+	// MaxMessage bounds a refusal's or holders' text, which kubelet shows on the pod.
+	MaxMessage = 2048
 	maxPath    = 4096
 )
 
@@ -115,7 +115,7 @@ func (r *Request) Validate() error {
 // or a refusal with a message.
 // Where the directory lies is the mount side's check (agent/csi), against its own cache root.
 func (r *Response) Validate() error {
-	if len(r.Message) > maxMessage || len(r.Holders) > maxMessage || !utf8.ValidString(r.Message) || !utf8.ValidString(r.Holders) {
+	if len(r.Message) > MaxMessage || len(r.Holders) > MaxMessage || !utf8.ValidString(r.Message) || !utf8.ValidString(r.Holders) {
 		return errors.New("message or holders too long, or not UTF-8")
 	}
 	if r.Code > 16 {
@@ -218,4 +218,18 @@ func dnsName(s string, maxLen int) bool {
 // cleanAbs accepts an absolute path that filepath.Clean leaves as it is, without NUL.
 func cleanAbs(p string) bool {
 	return p != "" && len(p) <= maxPath && filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
+
+// Clip shortens s to at most MaxMessage bytes of valid UTF-8, marking the cut: a refusal naming a
+// hundred nodes still reaches the pod's events, shortened.
+func Clip(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= MaxMessage {
+		return s
+	}
+	cut := MaxMessage - len(" ...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " ..."
 }
