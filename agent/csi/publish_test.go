@@ -59,11 +59,11 @@ func (m *fakeMounter) BindReadOnly(source, target string) error {
 		return err
 	}
 	if strings.HasPrefix(source, "/proc/self/fd/") { // a held directory (split mode): what it names now
-		real, err := os.Readlink(source)
+		resolved, err := os.Readlink(source)
 		if err != nil {
 			return err
 		}
-		source = real
+		source = resolved
 	}
 	m.mounts[target] = source
 	m.binds++

@@ -84,11 +84,11 @@ func confineCopy(root, dir string) error {
 	}
 	for _, p := range parts {
 		if p == "." || p == ".." || p == "" {
-			unix.Close(fd)
+			_ = unix.Close(fd) // only opened to walk; the refusal is what to report
 			return errors.New("not a copy's directory")
 		}
 		next, err := unix.Openat(fd, p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
+		_ = unix.Close(fd) // the parent, only opened to walk
 		if err != nil {
 			return fmt.Errorf("opening %s without following a link: %w", p, err)
 		}
@@ -110,12 +110,12 @@ func (d *Driver) mountLease(lease *generations.Lease, target string) error {
 	}
 	defer func() { _ = f.Close() }() // a duplicate, only read for the mount; the lease keeps its own
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	real, err := os.Readlink(src)
+	resolved, err := os.Readlink(src)
 	if err != nil {
 		return errorf(codes.Internal, "resolving generation %d: %v", lease.Generation, err)
 	}
-	if !strings.HasPrefix(real, filepath.Clean(d.CacheRoot)+string(filepath.Separator)) {
-		return errorf(codes.Internal, "generation %d of %s resolves to %s, outside the cache root %s: refused", lease.Generation, lease.Dir, real, d.CacheRoot)
+	if !strings.HasPrefix(resolved, filepath.Clean(d.CacheRoot)+string(filepath.Separator)) {
+		return errorf(codes.Internal, "generation %d of %s resolves to %s, outside the cache root %s: refused", lease.Generation, lease.Dir, resolved, d.CacheRoot)
 	}
 	return d.mount(src, target)
 }

@@ -39,7 +39,7 @@ type fakeAgent struct {
 	inUse []string
 }
 
-func (f *fakeAgent) Locate(ctx context.Context, namespace, dataset string, _ int64) Response {
+func (f *fakeAgent) Locate(_ context.Context, namespace, dataset string, _ int64) Response {
 	if f.delay > 0 {
 		time.Sleep(f.delay)
 	}
@@ -53,6 +53,11 @@ func (f *fakeAgent) InUse(dirs []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inUse = dirs
+}
+
+func dial(t *testing.T, path string) (net.Conn, error) {
+	t.Helper()
+	return (&net.Dialer{}).DialContext(context.Background(), "unix", path)
 }
 
 // serve runs a Server for h on a socket in a temporary directory and returns its path.
@@ -69,7 +74,7 @@ func serve(t *testing.T, h Handler) string {
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if c, err := net.Dial("unix", path); err == nil {
+		if c, err := dial(t, path); err == nil {
 			_ = c.Close()
 			return path
 		}
@@ -118,7 +123,7 @@ func TestServerRefusesInvalidRequests(t *testing.T) {
 // sides: the server closes without reading the body, the client refuses an answer over 8 KiB.
 func TestOversizeMessagesAreRefused(t *testing.T) {
 	path := serve(t, &fakeAgent{dir: "/cache/x"})
-	conn, err := net.Dial("unix", path)
+	conn, err := dial(t, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +161,7 @@ func TestDeadlines(t *testing.T) {
 		t.Errorf("a slow agent: %v after %v; want a timeout after 200ms", err, time.Since(start))
 	}
 
-	conn, err := net.Dial("unix", serve(t, &fakeAgent{dir: "/cache/x"}))
+	conn, err := dial(t, serve(t, &fakeAgent{dir: "/cache/x"}))
 	if err != nil {
 		t.Fatal(err)
 	}
