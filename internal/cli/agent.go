@@ -87,6 +87,9 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if o.node == "" {
 		return errors.New("--node-name (or NODE_NAME) is required")
 	}
+	if o.csi && o.mountSocket != "" {
+		return errors.New("--csi and --mount-socket exclude each other: the driver runs here or in the mount container")
+	}
 	reserve, err := wire.ParseSize(o.nodeReserve)
 	if err != nil {
 		return fmt.Errorf("--node-reserve: %w", err)
@@ -121,8 +124,6 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
 		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log}
 	switch {
-	case o.csi && o.mountSocket != "":
-		return errors.New("--csi and --mount-socket exclude each other: the driver runs here or in the mount container")
 	case o.csi:
 		if err := addCSIDriver(mgr, a, o, log); err != nil {
 			return err
