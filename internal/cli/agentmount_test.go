@@ -80,7 +80,10 @@ func TestAgentMountCommand(t *testing.T) {
 	})
 	defer func() { cancel(); wg.Wait() }()
 
-	eventually(t, func() error { _, err := run(t, "agent", "mount", "probe", "--live", "--kubelet-dir="+kubelet); return err })
+	eventually(t, func() error {
+		_, err := run(t, "agent", "mount", "probe", "--live", "--kubelet-dir="+kubelet)
+		return err
+	})
 	if _, err := run(t, "agent", "mount", "probe", "--kubelet-dir="+kubelet); err == nil || !strings.Contains(err.Error(), "registered") {
 		t.Errorf("readiness before kubelet registered the driver: %v", err)
 	}
