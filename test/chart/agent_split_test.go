@@ -41,7 +41,8 @@ func container(t *testing.T, pod map[string]any, kind, name string) map[string]a
 // container is privileged (and gets no Secret); the agent container, which parses the network, runs
 // as a non-root user with no capability, no privilege escalation, a read-only root filesystem and
 // RuntimeDefault seccomp; the init container that gives it the cache root is root with CAP_CHOWN
-// alone. The two talk over a socket in an emptyDir, and the mount container sees the cache read-only.
+// alone. The two talk over a socket in an emptyDir, and the mount container sees the cache read-only;
+// it is a native sidecar, started (and holding published volumes' generations again) before the agent.
 // Without the CSI driver, there is no mount container and nothing privileged.
 func TestAgentOnlyTheMountIsPrivileged(t *testing.T) {
 	for _, csi := range []string{"true", "false"} {
@@ -81,7 +82,10 @@ func TestAgentOnlyTheMountIsPrivileged(t *testing.T) {
 		if csi == "false" {
 			continue
 		}
-		mount := container(t, pod, "containers", "mount")
+		mount := container(t, pod, "initContainers", "mount")
+		if mount["restartPolicy"] != "Always" || mount["startupProbe"] == nil {
+			t.Errorf("the mount container is not a sidecar that starts before the agent: %v", mount)
+		}
 		if _, ok := mount["envFrom"]; ok {
 			t.Errorf("the privileged container gets %v", mount["envFrom"])
 		}

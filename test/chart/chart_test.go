@@ -304,7 +304,7 @@ func TestAgentCSI(t *testing.T) {
 		t.Errorf("CSIDriver spec %v", spec)
 	}
 	pod, _, _ := unstructured.NestedMap(r.one(t, "DaemonSet").Object, "spec", "template", "spec")
-	c := container(t, pod, "containers", "mount")
+	c := container(t, pod, "initContainers", "mount")
 	args, _, _ := unstructured.NestedStringSlice(c, "args")
 	if !hasArg(args, "mount") || !hasArg(args, "--kubelet-dir=/data/kubelet") {
 		t.Errorf("mount container args %v", args)
