@@ -136,7 +136,15 @@ type AgentSide struct {
 
 	mu    sync.Mutex
 	inUse map[string]bool // nil until the mount container reported
+	// located holds each directory answered lately, until locatedFor after the answer: between the
+	// answer and the report that names the published volume, the copy is in use all the same.
+	located map[string]time.Time
+	now     func() time.Time // time.Now unless a test sets it
 }
+
+// locatedFor is how long an answered directory counts as in use without a report naming it: several
+// report periods, so that a publish that succeeded has been reported by then.
+const locatedFor = 6 * reportEvery
 
 // Locate finds this node's copy of namespace/dataset, or the refusal kubelet shows on the pod.
 func (a *AgentSide) Locate(ctx context.Context, namespace, dataset string, generation int64) mountapi.Response {
@@ -146,6 +154,12 @@ func (a *AgentSide) Locate(ctx context.Context, namespace, dataset string, gener
 		st := status.Convert(err)
 		return mountapi.Response{Code: uint32(st.Code()), Message: mountapi.Clip(st.Message())}
 	}
+	a.mu.Lock()
+	if a.located == nil {
+		a.located = map[string]time.Time{}
+	}
+	a.located[dir] = a.clock()
+	a.mu.Unlock()
 	return mountapi.Response{Dir: dir, Holders: mountapi.Clip(others)}
 }
 
@@ -160,19 +174,34 @@ func (a *AgentSide) InUse(dirs []string) {
 	a.mu.Unlock()
 }
 
-// Dirs is the agent's InUse: a copy of the last report, or nil before the first one, when the agent
-// cannot know what pods read and so prunes nothing.
+// Dirs is the agent's InUse: the last report and the directories answered lately, or nil before the
+// first report, when the agent cannot know what pods read and so prunes nothing.
 func (a *AgentSide) Dirs() map[string]bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.inUse == nil {
 		return nil
 	}
-	m := make(map[string]bool, len(a.inUse))
+	m := make(map[string]bool, len(a.inUse)+len(a.located))
 	for dir := range a.inUse {
 		m[dir] = true
 	}
+	now := a.clock()
+	for dir, at := range a.located {
+		if now.Sub(at) > locatedFor {
+			delete(a.located, dir)
+			continue
+		}
+		m[dir] = true
+	}
 	return m
+}
+
+func (a *AgentSide) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
 }
 
 // reportEvery is how often the mount container repeats its in-use report, so that an agent that

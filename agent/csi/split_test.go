@@ -82,7 +82,35 @@ func TestSplitPublishHoldsTheGenerationAndReportsIt(t *testing.T) {
 	waitFor(t, func() bool { return agent.Dirs()[f.copy] })
 	wantCode(t, f.publish("csi-b", map[string]string{AttributeDataset: "absent"}), codes.NotFound, "absent")
 	f.unpublish("csi-a")
+	// The copy was answered lately, so it counts as in use for locatedFor whatever the reports say
+	// (TestSplitAnsweredCopiesCountAsInUse); past that, only the reports count.
+	agent.mu.Lock()
+	agent.now = func() time.Time { return time.Now().Add(locatedFor + time.Second) }
+	agent.mu.Unlock()
 	waitFor(t, func() bool { d := agent.Dirs(); return d != nil && !d[f.copy] })
+}
+
+// TestSplitAnsweredCopiesCountAsInUse: between the agent's answer and the mount side's next report,
+// a copy being published is in use although no report names it yet; a DatasetReplica deleted in
+// that moment does not get its copy pruned under the new reader.
+func TestSplitAnsweredCopiesCountAsInUse(t *testing.T) {
+	f := newFixture(t)
+	f.publishGeneration(1, 1)
+	agent := &AgentSide{Node: f.driver.Node, Reader: f.driver.Reader, Copies: f.driver.Copies}
+	now := time.Now()
+	agent.now = func() time.Time { return now }
+	agent.InUse(nil) // a report: nothing published
+	if resp := agent.Locate(context.Background(), ns, "events", 0); resp.Dir != f.copy {
+		t.Fatalf("locate: %+v", resp)
+	}
+	agent.InUse(nil) // a report composed before the publish finished
+	if !agent.Dirs()[f.copy] {
+		t.Fatal("a copy answered a moment ago is not in use: the pruner could remove it under its new reader")
+	}
+	now = now.Add(locatedFor + time.Second)
+	if agent.Dirs()[f.copy] {
+		t.Fatal("an answer outlives locatedFor: a publish that failed would keep its copy for ever")
+	}
 }
 
 func waitFor(t *testing.T, ok func() bool) {
