@@ -75,7 +75,8 @@ type Agent struct {
 	// PruneEvery is how often copies the node no longer keeps are removed (default pruneEvery).
 	PruneEvery time.Duration
 	// InUse, when set, names the copies that pods still read (the CSI driver's published volumes):
-	// they are kept until their last reader goes, even when no DatasetReplica asks for them.
+	// they are kept until their last reader goes, even when no DatasetReplica asks for them. A nil
+	// map means not known yet (csi.AgentSide before the mount container's first report): no pruning.
 	InUse func() map[string]bool
 	// BucketHTTP, when set, sends the requests to the buckets instead of the agent's shared client
 	// (tests put a failing transport there).

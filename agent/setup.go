@@ -88,7 +88,9 @@ func (a *Agent) prune(ctx context.Context) {
 	}
 	keep := map[string]bool{}
 	if a.InUse != nil {
-		keep = a.InUse()
+		if keep = a.InUse(); keep == nil {
+			return // what pods read is not known yet (the mount container has not reported): remove nothing
+		}
 	}
 	for _, r := range reps.Items {
 		if r.Spec.NodeName != a.Node {

@@ -60,10 +60,19 @@ type Driver struct {
 
 	// Node is this node's name, the CSI node ID.
 	Node string
-	// Reader reads Datasets and this node's DatasetReplicas (the agent's cache).
-	Reader  client.Reader
-	Copies  CopyDirs
-	Mounter Mounter
+	// Reader reads Datasets and this node's DatasetReplicas (the agent's cache), and Copies names
+	// their directories: the driver in the agent's own process (single-process mode).
+	Reader client.Reader
+	Copies CopyDirs
+	// Locator, when set, asks the unprivileged agent instead of Reader and Copies: the driver in the
+	// privileged mount container (split.go).
+	Locator Locator
+	// CacheRoot, when set, confines what the driver mounts: the copy's directory and the generation
+	// held must lie beneath it, reached without a symlink (split.go).
+	CacheRoot string
+	// OnChange, when set, is called after each publish and unpublish (the in-use reporter's cue).
+	OnChange func()
+	Mounter  Mounter
 	// Volumes records what is published, so that an agent restarted under running readers holds
 	// their generations again (see Volumes).
 	Volumes *Volumes

@@ -97,8 +97,8 @@ func (d *Driver) keepsCopy(ctx context.Context, ds *datav1alpha1.Dataset) bool {
 }
 
 // hold takes the generation the pod asked for from the copy at dir; a refusal names the nodes that
-// ds's status says hold one.
-func (d *Driver) hold(r request, ds *datav1alpha1.Dataset, dir string) (*generations.Lease, error) {
+// the Dataset's status says hold one (others, from holders).
+func (d *Driver) hold(r request, others, dir string) (*generations.Lease, error) {
 	lease, err := generations.Hold(dir, r.generation)
 	if err == nil {
 		return lease, nil
@@ -110,7 +110,7 @@ func (d *Driver) hold(r request, ds *datav1alpha1.Dataset, dir string) (*generat
 	if r.generation != 0 {
 		what = fmt.Sprintf("no generation %d", r.generation)
 	}
-	return nil, errorf(codes.FailedPrecondition, "Dataset %s has %s on node %s yet; %s", r.key(), what, d.Node, holders(ds, r.generation))
+	return nil, errorf(codes.FailedPrecondition, "Dataset %s has %s on node %s yet; %s", r.key(), what, d.Node, others)
 }
 
 // holders names the nodes with a ready copy (of generation g, when g is not 0), from the Dataset's

@@ -47,17 +47,16 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 	if err != nil {
 		return nil, err
 	}
-	ds, err := d.locate(ctx, want)
+	dir, others, err := d.findCopy(ctx, want)
 	if err != nil {
 		return nil, err
 	}
-	dir := d.Copies.Dir(ds)
-	lease, err := d.hold(want, ds, dir)
+	lease, err := d.hold(want, others, dir)
 	if err != nil {
 		return nil, err
 	}
 	vol := &Volume{ID: req.GetVolumeId(), Target: req.GetTargetPath(), Dataset: want.key(), Dir: dir, Generation: lease.Generation}
-	if err := d.mount(lease.Dir, vol.Target); err != nil {
+	if err := d.mountLease(lease, vol.Target); err != nil {
 		lease.Release()
 		return nil, err
 	}
@@ -66,6 +65,7 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVo
 		lease.Release()
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	d.changed()
 	d.Log.Info("Published a Dataset's copy", "volume", vol.ID, "dataset", vol.Dataset, "generation", vol.Generation,
 		"pod", req.GetVolumeContext()[attributePodName], "tookMicros", time.Since(start).Microseconds())
 	return &csipb.NodePublishVolumeResponse{}, nil
@@ -97,7 +97,7 @@ func (d *Driver) republish(vol *Volume, target string) (*csipb.NodePublishVolume
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	if !mounted { // the mount went away under the record (someone unmounted it): mount it again
-		if err := d.mount(vol.lease.Dir, target); err != nil {
+		if err := d.mountLease(vol.lease, target); err != nil {
 			return nil, err
 		}
 	}
@@ -133,6 +133,7 @@ func (d *Driver) NodeUnpublishVolume(_ context.Context, req *csipb.NodeUnpublish
 	if err := d.Volumes.Remove(req.GetVolumeId()); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	d.changed()
 	d.Log.Info("Unpublished a Dataset's copy", "volume", req.GetVolumeId())
 	return &csipb.NodeUnpublishVolumeResponse{}, nil
 }

@@ -58,6 +58,13 @@ func (m *fakeMounter) BindReadOnly(source, target string) error {
 	if _, err := os.Stat(target); err != nil {
 		return err
 	}
+	if strings.HasPrefix(source, "/proc/self/fd/") { // a held directory (split mode): what it names now
+		resolved, err := os.Readlink(source)
+		if err != nil {
+			return err
+		}
+		source = resolved
+	}
 	m.mounts[target] = source
 	m.binds++
 	return nil

@@ -110,10 +110,12 @@ func sanityMounter(t *testing.T, f *fixture) Mounter {
 
 // TestCSISanity runs csi-sanity (kubernetes-csi/csi-test) against the driver served by Server on a
 // Unix socket, with a copy of Dataset "events" on this node: every spec that applies to an ephemeral,
-// node-only driver.
+// node-only driver. The driver is the chart's mount container: it asks the agent over the mount
+// socket (split.go), so the suite runs against the mount side as deployed.
 func TestCSISanity(t *testing.T) {
 	f := newFixture(t)
 	f.publishGeneration(1, 2)
+	f.split()
 	f.driver.Mounter = sanityMounter(t, f)
 	kubelet := t.TempDir()
 	srv := &Server{Paths: Paths{KubeletDir: kubelet}, Driver: f.driver, Registration: &Registration{Log: f.driver.Log}, Log: f.driver.Log}

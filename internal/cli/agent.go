@@ -54,6 +54,8 @@ type agentOptions struct {
 	// csi serves the data.pqcache.dev CSI driver, registered with the kubelet whose root is kubeletDir.
 	csi        bool
 	kubeletDir string
+	// mountSocket answers the chart's mount container (agentmount.go) instead of serving CSI here.
+	mountSocket string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -76,12 +78,17 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error.")
 	f.BoolVar(&o.csi, "csi", false, "Serve the "+csi.DriverName+" CSI driver, so that pods mount this node's copies (needs a privileged pod with kubelet's directory mounted Bidirectional at the same path).")
 	f.StringVar(&o.kubeletDir, "kubelet-dir", "/var/lib/kubelet", "kubelet's root directory, for the CSI driver's sockets.")
+	f.StringVar(&o.mountSocket, "mount-socket", "", "Answer the privileged mount container (pqcache agent mount) on this Unix socket; the split the chart runs, instead of --csi.")
+	cmd.AddCommand(newAgentMountCommand(), newAgentChownCommand())
 	return cmd
 }
 
 func runAgent(ctx context.Context, o agentOptions) error {
 	if o.node == "" {
 		return errors.New("--node-name (or NODE_NAME) is required")
+	}
+	if o.csi && o.mountSocket != "" {
+		return errors.New("--csi and --mount-socket exclude each other: the driver runs here or in the mount container")
 	}
 	reserve, err := wire.ParseSize(o.nodeReserve)
 	if err != nil {
@@ -116,8 +123,13 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	}
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
 		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log}
-	if o.csi {
+	switch {
+	case o.csi:
 		if err := addCSIDriver(mgr, a, o, log); err != nil {
+			return err
+		}
+	case o.mountSocket != "":
+		if err := addMountSocket(mgr, a, o.mountSocket, log); err != nil {
 			return err
 		}
 	}

@@ -197,8 +197,8 @@ func TestNamespacedWatch(t *testing.T) {
 }
 
 // TestAgent: the node agent is off by default; on, without its CSI driver, it is a DaemonSet that
-// runs as root without any capability on its hostPath, with exactly the permissions
-// templates/agent.yaml explains, and a peer key of its own.
+// runs as a non-root user without any capability on its hostPath (TestAgentOnlyTheMountIsPrivileged),
+// with exactly the permissions templates/agent.yaml explains, and a peer key of its own.
 func TestAgent(t *testing.T) {
 	if n := len(render(t).all("DaemonSet")); n != 0 {
 		t.Fatalf("%d DaemonSets by default, want none: the agent is opt-in", n)
@@ -297,7 +297,8 @@ func TestManagerFindsTheAgents(t *testing.T) {
 }
 
 // TestAgentCSI: with the agent comes its CSI driver by default: a CSIDriver for inline volumes with
-// the pod's namespace passed on, and an agent that can make mounts kubelet and pods see.
+// the pod's namespace passed on, and a mount container, beside the agent's, that can make mounts
+// kubelet and pods see.
 func TestAgentCSI(t *testing.T) {
 	if n := len(render(t).all("CSIDriver")); n != 0 {
 		t.Fatalf("%d CSIDrivers without the agent", n)
@@ -313,13 +314,13 @@ func TestAgentCSI(t *testing.T) {
 		t.Errorf("CSIDriver spec %v", spec)
 	}
 	pod, _, _ := unstructured.NestedMap(r.one(t, "DaemonSet").Object, "spec", "template", "spec")
-	c := pod["containers"].([]any)[0].(map[string]any)
+	c := container(t, pod, "initContainers", "mount")
 	args, _, _ := unstructured.NestedStringSlice(c, "args")
-	if !hasArg(args, "--csi") || !hasArg(args, "--kubelet-dir=/data/kubelet") {
-		t.Errorf("agent args %v", args)
+	if !hasArg(args, "mount") || !hasArg(args, "--kubelet-dir=/data/kubelet") {
+		t.Errorf("mount container args %v", args)
 	}
 	if v, _, _ := unstructured.NestedBool(c, "securityContext", "privileged"); !v {
-		t.Error("the agent is not privileged: Bidirectional mount propagation needs it")
+		t.Error("the mount container is not privileged: Bidirectional mount propagation needs it")
 	}
 	mounts, _, _ := unstructured.NestedSlice(c, "volumeMounts")
 	found := false

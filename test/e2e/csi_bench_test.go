@@ -76,12 +76,12 @@ var _ = Describe("Mount latency of the CSI driver", Label("benchmark"), Ordered,
 		GinkgoWriter.Printf("pod creation to container started, %d pods each: emptyDir p50 %s p99 %s; CSI driver p50 %s p99 %s\n",
 			pods, quantile(without, 0.5), quantile(without, 0.99), quantile(with, 0.5), quantile(with, 0.99))
 
-		By("the driver's publish times, from the agents' logs")
+		By("the driver's publish times, from the mount containers' logs")
 		var publish []time.Duration
 		var agents corev1.PodList
 		Expect(c.List(ctx, &agents, client.InNamespace(releaseNamespace), client.MatchingLabels{"app.kubernetes.io/component": "agent"})).To(Succeed())
 		for _, a := range agents.Items {
-			log, err := cs.CoreV1().Pods(releaseNamespace).GetLogs(a.Name, &corev1.PodLogOptions{SinceTime: &metav1.Time{Time: time.Now().Add(-10 * time.Minute)}}).DoRaw(ctx)
+			log, err := cs.CoreV1().Pods(releaseNamespace).GetLogs(a.Name, &corev1.PodLogOptions{Container: "mount", SinceTime: &metav1.Time{Time: time.Now().Add(-10 * time.Minute)}}).DoRaw(ctx)
 			Expect(err).NotTo(HaveOccurred())
 			sc := bufio.NewScanner(strings.NewReader(string(log)))
 			for sc.Scan() {
