@@ -200,7 +200,7 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
-	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
+	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerAuth: peerKey,
 		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline}
 	if cl.bucketHTTP != nil {
 		a.BucketHTTP = cl.bucketHTTP
@@ -208,7 +208,7 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	if err := a.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	srv := &peer.Server{Key: peerKey, Roots: copies.Lookup, Log: log}
+	srv := &peer.Server{Auth: peerKey, Roots: copies.Lookup, Log: log}
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d := cl.peerDelay.Load(); d > 0 && r.URL.Query().Get("list-type") == "" {
 			time.Sleep(time.Duration(d))
