@@ -67,8 +67,8 @@ type Agent struct {
 	// PeerAuth sets up requests to other agents: TLS and this agent's own token
 	// (agent/peer/identity.Client); tests use a peer.Key.
 	PeerAuth peer.ClientAuth
-	Copies  *Copies
-	Budget  *Budget
+	Copies   *Copies
+	Budget   *Budget
 	// Reserve is free space on the cache root that no sync takes (bytes): the node's, for its
 	// kubelet, images and logs.
 	Reserve int64
