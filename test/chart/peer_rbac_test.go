@@ -139,7 +139,7 @@ func TestPeersRunWithTheChartsRBAC(t *testing.T) {
 		}
 	}
 	v := identity.NewVerifier(ac, ns, agentSA)
-	r, _ := http.NewRequest(http.MethodGet, "https://peer/", nil)
+	r, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://peer/", nil)
 	r.Header.Set("Authorization", "Bearer "+token(identity.Audience))
 	r.Header.Set(identity.HeaderNonce, strings.Repeat("ab", 16))
 	r.Header.Set(identity.HeaderTimestamp, strconv.FormatInt(time.Now().UnixMilli(), 10))

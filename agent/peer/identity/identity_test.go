@@ -156,7 +156,7 @@ func TestVerifier(t *testing.T) {
 		var sent http.Header
 		doer := Signing{Token: func() (string, error) { return token, nil },
 			Next: doerFunc(func(r *http.Request) (*http.Response, error) { sent = r.Header.Clone(); return srv.Client().Do(r) })}
-		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
 		resp, err := doer.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +166,7 @@ func TestVerifier(t *testing.T) {
 	}
 	// resend sends a captured request again, headers as they were.
 	resend := func(h http.Header) int {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
 		req.Header = h.Clone()
 		resp, err := srv.Client().Do(req)
 		if err != nil {

@@ -52,27 +52,36 @@ func (s *Signer) loadOrCreate(ctx context.Context) (*CA, error) {
 	var sec corev1.Secret
 	err := s.Reader.Get(ctx, s.CA, &sec)
 	if apierrors.IsNotFound(err) {
-		certPEM, keyPEM, err := NewCA(s.now())
-		if err != nil {
-			return nil, err
+		ca, created, cerr := s.create(ctx)
+		if cerr != nil || created {
+			return ca, cerr
 		}
-		sec = corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.CA.Namespace, Name: s.CA.Name,
-			Labels: map[string]string{"app.kubernetes.io/component": "peer-ca"}},
-			Type: corev1.SecretTypeTLS, Data: map[string][]byte{caSecretCert: certPEM, caSecretKey: keyPEM}}
-		err = s.Client.Create(ctx, &sec)
-		if err == nil {
-			s.Log.Info("Made the peer CA", "secret", s.CA.String())
-			return ParseCA(certPEM, keyPEM)
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating the peer CA Secret %s: %w", s.CA, err)
-		}
-		err = s.Reader.Get(ctx, s.CA, &sec)
+		err = s.Reader.Get(ctx, s.CA, &sec) // another manager made it first
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the peer CA Secret %s: %w", s.CA, err)
 	}
 	return ParseCA(sec.Data[caSecretCert], sec.Data[caSecretKey])
+}
+
+// create makes a CA and stores it in its Secret; created is false when the Secret exists already.
+func (s *Signer) create(ctx context.Context) (ca *CA, created bool, err error) {
+	certPEM, keyPEM, err := NewCA(s.now())
+	if err != nil {
+		return nil, false, err
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.CA.Namespace, Name: s.CA.Name,
+		Labels: map[string]string{"app.kubernetes.io/component": "peer-ca"}},
+		Type: corev1.SecretTypeTLS, Data: map[string][]byte{caSecretCert: certPEM, caSecretKey: keyPEM}}
+	if err := s.Client.Create(ctx, sec); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("creating the peer CA Secret %s: %w", s.CA, err)
+	}
+	s.Log.Info("Made the peer CA", "secret", s.CA.String())
+	ca, err = ParseCA(certPEM, keyPEM)
+	return ca, true, err
 }
 
 // publish writes certPEM into the CA ConfigMap, unless it holds it already.

@@ -230,7 +230,7 @@ func (c capture) Do(r *http.Request) (*http.Response, error) {
 // status sends a GET with header through d and returns its status (0 when it was not answered).
 func status(t *testing.T, d identity.HTTPDoer, url string, header http.Header) int {
 	t.Helper()
-	r, err := http.NewRequest(http.MethodGet, url, nil)
+	r, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

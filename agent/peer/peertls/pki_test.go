@@ -129,7 +129,8 @@ func TestTLSBetweenPeers(t *testing.T) {
 	srv.URL = strings.Replace(srv.URL, "http://", "https://", 1)
 
 	trust := &Trust{}
-	if _, err := trust.HTTPClient().Do(mustGet(t, srv.URL)); err == nil {
+	if resp, err := trust.HTTPClient().Do(mustGet(t, srv.URL)); err == nil {
+		_ = resp.Body.Close()
 		t.Fatal("a request was sent before the CA was read")
 	}
 	if err := trust.Set(caPEM); err != nil {
@@ -149,7 +150,7 @@ func TestTLSBetweenPeers(t *testing.T) {
 		t.Fatal("a client trusting another CA accepted the peer")
 	}
 	plain := "http://" + strings.TrimPrefix(srv.URL, "https://")
-	resp, err = http.Get(plain)
+	resp, err = http.DefaultClient.Do(mustGet(t, plain))
 	if err == nil {
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest {
@@ -160,7 +161,7 @@ func TestTLSBetweenPeers(t *testing.T) {
 
 func mustGet(t *testing.T, u string) *http.Request {
 	t.Helper()
-	r, err := http.NewRequest(http.MethodGet, u, nil)
+	r, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
