@@ -33,9 +33,10 @@ import (
 // to fall back on, and a peer that fails twice is better skipped than waited for.
 const clientAttempts = 2
 
-// peerHTTP sends every request to peers: one connection pool per process, not one per sync; with
+// peerHTTP sends the requests signed with a Key (node agents use agent/peer/peertls.Trust's client,
+// built the same way with TLS): one connection pool per process, not one per sync; with
 // timeouts (a peer that hangs is skipped for the bucket, not waited for), and no redirect to
-// another host (a peer redirects nowhere; the request is signed with the agents' key).
+// another host (a peer redirects nowhere, and the request carries a signature or a token).
 var peerHTTP aws.HTTPClient = s3store.NewHTTPClient(s3store.DefaultClientTimeouts)
 
 // NewStore returns the sync engine's store for bucket on the peer at endpoint (https://HOST:PORT
