@@ -38,8 +38,9 @@ import (
 
 // Extra keys of a bound ServiceAccount token's user, which the API server copies into a CSR.
 const (
-	extraNode = "authentication.kubernetes.io/node-name"
-	extraPod  = "authentication.kubernetes.io/pod-name"
+	extraNode   = "authentication.kubernetes.io/node-name"
+	extraPod    = "authentication.kubernetes.io/pod-name"
+	extraPodUID = "authentication.kubernetes.io/pod-uid"
 )
 
 // The reasons the signer writes on the CSRs it decides.
@@ -168,6 +169,9 @@ func (s *Signer) check(ctx context.Context, csr *certv1.CertificateSigningReques
 	var pod corev1.Pod
 	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Agent.Namespace, Name: pods[0]}, &pod); err != nil {
 		return fmt.Errorf("reading the requester's pod: %w", err)
+	}
+	if uids := csr.Spec.Extra[extraPodUID]; len(uids) != 1 || string(pod.UID) != uids[0] {
+		return fmt.Errorf("pod %s is not the pod the requester's token is bound to", pod.Name)
 	}
 	if pod.Spec.NodeName != nodes[0] || pod.Spec.ServiceAccountName != s.Agent.Name {
 		return fmt.Errorf("pod %s is not an agent pod on node %s", pod.Name, nodes[0])
