@@ -54,7 +54,7 @@ import (
 // gets its certificate and verifies a peer's token with no forbidden error: the chart grants what
 // peers need, and the CA is made at run time, not rendered.
 func TestPeersRunWithTheChartsRBAC(t *testing.T) {
-	const ns, agentSA, managerSA, caName, node = "pqcache-system", "pq-pqcache-agent", "pq-pqcache", "pq-pqcache-peer-ca", "node-a"
+	const ns, agentSA, caName, node = "pqcache-system", "pq-pqcache-agent", "pq-pqcache-peer-ca", "node-a"
 	objs := render(t, "agent.enabled=true")
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -76,40 +76,14 @@ func TestPeersRunWithTheChartsRBAC(t *testing.T) {
 	defer cancel()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent-a"}, Spec: corev1.PodSpec{NodeName: node,
 		ServiceAccountName: agentSA, Containers: []corev1.Container{{Name: "agent", Image: "pqcache"}}}}
-	setup := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}}
-	for _, u := range objs {
-		switch u.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			setup = append(setup, u)
-		}
-	}
-	for _, o := range append(setup, pod) {
-		if err := admin.Create(ctx, o); err != nil {
-			t.Fatalf("creating %s: %v", o.GetName(), err)
-		}
-	}
+	install(ctx, t, admin, objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, pod)
 	pod.Status.PodIP, pod.Status.PodIPs = "127.0.0.1", []corev1.PodIP{{IP: "127.0.0.1"}}
 	if err := admin.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncWriter{b: &bytes.Buffer{}}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-
-	// The manager's signer, as the chart's manager ServiceAccount and nothing more.
-	as := rest.CopyConfig(cfg)
-	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + managerSA,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	mgr, err := ctrl.NewManager(as, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer := &peertls.Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), CA: types.NamespacedName{Namespace: ns, Name: caName},
-		Agent: types.NamespacedName{Namespace: ns, Name: agentSA}, Log: log}
-	if err := signer.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	startChartSigner(ctx, t, cfg, scheme, log)
 
 	// The agent, with its pod's own API token.
 	token := func(audiences ...string) string {
@@ -148,5 +122,43 @@ func TestPeersRunWithTheChartsRBAC(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(logs.String()), "forbidden") {
 		t.Fatalf("a forbidden error with the chart's RBAC:\n%s", logs.String())
+	}
+}
+
+// startChartSigner runs the manager's peer signer as the chart's manager ServiceAccount and nothing
+// more.
+func startChartSigner(ctx context.Context, t *testing.T, cfg *rest.Config, scheme *runtime.Scheme, log *slog.Logger) {
+	t.Helper()
+	const ns = "pqcache-system"
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":pq-pqcache",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	mgr, err := ctrl.NewManager(as, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := &peertls.Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), CA: types.NamespacedName{Namespace: ns, Name: "pq-pqcache-peer-ca"},
+		Agent: types.NamespacedName{Namespace: ns, Name: "pq-pqcache-agent"}, Log: log}
+	if err := signer.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+}
+
+// install creates the rendered chart's ServiceAccounts and RBAC, and then more.
+func install(ctx context.Context, t *testing.T, admin client.Client, objs rendered, more ...client.Object) {
+	t.Helper()
+	var setup []client.Object
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			setup = append(setup, u)
+		}
+	}
+	for _, o := range append(setup, more...) {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
 	}
 }
