@@ -76,7 +76,7 @@ func TestPeersRunWithTheChartsRBAC(t *testing.T) {
 	defer cancel()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent-a"}, Spec: corev1.PodSpec{NodeName: node,
 		ServiceAccountName: agentSA, Containers: []corev1.Container{{Name: "agent", Image: "pqcache"}}}}
-	install(ctx, t, admin, objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, pod)
+	install(ctx, t, admin, objs, []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}}, pod)
 	pod.Status.PodIP, pod.Status.PodIPs = "127.0.0.1", []corev1.PodIP{{IP: "127.0.0.1"}}
 	if err := admin.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -146,17 +146,17 @@ func startChartSigner(ctx context.Context, t *testing.T, cfg *rest.Config, schem
 	go func() { _ = mgr.Start(ctx) }()
 }
 
-// install creates the rendered chart's ServiceAccounts and RBAC, and then more.
-func install(ctx context.Context, t *testing.T, admin client.Client, objs rendered, more ...client.Object) {
+// install creates before, the rendered chart's ServiceAccounts and RBAC, and then after.
+func install(ctx context.Context, t *testing.T, admin client.Client, objs rendered, before []client.Object, after ...client.Object) {
 	t.Helper()
-	var setup []client.Object
+	setup := before
 	for _, u := range objs {
 		switch u.GetKind() {
 		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			setup = append(setup, u)
 		}
 	}
-	for _, o := range append(setup, more...) {
+	for _, o := range append(setup, after...) {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("creating %s: %v", o.GetName(), err)
 		}
