@@ -152,7 +152,7 @@ test: manifests generate vet envtest versitygw goaws helm promtool polars-env ht
 FUZZ_TARGETS ?= ./cache/s3store:FuzzParseList ./cache/notify:FuzzParse ./cache/manifest:FuzzEntryRoundTrip \
 	./cache/manifest:FuzzDecodeEntry ./agent/peer:FuzzParseAuthorization ./agent/peer:FuzzVerify ./agent/peer:FuzzServe \
 	./bench/workload:FuzzParse ./agent/csi:FuzzVolumeAttributes ./bench:FuzzParseTimings \
-	./controllers:FuzzParsePriceFile ./agent/mountapi:FuzzDecode
+	./controllers:FuzzParsePriceFile ./agent/mountapi:FuzzDecode ./agent/peer/identity:FuzzAuthenticate ./agent/peer/peertls:FuzzCheckRequest
 FUZZTIME ?= 30s
 # FUZZMINIMIZETIME bounds how long the engine shrinks each input that finds new code (Go's default is
 # 60s): it executes nothing else meanwhile, so a short pass spent on a large input fuzzes nothing.

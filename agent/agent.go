@@ -62,12 +62,13 @@ type Agent struct {
 	Reader client.Reader
 	// Node is this node's name.
 	Node string
-	// Endpoint is where this agent's peer server listens for other nodes (http://POD_IP:PORT).
+	// Endpoint is where this agent's peer server listens for other nodes (https://POD_IP:PORT).
 	Endpoint string
-	// PeerKey signs requests to other agents.
-	PeerKey peer.Key
-	Copies  *Copies
-	Budget  *Budget
+	// PeerAuth sets up requests to other agents: TLS and this agent's own token
+	// (agent/peer/identity.Client); tests use a peer.Key.
+	PeerAuth peer.ClientAuth
+	Copies   *Copies
+	Budget   *Budget
 	// Reserve is free space on the cache root that no sync takes (bytes): the node's, for its
 	// kubelet, images and logs.
 	Reserve int64
@@ -192,7 +193,7 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	// the bucket or the peer answers.
 	opts.Deadline = a.Deadline
 	if peerURL != "" {
-		p, err := peer.NewStore(ctx, peerURL, a.PeerKey, Bucket(ds.Namespace, ds.Name))
+		p, err := peer.NewStore(ctx, peerURL, a.PeerAuth, Bucket(ds.Namespace, ds.Name))
 		if err != nil {
 			a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 			return false

@@ -97,6 +97,9 @@ type cluster struct {
 	trickled    atomic.Int64
 	// deadline is every agent's sync deadline (zero: the defaults).
 	deadline cache.Deadline
+	// secure, when set, runs the agents as the DaemonSet does between peers: TLS and their pods' own
+	// tokens (peer_tls_test.go); otherwise they sign with peerKey over plain HTTP.
+	secure *security
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -200,7 +203,13 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
-	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
+	srv := &peer.Server{Auth: peerKey, Roots: copies.Lookup, Log: log}
+	ps := agent.PeerServer{Listener: l}
+	endpoint, auth := "http://"+l.Addr().String(), peer.ClientAuth(peerKey)
+	if cl.secure != nil {
+		endpoint, auth = cl.secure.agent(cl, node, mgr, srv, &ps, log)
+	}
+	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: endpoint, PeerAuth: auth,
 		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline}
 	if cl.bucketHTTP != nil {
 		a.BucketHTTP = cl.bucketHTTP
@@ -208,14 +217,14 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	if err := a.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	srv := &peer.Server{Key: peerKey, Roots: copies.Lookup, Log: log}
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d := cl.peerDelay.Load(); d > 0 && r.URL.Query().Get("list-type") == "" {
 			time.Sleep(time.Duration(d))
 		}
 		srv.ServeHTTP(w, r)
 	})
-	if err := mgr.Add(agent.PeerServer{Listener: l, Server: slow}); err != nil {
+	ps.Server = slow
+	if err := mgr.Add(ps); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(cl.ctx)

@@ -19,6 +19,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -33,6 +34,9 @@ type PeerServer struct {
 	Server http.Handler
 	// Timeouts, zero fields defaulting to DefaultServerTimeouts' (tests shorten them).
 	Timeouts ServerTimeouts
+	// TLS, when set, is the only way in: a plain-HTTP request fails its handshake and is answered
+	// 400 without reaching Server (agent/peer/peertls.ServerConfig between node agents).
+	TLS *tls.Config
 }
 
 // ServerTimeouts bound how long a client may take to send its request, and to idle between two.
@@ -60,7 +64,11 @@ func (p PeerServer) Start(ctx context.Context) error {
 		defer cancel()
 		_ = hs.Shutdown(shut)
 	}()
-	if err := hs.Serve(p.Listener); !errors.Is(err, http.ErrServerClosed) {
+	l := p.Listener
+	if p.TLS != nil {
+		l = tls.NewListener(l, p.TLS)
+	}
+	if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

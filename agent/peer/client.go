@@ -24,7 +24,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pqcache/pqcache/cache/s3store"
@@ -34,20 +33,19 @@ import (
 // to fall back on, and a peer that fails twice is better skipped than waited for.
 const clientAttempts = 2
 
-// peerHTTP sends every request to peers: one connection pool per process, not one per sync; with
+// peerHTTP sends the requests signed with a Key (node agents use agent/peer/peertls.Trust's client,
+// built the same way with TLS): one connection pool per process, not one per sync; with
 // timeouts (a peer that hangs is skipped for the bucket, not waited for), and no redirect to
-// another host (a peer redirects nowhere; the request is signed with the agents' key).
+// another host (a peer redirects nowhere, and the request carries a signature or a token).
 var peerHTTP aws.HTTPClient = s3store.NewHTTPClient(s3store.DefaultClientTimeouts)
 
-// NewStore returns the sync engine's store for bucket on the peer at endpoint (http://HOST:PORT),
-// signed with key.
-func NewStore(ctx context.Context, endpoint string, key Key, bucket string) (*s3store.Store, error) {
-	client := s3.New(s3.Options{
+// NewStore returns the sync engine's store for bucket on the peer at endpoint (https://HOST:PORT
+// between node agents), with the credentials and HTTP client auth sets.
+func NewStore(ctx context.Context, endpoint string, auth ClientAuth, bucket string) (*s3store.Store, error) {
+	o := s3.Options{
 		Region:       Region,
 		BaseEndpoint: aws.String(endpoint),
 		UsePathStyle: true,
-		Credentials:  credentials.NewStaticCredentialsProvider(key.ID, key.Secret, ""),
-		HTTPClient:   peerHTTP,
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = clientAttempts
 			o.MaxBackoff = time.Second
@@ -55,7 +53,9 @@ func NewStore(ctx context.Context, endpoint string, key Key, bucket string) (*s3
 		}),
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
+	}
+	auth.Configure(&o)
+	client := s3.New(o)
 	return s3store.New(ctx, s3store.Config{Bucket: bucket, Client: client})
 }
 

@@ -158,7 +158,7 @@ func (h *heapPeak) growth() uint64 {
 // heap: the peer's memory must not grow with the number of objects it serves.
 func TestServingAMillionObjects(t *testing.T) {
 	root, files := publishMillion(t)
-	server := &peer.Server{Key: testKey, Roots: func(b string) (string, bool) { return root, b == dataset }}
+	server := &peer.Server{Auth: testKey, Roots: func(b string) (string, bool) { return root, b == dataset }}
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	from, err := peer.NewStore(context.Background(), srv.URL, testKey, dataset)

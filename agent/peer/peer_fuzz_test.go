@@ -202,7 +202,7 @@ func publishFuzzGeneration(f *testing.F) string {
 // error is an S3 error document.
 func FuzzServe(f *testing.F) {
 	root := publishFuzzGeneration(f)
-	s := &Server{Key: fuzzKey, Roots: func(b string) (string, bool) { return root, b == "default.sales" }}
+	s := &Server{Auth: fuzzKey, Roots: func(b string) (string, bool) { return root, b == "default.sales" }}
 	f.Add(false, "", "list-type=2&prefix=1%2F&max-keys=2", "")
 	f.Add(false, "", "list-type=2&prefix=1%2Fb%2F&continuation-token=MS9iL2MuYmlu", "")
 	f.Add(false, "", "list-type=2&prefix=1%2F&start-after=1%2Fa.parquet&max-keys=1000", "")

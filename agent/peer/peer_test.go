@@ -67,7 +67,7 @@ type lake struct {
 func newLake(t *testing.T) *lake {
 	l := &lake{t: t, srv: s3test.Start(t), seed: filepath.Join(t.TempDir(), "seed")}
 	l.srv.CreateBucket(t, bucket)
-	server := &peer.Server{Key: testKey, Roots: func(b string) (string, bool) { return l.seed, b == dataset }}
+	server := &peer.Server{Auth: testKey, Roots: func(b string) (string, bool) { return l.seed, b == dataset }}
 	l.peer = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l.wrap != nil {
 			l.wrap(server).ServeHTTP(w, r)

@@ -32,7 +32,7 @@ import (
 func TestRefusalsCannotFillTheLog(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httptest.NewServer(&peer.Server{Key: testKey, Log: log})
+	srv := httptest.NewServer(&peer.Server{Auth: testKey, Log: log})
 	defer srv.Close()
 	for range 100 {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/"+dataset+"/1/x", nil)

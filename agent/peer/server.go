@@ -25,10 +25,14 @@ limitations under the License.
 // "<generation>/<key in the generation>". Every request holds its generation (generations.Hold) while
 // it runs, so the seed's collector never removes a tree under a transfer; a generation that is gone
 // answers 410 NoSuchGeneration, which a follower takes as a reason to fall back, never as a deleted
-// object. Requests are authenticated with AWS Signature Version 4 against the agents' shared key.
+// object. Each request is authenticated by Server.Auth: between node agents, by the calling agent's
+// own short-lived ServiceAccount token over TLS (agent/peer/identity, agent/peer/peertls); for the
+// standalone `pqcache peer serve`, by AWS Signature Version 4 against a Key. Server.Authorize then
+// decides whether that caller may read the Dataset asked for.
 package peer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,12 +46,15 @@ import (
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
-// Server is the peer endpoint. Its zero value serves nothing; set Roots and Key.
+// Server is the peer endpoint. Its zero value serves nothing; set Roots and Auth.
 type Server struct {
 	// Roots maps a bucket name to the cache root it serves; ok is false for an unknown bucket.
 	Roots func(bucket string) (root string, ok bool)
-	// Key is the access key and secret every request must be signed with.
-	Key Key
+	// Auth establishes who sent each request; a request it refuses gets 403.
+	Auth Authenticator
+	// Authorize, when set, says whether caller may read bucket (a node agent serves a Dataset only to
+	// the nodes its plan names); a refusal gets 403 AccessDenied.
+	Authorize func(ctx context.Context, caller Caller, bucket string) error
 	// MaxClients bounds how many followers (by remote address) are served at once; others get 503
 	// SlowDown. 0 means DefaultMaxClients.
 	MaxClients int
@@ -87,7 +94,7 @@ func (s *Server) refused(r *http.Request, err error) {
 	n := l.pending
 	l.last, l.pending = now, 0
 	l.mu.Unlock()
-	log.Info("Refused peer requests that were not signed with the agents' key", "refused", n,
+	log.Info("Refused peer requests whose sender could not be verified or may not read", "refused", n,
 		"lastRemote", r.RemoteAddr, "lastError", err, "nextSummaryIn", RefusalLogInterval)
 }
 
@@ -111,7 +118,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowed", "a peer is read-only")
 		return
 	}
-	if err := s.Key.verify(r); err != nil {
+	caller, err := s.authenticate(r)
+	if err != nil {
 		s.refused(r, err)
 		writeError(w, r, http.StatusForbidden, "SignatureDoesNotMatch", err.Error())
 		return
@@ -128,6 +136,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "NoSuchBucket", "no such dataset on this node")
 		return
 	}
+	if s.Authorize != nil {
+		if err := s.Authorize(r.Context(), caller, bucket); err != nil {
+			s.refused(r, err)
+			writeError(w, r, http.StatusForbidden, "AccessDenied", err.Error())
+			return
+		}
+	}
 	if key == "" {
 		if r.Method != http.MethodGet || r.URL.Query().Get("list-type") != "2" {
 			writeError(w, r, http.StatusNotImplemented, "NotImplemented", "a peer lists with ListObjectsV2 only")
@@ -137,6 +152,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.object(w, r, root, key)
+}
+
+// authenticate runs Auth; a Server without one refuses every request.
+func (s *Server) authenticate(r *http.Request) (Caller, error) {
+	if s.Auth == nil {
+		return Caller{}, errors.New("this peer has no way to check requests")
+	}
+	return s.Auth.Authenticate(r)
 }
 
 func (s *Server) maxClients() int {

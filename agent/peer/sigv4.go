@@ -28,9 +28,10 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
-// Key is the access key the agents share: each signs its requests to peers with it (AWS Signature
-// Version 4, as the sync engine's S3 client signs for any store), and each peer checks it. It comes
-// from a Secret the chart creates; it never reaches logs, events or status.
+// Key is an access key shared by both sides of `pqcache peer serve` and `sync --peer` run by hand,
+// outside a cluster: the client signs its requests with it (AWS Signature Version 4, as the sync
+// engine's S3 client signs for any store), and the peer checks it. Node agents share no key (they
+// use agent/peer/identity). It comes from the environment; it never reaches logs, events or status.
 type Key struct {
 	ID, Secret string
 }

@@ -34,6 +34,8 @@ import (
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/csi"
 	"github.com/pqcache/pqcache/agent/peer"
+	"github.com/pqcache/pqcache/agent/peer/identity"
+	"github.com/pqcache/pqcache/agent/peer/peertls"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/internal/version"
 )
@@ -56,6 +58,8 @@ type agentOptions struct {
 	kubeletDir string
 	// mountSocket answers the chart's mount container (agentmount.go) instead of serving CSI here.
 	mountSocket string
+	// peerTokenFile, peerCA and peerServiceAccount: the agent's identity to peers (agentpeer.go).
+	peerTokenFile, peerCA, peerServiceAccount string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -70,7 +74,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.node, "node-name", os.Getenv("NODE_NAME"), "This node's name (the DaemonSet passes spec.nodeName as NODE_NAME).")
 	f.StringVar(&o.cacheRoot, "cache-root", "/var/lib/pqcache", "Directory on the node's disk that holds the copies.")
 	f.StringVar(&o.listen, "peer-listen", ":7480", "Address the peer endpoint listens on.")
-	f.StringVar(&o.endpoint, "peer-endpoint", "", "URL other agents reach the peer endpoint at (default http://$POD_IP plus the --peer-listen port).")
+	f.StringVar(&o.endpoint, "peer-endpoint", "", "URL other agents reach the peer endpoint at (default https://$POD_IP plus the --peer-listen port).")
 	f.IntVar(&o.parallelism, "parallelism", 16, "GETs in flight across every sync on this node (the node's budget).")
 	f.StringVar(&o.nodeReserve, "node-reserve", defaultNodeReserve, "Free space on the cache root's filesystem that no sync takes, for the node's own use (kubelet, images, logs): a sync that would leave less fails with reason NodeReserve. A size such as 10Gi; 0 turns it off.")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the Prometheus metrics endpoint; \"0\" disables it.")
@@ -80,6 +84,9 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.kubeletDir, "kubelet-dir", "/var/lib/kubelet", "kubelet's root directory, for the CSI driver's sockets.")
 	f.StringVar(&o.mountSocket, "mount-socket", "", "Answer the privileged mount container (pqcache agent mount) on this Unix socket; the split the chart runs, instead of --csi.")
 	cmd.AddCommand(newAgentMountCommand(), newAgentChownCommand())
+	f.StringVar(&o.peerTokenFile, "peer-token-file", "/var/run/secrets/pqcache/peer/token", "This agent's projected ServiceAccount token with audience "+identity.Audience+", sent with each request to a peer (kubelet rotates it).")
+	f.StringVar(&o.peerCA, "peer-ca-configmap", "", "NAMESPACE/NAME of the ConfigMap with the peer CA (key "+peertls.CAKey+"), which the manager publishes.")
+	f.StringVar(&o.peerServiceAccount, "peer-service-account", "", "NAMESPACE/NAME of the agents' ServiceAccount: the only identity this agent serves peers to.")
 	return cmd
 }
 
@@ -93,10 +100,6 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	reserve, err := wire.ParseSize(o.nodeReserve)
 	if err != nil {
 		return fmt.Errorf("--node-reserve: %w", err)
-	}
-	key, err := peerKeyFromEnv()
-	if err != nil {
-		return err
 	}
 	log, err := newLogger(o.logLevel)
 	if err != nil {
@@ -121,7 +124,11 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
+	sec, err := newPeerSecurity(mgr, o, log)
+	if err != nil {
+		return err
+	}
+	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerAuth: sec.client,
 		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log}
 	switch {
 	case o.csi:
@@ -136,8 +143,8 @@ func runAgent(ctx context.Context, o agentOptions) error {
 	if err := a.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	srv := &peer.Server{Key: key, Roots: copies.Lookup, Log: log}
-	if err := mgr.Add(agent.PeerServer{Listener: l, Server: srv}); err != nil {
+	srv := &peer.Server{Auth: sec.auth, Authorize: (&agent.PeerAuthorizer{Reader: mgr.GetAPIReader()}).Authorize, Roots: copies.Lookup, Log: log}
+	if err := mgr.Add(agent.PeerServer{Listener: l, Server: srv, TLS: sec.serverTLS}); err != nil {
 		return err
 	}
 	log.Info("Starting the node agent", "version", version.Version, "node", o.node, "cacheRoot", o.cacheRoot, "peerEndpoint", endpoint)
@@ -174,7 +181,7 @@ func peerEndpoint(flag string, addr net.Addr) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "http://" + net.JoinHostPort(ip, port), nil
+	return "https://" + net.JoinHostPort(ip, port), nil
 }
 
 // addCSIDriver adds the CSI node plugin to the agent. It first takes again the generations of the

@@ -71,6 +71,7 @@ type managerOptions struct {
 	webhookCertDir         string
 	agentNamespace         string
 	agentSelector          string
+	peerCA, peerAgentSA    string // peersigner.go
 	zap                    zap.Options
 }
 
@@ -109,6 +110,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key.")
 	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
+	addPeerSignerFlags(f, &opts)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -196,6 +198,9 @@ func runManager(opts managerOptions) error {
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
 		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode, Events: hub, Namespaces: opts.watchNamespaces,
 		AgentPods: agents, PricesFile: opts.pricesFile}); err != nil {
+		return err
+	}
+	if err := addPeerSigner(mgr, opts); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

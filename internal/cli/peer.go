@@ -83,7 +83,7 @@ PQCACHE_PEER_SECRET, on both sides.`,
 			if err != nil {
 				return err
 			}
-			srv := &peer.Server{Key: key, MaxClients: maxClients, Log: log, Roots: func(b string) (string, bool) {
+			srv := &peer.Server{Auth: key, MaxClients: maxClients, Log: log, Roots: func(b string) (string, bool) {
 				r, ok := roots[b]
 				return r, ok
 			}}

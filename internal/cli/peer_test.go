@@ -54,7 +54,7 @@ func TestSyncFromPeerCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httptest.NewServer(&peer.Server{Key: peer.Key{ID: "peer-id", Secret: "peer-secret"}, Roots: func(b string) (string, bool) {
+	p := httptest.NewServer(&peer.Server{Auth: peer.Key{ID: "peer-id", Secret: "peer-secret"}, Roots: func(b string) (string, bool) {
 		r, ok := roots[b]
 		return r, ok
 	}})

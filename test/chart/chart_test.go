@@ -198,7 +198,8 @@ func TestNamespacedWatch(t *testing.T) {
 
 // TestAgent: the node agent is off by default; on, without its CSI driver, it is a DaemonSet that
 // runs as a non-root user without any capability on its hostPath (TestAgentOnlyTheMountIsPrivileged),
-// with exactly the permissions templates/agent.yaml explains, and a peer key of its own.
+// with exactly the permissions templates/agent.yaml explains (its peers' grants are
+// templates/peer-tls.yaml's, TestPeerTLS).
 func TestAgent(t *testing.T) {
 	if n := len(render(t).all("DaemonSet")); n != 0 {
 		t.Fatalf("%d DaemonSets by default, want none: the agent is opt-in", n)
@@ -235,10 +236,7 @@ func TestAgent(t *testing.T) {
 	if !reflect.DeepEqual(role.Object["rules"], want) {
 		t.Errorf("agent rules %v", role.Object["rules"])
 	}
-	key := r.named(t, "Secret", "pq-pqcache-agent-peer-key")
-	if secret, _, _ := unstructured.NestedString(key.Object, "data", "PQCACHE_PEER_SECRET"); len(secret) < 40 {
-		t.Errorf("peer secret %q is too short", secret)
-	}
+	// The agents share no key any more: peers are told apart by their own tokens (TestPeerTLS).
 }
 
 // TestAgentNodeReserve: agent.nodeReserve reaches the agent's --node-reserve, 10Gi unless set, and a
