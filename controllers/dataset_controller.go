@@ -512,7 +512,7 @@ func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.D
 	if err != nil {
 		return false, since, err
 	}
-	state, problem, err := jobPodProblem(ctx, r.APIReader, pods, r.Clock.Now())
+	state, problem, err := jobPodProblem(ctx, r.APIReader, j, pods, r.Clock.Now())
 	if err != nil {
 		return false, since, err
 	}

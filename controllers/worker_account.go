@@ -30,14 +30,14 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=pqcache-worker-progress
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
+
 // WorkerProgressRole is the ClusterRole (charts/pqcache/templates/worker-progress.yaml,
 // config/rbac/worker_progress.yaml) that lets a sync worker annotate its own pod with its progress.
 // The manager binds it, in each namespace where it starts a sync Job, to the workers' ServiceAccount
 // (WorkerOptions.ServiceAccount). It may bind that one ClusterRole and no other: `bind` by name, not
 // the pod permissions themselves, which the manager does not hold.
-//
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=pqcache-worker-progress
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
 const WorkerProgressRole = "pqcache-worker-progress"
 
 // ensureWorkerAccount makes, before a sync Job of ds starts, the workers' ServiceAccount and its
