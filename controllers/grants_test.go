@@ -200,6 +200,15 @@ var _ = Describe("Grants", func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(datav1alpha1.ReasonSyncInProgress))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		By("a refusal older than the Job's newest pod is over, even once that pod has ended")
+		pod.Status.Phase = corev1.PodSucceeded
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Consistently(func(g Gomega) {
+			c := meta.FindStatusCondition(getDataset(ds).Status.Conditions, datav1alpha1.ConditionSyncing)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).NotTo(Equal(datav1alpha1.ReasonJobRejected))
+		}).WithTimeout(progressPoll + 2*time.Second).Should(Succeed())
 		finishJob(job, finish{report: successReport(1, 10)})
 	})
 

@@ -52,7 +52,7 @@ func (r *DatasetReconciler) ensureWorkerAccount(ctx context.Context, ds *datav1a
 		return nil // no live progress, or the pods run under the Dataset's own account
 	}
 	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: sa}}
-	if err := r.shareOwnership(ctx, ds, account); err != nil {
+	if err := shareOwnership(ctx, r.Client, r.APIReader, ds, account); err != nil {
 		return fmt.Errorf("making the workers' ServiceAccount %s/%s: %w", ds.Namespace, sa, err)
 	}
 	binding := &rbacv1.RoleBinding{
@@ -60,48 +60,50 @@ func (r *DatasetReconciler) ensureWorkerAccount(ctx context.Context, ds *datav1a
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: WorkerProgressRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ds.Namespace, Name: sa}},
 	}
-	if err := r.shareOwnership(ctx, ds, binding); err != nil {
+	if err := shareOwnership(ctx, r.Client, r.APIReader, ds, binding); err != nil {
 		return fmt.Errorf("binding the workers' ServiceAccount %s/%s to %s: %w", ds.Namespace, sa, WorkerProgressRole, err)
 	}
 	return nil
 }
 
-// shareOwnership creates obj (as given) owned by ds, or adds ds to the owners of the obj pqcache made
-// earlier. The manager caches only its own objects, so one made by someone else shows as missing:
-// its create then fails with AlreadyExists, and a read past the cache tells whose it is.
-func (r *DatasetReconciler) shareOwnership(ctx context.Context, ds *datav1alpha1.Dataset, obj client.Object) error {
+// shareOwnership creates obj (as given) owned by owner, or adds owner to the owners of the obj
+// pqcache made earlier; any pqcache object that several others need (a Dataset's, a BenchRun's) can
+// share it this way. The manager caches only its own objects, so one made by someone else shows as
+// missing: its create then fails with AlreadyExists, and a read past the cache (reader) tells whose
+// it is. One that is not pqcache's is left as it is.
+func shareOwnership(ctx context.Context, c client.Client, reader client.Reader, owner, obj client.Object) error {
 	key := client.ObjectKeyFromObject(obj)
 	cur, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("copying %T", obj)
 	}
-	err := r.Get(ctx, key, cur)
+	err := c.Get(ctx, key, cur)
 	if apierrors.IsNotFound(err) {
 		obj.SetLabels(map[string]string{labelName: "pqcache", labelManagedBy: "pqcache"})
-		if err := controllerutil.SetOwnerReference(ds, obj, r.Scheme()); err != nil {
+		if err := controllerutil.SetOwnerReference(owner, obj, c.Scheme()); err != nil {
 			return err
 		}
-		if err = r.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+		if err = c.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		err = r.APIReader.Get(ctx, key, cur) // made meanwhile, or not pqcache's
+		err = reader.Get(ctx, key, cur) // made meanwhile, or not pqcache's
 	}
 	if err != nil {
 		return err
 	}
-	if cur.GetLabels()[labelManagedBy] != "pqcache" || ownedBy(cur, ds) {
+	if cur.GetLabels()[labelManagedBy] != "pqcache" || ownedBy(cur, owner) {
 		return nil
 	}
-	if err := controllerutil.SetOwnerReference(ds, cur, r.Scheme()); err != nil {
+	if err := controllerutil.SetOwnerReference(owner, cur, c.Scheme()); err != nil {
 		return err
 	}
-	return r.Update(ctx, cur)
+	return c.Update(ctx, cur)
 }
 
-// ownedBy says whether ds is among obj's owners.
-func ownedBy(obj client.Object, ds *datav1alpha1.Dataset) bool {
+// ownedBy says whether owner is among obj's owners.
+func ownedBy(obj, owner client.Object) bool {
 	for _, ref := range obj.GetOwnerReferences() {
-		if ref.UID == ds.UID {
+		if ref.UID == owner.GetUID() {
 			return true
 		}
 	}
