@@ -126,10 +126,11 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if ds.Spec.Replicas != nil {
 		reconcile = r.reconcileCopies
 	}
+	// The agents' grant first: the seed's agent reads the Secret as soon as the copies step asks it to
+	// sync.
+	gerr := r.reconcileAgentGrant(ctx, &ds)
 	step, err := reconcile(ctx, &ds, hash)
-	if gerr := r.reconcileAgentGrant(ctx, &ds); gerr != nil {
-		err = errors.Join(err, gerr)
-	}
+	err = errors.Join(err, gerr)
 	ds.Status.ObservedGeneration = ds.Generation
 	if m := ds.Status.Manifest; m != nil {
 		m.Size = wire.Quantity(m.Bytes)
