@@ -369,7 +369,7 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 		if placed(pods) {
 			r.admission.Placed(key)
 		}
-		if v.podState, v.podProblem, err = jobPodProblem(ctx, r.APIReader, pods, now); err != nil {
+		if v.podState, v.podProblem, err = jobPodProblem(ctx, r.APIReader, v.job, pods, now); err != nil {
 			return err
 		}
 	case jobUnseen:

@@ -37,7 +37,7 @@ type runSummary struct {
 	timedOut  bool
 	lost      []string
 	stuck     []string // per Job: "config/input: why"
-	stuckWhy  string   // the reason of the first stuck Job: Unschedulable or PodNotStarting
+	stuckWhy  string   // the reason of the first stuck Job: Unschedulable, PodNotStarting or JobRejected
 	conflicts []string
 	// rejected, per Job the API server refused: "config/input: what it said".
 	rejected []string
@@ -213,8 +213,12 @@ func applyRunSummary(run *datav1alpha1.BenchRun, s runSummary, now time.Time) {
 			reason = s.stuckWhy
 			msg = fmt.Sprintf("%d of %d Jobs have a pod whose container cannot start; they wait until spec.timeout (%s)",
 				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
+		case datav1alpha1.ReasonJobRejected:
+			reason = s.stuckWhy
+			msg = fmt.Sprintf("%d of %d Jobs have no pod: the API server refuses them; the Jobs try again until spec.timeout (%s)",
+				len(s.stuck), counts.Total, strings.Join(limit(s.stuck, 4), "; "))
 		}
-		if reason == datav1alpha1.ReasonPodNotStarting {
+		if reason == datav1alpha1.ReasonPodNotStarting || reason == datav1alpha1.ReasonJobRejected {
 			// A person must act (an image, a Secret, a ConfigMap): kstatus should say so.
 			setStalled(run, reason, msg)
 			return

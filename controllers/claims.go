@@ -259,6 +259,9 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 		if err := controllerutil.SetControllerReference(ds, j, r.Scheme()); err != nil {
 			return resource.Quantity{}, 0, err
 		}
+		if err := r.ensureWorkerAccount(ctx, ds); err != nil {
+			return resource.Quantity{}, 0, err
+		}
 		if err := r.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
 			return resource.Quantity{}, 0, fmt.Errorf("creating sizing %s: %w", describeJob(j), err)
 		}

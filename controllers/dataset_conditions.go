@@ -80,6 +80,8 @@ func stuckMessage(f datasetFacts) string {
 		return fmt.Sprintf("Job %s cannot be scheduled and waits for a node with room until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
 	case datav1alpha1.ReasonPodNotStarting:
 		return fmt.Sprintf("Job %s cannot start its container and waits until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
+	case datav1alpha1.ReasonJobRejected:
+		return fmt.Sprintf("Job %s has no pod and tries again until sync.timeout: %s", f.activeJob.Name, f.podProblem.Message)
 	}
 	return ""
 }
@@ -115,9 +117,10 @@ func readiness(ds *datav1alpha1.Dataset, f datasetFacts, stuck string) ready {
 		r.status, r.reason, r.message = metav1.ConditionTrue, datav1alpha1.ReasonSynced, publishedMsg
 	case stuck != "":
 		// Only a person can fix what keeps a container from starting (an image, a Secret, a
-		// ConfigMap): kstatus says Failed until then. A pod that waits for room may yet get it.
+		// ConfigMap) or its pod from being admitted (a quota, a policy): kstatus says Failed until
+		// then. A pod that waits for room may yet get it.
 		r.reason, r.message = f.podProblem.Reason, stuck
-		r.stalled = f.podProblem.Reason == datav1alpha1.ReasonPodNotStarting
+		r.stalled = f.podProblem.Reason == datav1alpha1.ReasonPodNotStarting || f.podProblem.Reason == datav1alpha1.ReasonJobRejected
 		r.reconciling = !r.stalled // kstatus reads Reconciling before Stalled
 	case f.activeJob != nil:
 		r.reason, r.message, r.reconciling = datav1alpha1.ReasonSyncInProgress, fmt.Sprintf("Waiting for Job %s to publish the data", f.activeJob.Name), true

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,6 +26,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,6 +65,9 @@ type DatasetReconciler struct {
 	// AgentPods finds the node agents, whose absence on a node makes its copies not ready (NoAgent);
 	// nil: only a DatasetReplica no agent ever reported on says so.
 	AgentPods *AgentPods
+	// AgentAccount is the node agents' ServiceAccount, granted each Dataset's credentials Secret by
+	// name (agent_grant.go); empty: no grants are made.
+	AgentAccount types.NamespacedName
 
 	admission *admission
 }
@@ -121,7 +126,11 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if ds.Spec.Replicas != nil {
 		reconcile = r.reconcileCopies
 	}
+	// The agents' grant first: the seed's agent reads the Secret as soon as the copies step asks it to
+	// sync.
+	gerr := r.reconcileAgentGrant(ctx, &ds)
 	step, err := reconcile(ctx, &ds, hash)
+	err = errors.Join(err, gerr)
 	ds.Status.ObservedGeneration = ds.Generation
 	if m := ds.Status.Manifest; m != nil {
 		m.Size = wire.Quantity(m.Bytes)
@@ -316,6 +325,9 @@ func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Data
 			return ctrl.Result{}, err
 		}
 	}
+	if err := r.ensureWorkerAccount(ctx, ds); err != nil {
+		return ctrl.Result{}, err
+	}
 	facts.activeJob = job
 	if err := r.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {
@@ -501,7 +513,7 @@ func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.D
 	if err != nil {
 		return false, since, err
 	}
-	state, problem, err := jobPodProblem(ctx, r.APIReader, pods, r.Clock.Now())
+	state, problem, err := jobPodProblem(ctx, r.APIReader, j, pods, r.Clock.Now())
 	if err != nil {
 		return false, since, err
 	}
@@ -539,6 +551,8 @@ func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&datav1alpha1.DatasetReplica{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
 		// A node that comes, goes or changes readiness may change any Dataset's copies; its kubelet's
 		// heartbeats, every few seconds on every node, do not.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(datasetsWithReplicas(r.Client)), builder.WithPredicates(nodePlacementChanged)).

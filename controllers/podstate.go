@@ -117,23 +117,40 @@ func podWarning(ctx context.Context, reader client.Reader, pod *corev1.Pod) (str
 	if len(list.Items) == 0 {
 		return "", nil
 	}
-	last := func(e corev1.Event) time.Time {
-		for _, t := range []time.Time{e.EventTime.Time, e.LastTimestamp.Time, e.FirstTimestamp.Time} {
-			if !t.IsZero() {
-				return t
-			}
-		}
-		return e.CreationTimestamp.Time
-	}
-	sort.SliceStable(list.Items, func(i, j int) bool { return last(list.Items[i]).Before(last(list.Items[j])) })
-	e := list.Items[len(list.Items)-1]
+	e := newestEvent(list.Items)
 	return fmt.Sprintf("pod %s: %s: %s", pod.Name, e.Reason, e.Message), nil
 }
 
+// newestEvent is the event of items (not empty) that happened last, by the newest of its times.
+func newestEvent(items []corev1.Event) corev1.Event {
+	sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).Before(eventTime(items[j])) })
+	return items[len(items)-1]
+}
+
+// eventTime is when e last happened: the newest of the times its writer filled in.
+func eventTime(e corev1.Event) time.Time {
+	for _, t := range []time.Time{e.EventTime.Time, e.LastTimestamp.Time, e.FirstTimestamp.Time} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return e.CreationTimestamp.Time
+}
+
 // jobPodProblem is what keeps a running Job's pods from running, reading events only for a pod that
-// is late with nothing on its status; the state says whether some pod has not started yet.
-func jobPodProblem(ctx context.Context, reader client.Reader, pods []corev1.Pod, now time.Time) (podState, podProblem, error) {
+// is late with nothing on its status, or for a Job with no live pod (the API server may refuse them);
+// the state says whether some pod has not started yet.
+func jobPodProblem(ctx context.Context, reader client.Reader, j *batchv1.Job, pods []corev1.Pod, now time.Time) (podState, podProblem, error) {
 	state, problem, quiet := inspectPods(pods, now)
+	if !hasLivePod(pods) {
+		msg, err := jobRefusal(ctx, reader, j, newestPod(pods))
+		if err != nil {
+			return state, problem, err
+		}
+		if msg != "" {
+			return podStuck, podProblem{Reason: datav1alpha1.ReasonJobRejected, Message: msg}, nil
+		}
+	}
 	if state == podNotStarted && quiet != nil {
 		msg, err := podWarning(ctx, reader, quiet)
 		if err != nil {
@@ -144,6 +161,50 @@ func jobPodProblem(ctx context.Context, reader client.Reader, pods []corev1.Pod,
 		}
 	}
 	return state, problem, nil
+}
+
+// hasLivePod says whether some pod is pending or running: a Job with none either has not made its pod
+// yet or cannot (the API server refused it).
+func hasLivePod(pods []corev1.Pod) bool {
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodPending || p.Status.Phase == corev1.PodRunning {
+			return true
+		}
+	}
+	return false
+}
+
+// newestPod is when the newest of pods was created; zero when there is none.
+func newestPod(pods []corev1.Pod) time.Time {
+	var t time.Time
+	for _, p := range pods {
+		if c := p.CreationTimestamp.Time; c.After(t) {
+			t = c
+		}
+	}
+	return t
+}
+
+// jobRefusal is why the API server refuses a Job's pods (a ResourceQuota, a missing ServiceAccount,
+// an admission policy or webhook), in its own words, from the newest FailedCreate Warning the Job
+// controller left on the Job after since (its newest pod: an older refusal is over); "" when there is
+// none. Read uncached, only while the Job has no live pod: the Job's status says nothing of it, and
+// the Job controller retries with backoff for as long as the Job lives.
+func jobRefusal(ctx context.Context, reader client.Reader, j *batchv1.Job, since time.Time) (string, error) {
+	var list corev1.EventList
+	sel := fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.uid", string(j.UID)),
+		fields.OneTermEqualSelector("type", corev1.EventTypeWarning), fields.OneTermEqualSelector("reason", "FailedCreate"))
+	if err := reader.List(ctx, &list, client.InNamespace(j.Namespace), client.MatchingFieldsSelector{Selector: sel}); err != nil {
+		return "", fmt.Errorf("listing events of %s: %w", describeJob(j), err)
+	}
+	if len(list.Items) == 0 {
+		return "", nil
+	}
+	e := newestEvent(list.Items)
+	if !eventTime(e).After(since) {
+		return "", nil
+	}
+	return fmt.Sprintf("the API server refuses the pods of %s: %s", describeJob(j), e.Message), nil
 }
 
 // controllerUIDLabel is set by the Job controller on a Job's pods: the Job's UID. Unlike the job-name

@@ -22,7 +22,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -53,6 +56,9 @@ type Options struct {
 	Events EventHub
 	// AgentPods finds the node agents' pods (the chart's DaemonSet); nil: not looked for.
 	AgentPods *AgentPods
+	// AgentAccount is the node agents' ServiceAccount: the manager grants it, by name, the Secret
+	// each Dataset with spec.replicas names (agent_grant.go). Empty: no agents, no grants.
+	AgentAccount types.NamespacedName
 }
 
 // minJobTTL is the shortest TTLAfterFinished the operator accepts: a finished Job's report is read
@@ -93,8 +99,14 @@ func (o WorkerOptions) validate() error {
 // the Jobs only pqcache's own, so that a cluster running ten thousand other Jobs costs the manager
 // no memory for them. Pods and events are never cached (the controllers read the few they need).
 func CacheOptions(namespaces []string) crcache.Options {
+	ours := labels.SelectorFromSet(labels.Set{labelManagedBy: "pqcache"})
 	opts := crcache.Options{ByObject: map[client.Object]crcache.ByObject{
-		&batchv1.Job{}: {Label: labels.SelectorFromSet(labels.Set{labelManagedBy: "pqcache"})},
+		&batchv1.Job{}: {Label: ours},
+		// The Roles, RoleBindings and ServiceAccounts the manager makes (agent_grant.go,
+		// worker_account.go): the cluster's others are none of its business.
+		&rbacv1.Role{}:           {Label: ours},
+		&rbacv1.RoleBinding{}:    {Label: ours},
+		&corev1.ServiceAccount{}: {Label: ours},
 	}}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]crcache.Config{}
@@ -125,6 +137,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		SweepInterval:      opts.AdmissionSweepInterval,
 		Events:             opts.Events,
 		AgentPods:          opts.AgentPods,
+		AgentAccount:       opts.AgentAccount,
 	}
 	if err := ds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up dataset controller: %w", err)

@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -61,6 +62,9 @@ var (
 
 // testWorkerImage is the worker image the suite's controller puts in Jobs.
 const testWorkerImage = "example.test/pqcache:test"
+
+// testAgentAccount is the node agents' ServiceAccount that the suite's manager grants Secrets to.
+var testAgentAccount = types.NamespacedName{Namespace: "pqcache-system", Name: "pqcache-agent"}
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -120,7 +124,7 @@ var _ = BeforeSuite(func() {
 	worker := DefaultWorkerOptions()
 	worker.Image = testWorkerImage
 	Expect(SetupAll(mgr, Options{Clock: fakeClock, Worker: worker, MaxConcurrentSyncs: 100, MaxConcurrentBenchJobs: 3,
-		AdmissionSweepInterval: 2 * time.Second})).To(Succeed())
+		AdmissionSweepInterval: 2 * time.Second, AgentAccount: testAgentAccount})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

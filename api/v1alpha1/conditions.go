@@ -134,9 +134,10 @@ const (
 	// ReasonJobConflict: a Job with the name the controller derives for this object exists and
 	// belongs to something else; the controller will not touch it.
 	ReasonJobConflict = "JobConflict"
-	// ReasonJobRejected: the API server refused to create a Job (a ResourceQuota, a LimitRange, an
-	// admission policy or webhook); the message quotes it. The controller tries again every 10 s until
-	// spec.timeout.
+	// ReasonJobRejected: the API server refused to create a Job, or the pods of a Job (a
+	// ResourceQuota, a LimitRange, a missing ServiceAccount, an admission policy or webhook); the
+	// message quotes it. The controller tries again every 10 s (the Job controller, with backoff, for a
+	// Job's pods) until spec.timeout or sync.timeout.
 	ReasonJobRejected = "JobRejected"
 	// ReasonPodNotStarting: a worker pod was scheduled but its container cannot start (an image that
 	// cannot be pulled, a missing Secret or ConfigMap, a volume that cannot be mounted); the message

@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,6 +73,7 @@ type managerOptions struct {
 	agentNamespace         string
 	agentSelector          string
 	peerCA, peerAgentSA    string // peersigner.go
+	agentServiceAccount    string
 	zap                    zap.Options
 }
 
@@ -111,6 +113,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
 	addPeerSignerFlags(f, &opts)
+	f.StringVar(&opts.agentServiceAccount, "agent-service-account", "", "ServiceAccount of the node agents in --agent-namespace: granted, by name and in its namespace only, the credentials Secret that each Dataset with spec.replicas names (docs/security.md). Empty: no grants.")
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -191,13 +194,17 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return err
 	}
+	agentAccount, err := agentAccount(opts)
+	if err != nil {
+		return err
+	}
 	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken)
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
 	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
 		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode, Events: hub, Namespaces: opts.watchNamespaces,
-		AgentPods: agents, PricesFile: opts.pricesFile}); err != nil {
+		AgentPods: agents, AgentAccount: agentAccount, PricesFile: opts.pricesFile}); err != nil {
 		return err
 	}
 	if err := addPeerSigner(mgr, opts); err != nil {
@@ -247,4 +254,16 @@ func agentPods(opts managerOptions) (*controllers.AgentPods, error) {
 		return nil, fmt.Errorf("--agent-selector %q selects every pod of %s", opts.agentSelector, opts.agentNamespace)
 	}
 	return &controllers.AgentPods{Namespace: opts.agentNamespace, Selector: sel}, nil
+}
+
+// agentAccount is the node agents' ServiceAccount, from --agent-service-account in --agent-namespace,
+// or nothing when the flag is empty.
+func agentAccount(opts managerOptions) (types.NamespacedName, error) {
+	if opts.agentServiceAccount == "" {
+		return types.NamespacedName{}, nil
+	}
+	if opts.agentNamespace == "" {
+		return types.NamespacedName{}, fmt.Errorf("--agent-service-account %q needs --agent-namespace", opts.agentServiceAccount)
+	}
+	return types.NamespacedName{Namespace: opts.agentNamespace, Name: opts.agentServiceAccount}, nil
 }

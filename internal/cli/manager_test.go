@@ -45,3 +45,18 @@ func TestAgentPodsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentAccountFlag: --agent-service-account names an account in --agent-namespace, and without
+// that namespace it is refused rather than granting Secrets to an account in no namespace.
+func TestAgentAccountFlag(t *testing.T) {
+	if a, err := agentAccount(managerOptions{agentNamespace: "pqcache-system"}); a.Name != "" || err != nil {
+		t.Errorf("no account: %v, %v; want no grants", a, err)
+	}
+	a, err := agentAccount(managerOptions{agentNamespace: "pqcache-system", agentServiceAccount: "pq-pqcache-agent"})
+	if err != nil || a.Namespace != "pqcache-system" || a.Name != "pq-pqcache-agent" {
+		t.Errorf("both flags: %v, %v", a, err)
+	}
+	if _, err := agentAccount(managerOptions{agentServiceAccount: "pq-pqcache-agent"}); err == nil || !strings.Contains(err.Error(), "--agent-namespace") {
+		t.Errorf("no namespace: %v, want an error naming --agent-namespace", err)
+	}
+}

@@ -231,12 +231,27 @@ func TestAgent(t *testing.T) {
 	want := []any{
 		map[string]any{"apiGroups": []any{"data.pqcache.dev"}, "resources": []any{"datasetreplicas", "datasets"}, "verbs": []any{"get", "list", "watch"}},
 		map[string]any{"apiGroups": []any{"data.pqcache.dev"}, "resources": []any{"datasetreplicas/status"}, "verbs": []any{"get", "update", "patch"}},
-		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}},
 	}
 	if !reflect.DeepEqual(role.Object["rules"], want) {
 		t.Errorf("agent rules %v", role.Object["rules"])
 	}
 	// The agents share no key any more: peers are told apart by their own tokens (TestPeerTLS).
+	// No Secret anywhere: the manager grants each one by name, in its namespace, while a Dataset with
+	// replicas names it (docs/security.md, "Secrets the agent can read").
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		for _, u := range r.all(kind) {
+			if strings.HasSuffix(u.GetName(), "-manager") {
+				continue
+			}
+			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+			for _, rule := range rules {
+				res, _, _ := unstructured.NestedStringSlice(rule.(map[string]any), "resources")
+				if slices.Contains(res, "secrets") || slices.Contains(res, "*") {
+					t.Errorf("%s %s grants %v: the agent reads no Secret by a grant of the chart's", kind, u.GetName(), rule)
+				}
+			}
+		}
+	}
 }
 
 // TestAgentNodeReserve: agent.nodeReserve reaches the agent's --node-reserve, 10Gi unless set, and a
@@ -269,6 +284,10 @@ func TestManagerFindsTheAgents(t *testing.T) {
 	args := r.managerArgs(t)
 	if !hasArg(args, "--agent-namespace=pqcache-system") {
 		t.Errorf("manager args %v lack --agent-namespace=pqcache-system", args)
+	}
+	agentSA, _, _ := unstructured.NestedString(r.one(t, "DaemonSet").Object, "spec", "template", "spec", "serviceAccountName")
+	if agentSA == "" || !hasArg(args, "--agent-service-account="+agentSA) {
+		t.Errorf("manager args %v do not name the agents' ServiceAccount %q, which it grants Secrets to", args, agentSA)
 	}
 	sel, err := labels.Parse(argWithPrefix(args, "--agent-selector="))
 	if err != nil || sel.Empty() {

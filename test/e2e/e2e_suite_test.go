@@ -182,8 +182,8 @@ func helm(args ...string) (string, error) {
 
 // newNamespace creates a namespace for one test and deletes it afterwards (unless the test failed and
 // PQCACHE_E2E_KEEP is set, to look at it). It holds the sync workers' ServiceAccount, bound to the
-// chart's worker-progress ClusterRole, as docs/datasets.md tells a user to create it, so that workers
-// publish live progress where the chart enables it (hack/local-cluster's values do).
+// chart's worker-progress ClusterRole, made by hand as users did before the operator made them: the
+// operator uses such an account as it is (namespaces_test.go shows a namespace without one).
 func newNamespace(prefix string) string {
 	ns := &corev1.Namespace{}
 	ns.GenerateName = prefix

@@ -29,6 +29,7 @@ rules:
   - ""
   resources:
   - persistentvolumeclaims
+  - serviceaccounts
   verbs:
   - create
   - get
@@ -97,4 +98,25 @@ rules:
   verbs:
   - create
   - patch
+- apiGroups:
+  - rbac.authorization.k8s.io
+  resourceNames:
+  - pqcache-worker-progress
+  resources:
+  - clusterroles
+  verbs:
+  - bind
+- apiGroups:
+  - rbac.authorization.k8s.io
+  resources:
+  - rolebindings
+  - roles
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
 {{- end }}
