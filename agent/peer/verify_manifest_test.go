@@ -211,7 +211,9 @@ func TestForgedBytesWithTheirOwnChecksumComeFromTheBucket(t *testing.T) {
 	forged[100] ^= 0x20 // inside a data page: the Parquet framing and footer still check
 	crc := integrity.NewCRC64NVME()
 	_, _ = crc.Write(forged)
-	l.tamper(func(r *http.Request) bool { return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/sum.parquet") },
+	l.tamper(func(r *http.Request) bool {
+		return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/sum.parquet")
+	},
 		func(_ *http.Request, h http.Header, _ []byte) []byte {
 			h.Set("X-Amz-Checksum-Crc64nvme", base64.StdEncoding.EncodeToString(crc.Sum(nil)))
 			return forged
