@@ -97,6 +97,8 @@ type cluster struct {
 	trickled    atomic.Int64
 	// deadline is every agent's sync deadline (zero: the defaults).
 	deadline cache.Deadline
+	// peerForge, when set, wraps every agent's peer server: a forging peer (forging_peer_test.go).
+	peerForge atomic.Pointer[func(http.Handler) http.Handler]
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -212,6 +214,10 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d := cl.peerDelay.Load(); d > 0 && r.URL.Query().Get("list-type") == "" {
 			time.Sleep(time.Duration(d))
+		}
+		if f := cl.peerForge.Load(); f != nil {
+			(*f)(srv).ServeHTTP(w, r)
+			return
 		}
 		srv.ServeHTTP(w, r)
 	})
