@@ -19,6 +19,7 @@ package peer
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -65,30 +66,37 @@ func FetchManifest(ctx context.Context, p Store, g int64, want, dir string) (*Ma
 	if want == "" {
 		return nil, fmt.Errorf("%w: the seed published no manifest digest for generation %d", ErrManifestMismatch, g)
 	}
+	ctx, cancel := context.WithTimeout(ctx, ManifestTimeout)
+	defer cancel()
 	body, _, err := p.Get(ctx, ManifestKey(g), "", s3store.Whole)
 	if err != nil {
 		return nil, fmt.Errorf("fetching the manifest of generation %d from the peer: %w", g, err)
 	}
 	defer func() { _ = body.Close() }() // only read
+	capped := &capReader{r: body, left: MaxManifestBytes}
 	f, err := keepOpen(dir)
 	if err != nil {
 		return nil, err
 	}
 	d := newDigester()
 	w := bufio.NewWriterSize(f, 1<<16)
-	err = scanManifest(body, func(line []byte) error {
+	err = scanManifest(capped, func(line []byte) error {
 		_, canon, err := d.add(line)
-		if err == nil {
-			_, err = w.Write(canon)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrManifestMismatch, err) // not a manifest
 		}
+		_, err = w.Write(canon)
 		return err
 	})
 	if err == nil {
 		err = w.Flush()
 	}
+	if errors.Is(err, bufio.ErrTooLong) || errors.Is(err, errManifestTooBig) {
+		err = fmt.Errorf("%w: %w", ErrManifestMismatch, err)
+	}
 	if err != nil {
 		_ = f.Close() // unlinked: nothing is left
-		return nil, fmt.Errorf("%w: reading the manifest of generation %d: %v", ErrManifestMismatch, g, err)
+		return nil, fmt.Errorf("reading the manifest of generation %d from the peer: %w", g, err)
 	}
 	if got := d.sum(); got != want {
 		_ = f.Close() // unlinked: nothing is left
@@ -100,6 +108,36 @@ func FetchManifest(ctx context.Context, p Store, g int64, want, dir string) (*Ma
 		return nil, fmt.Errorf("indexing the manifest of generation %d: %w", g, err)
 	}
 	return &Manifest{g: g, files: d.n, idx: indexFile{index: idx, f: f}}, nil
+}
+
+// MaxManifestBytes bounds the manifest a follower reads from a peer: about ten million objects
+// with keys of 100 bytes. The follower keeps it on its disk while it syncs, so a peer that sends
+// without end fills neither its disk nor its time (ManifestTimeout).
+const MaxManifestBytes = 2 << 30
+
+// ManifestTimeout bounds the time a follower takes to read a peer's manifest.
+const ManifestTimeout = 10 * time.Minute
+
+var errManifestTooBig = fmt.Errorf("the manifest is larger than %d bytes", MaxManifestBytes)
+
+// capReader reads r until left bytes are read, then fails with errManifestTooBig.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, err := c.r.Read(one[:]); n == 0 && errors.Is(err, io.EOF) {
+			return 0, io.EOF
+		}
+		return 0, errManifestTooBig
+	}
+	p = p[:min(int64(len(p)), c.left)]
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // find returns the manifest's object for key, relative to the generation.
