@@ -263,3 +263,37 @@ func TestAManifestWithoutTheSeedsDigestIsRefused(t *testing.T) {
 		t.Errorf("a file was copied from a refused peer: %v", err)
 	}
 }
+
+var firstContents = regexp.MustCompile(`<Contents>.*?</Contents>`)
+
+// TestAPeerThatHidesAFileIsRefused: a peer that serves the seed's manifest but leaves a file out of
+// its listing (which would have the follower delete it) fails the sync; the follower keeps its
+// generation and the file.
+func TestAPeerThatHidesAFileIsRefused(t *testing.T) {
+	l := newLake(t)
+	l.fill(6)
+	g1 := l.syncSeed()
+	dir := filepath.Join(t.TempDir(), "follower")
+	if _, _, err := l.followVerified(dir, g1, l.digest(g1)); err != nil {
+		t.Fatalf("first follow: %v", err)
+	}
+	l.srv.PutObject(t, bucket, prefix+"day=8/part-0.parquet", testfiles.Parquet(t, 100, 100, 88))
+	g2 := l.syncSeed()
+	l.tamper(func(r *http.Request) bool { return r.URL.Query().Get("list-type") == "2" },
+		func(_ *http.Request, _ http.Header, body []byte) []byte {
+			if loc := firstContents.FindIndex(body); loc != nil {
+				return append(body[:loc[0]:loc[0]], body[loc[1]:]...)
+			}
+			return body
+		})
+	_, v, err := l.followVerified(dir, g2, l.digest(g2))
+	if !errors.Is(err, peer.ErrManifestMismatch) || v.Refused() == 0 {
+		t.Fatalf("following a peer that hides a file: %v, want %v", err, peer.ErrManifestMismatch)
+	}
+	if g := current(t, dir); g != g1 {
+		t.Errorf("the follower publishes generation %d, want its last good %d", g, g1)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".pqcache", "generations", strconv.FormatInt(g1, 10), "blob with space", "ü.bin")); err != nil {
+		t.Errorf("the follower's last good generation lost a file: %v", err)
+	}
+}
