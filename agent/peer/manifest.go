@@ -17,13 +17,11 @@ limitations under the License.
 package peer
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"os"
@@ -53,76 +51,25 @@ func ManifestKey(g int64) string { return Prefix(g) + manifestName }
 // object metadata that the seed's manifest does not hold: nothing it serves is taken.
 var ErrManifestMismatch = errors.New("the peer's copy differs from the manifest the seed published")
 
-// digester computes a manifest's digest line by line: SHA-256 over each object's canonical JSON (as
-// generations.Publish writes it) and a newline, in strict key order. Objects are decoded and encoded
-// again, so that two encodings of the same manifest (spacing, escapes) have one digest.
-type digester struct {
-	h    hashWriter
-	prev string
-	n    int64
-}
-
-type hashWriter interface {
-	io.Writer
-	Sum([]byte) []byte
-}
-
-func newDigester() *digester { return &digester{h: sha256.New()} }
-
-// add takes one line of a manifest and returns the object and its canonical line.
-func (d *digester) add(line []byte) (generations.Object, []byte, error) {
-	o, err := generations.ParseObject(line)
-	if err != nil {
-		return o, nil, err
-	}
-	if d.n > 0 && o.Key <= d.prev {
-		return o, nil, fmt.Errorf("manifest line %d: key %q after %q: not in strict key order", d.n+1, o.Key, d.prev)
-	}
-	canon, err := json.Marshal(o)
-	if err != nil {
-		return o, nil, fmt.Errorf("encoding manifest line %d: %w", d.n+1, err)
-	}
-	canon = append(canon, '\n')
-	_, _ = d.h.Write(canon) // a hash never fails a write
-	d.prev, d.n = o.Key, d.n+1
-	return o, canon, nil
-}
-
-func (d *digester) sum() string { return "sha256:" + hex.EncodeToString(d.h.Sum(nil)) }
-
-// scanManifest calls fn with each line of the manifest in r, bounded by generations.MaxIndexLine.
-func scanManifest(r io.Reader, fn func(line []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 16<<10), generations.MaxIndexLine)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		if err := fn(sc.Bytes()); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
-}
-
-// ManifestDigest is the digest of generation g's manifest under root: what the seed publishes in
-// its DatasetReplica's status. It reads the manifest once, line by line.
+// ManifestDigest is the digest of generation g's manifest under root, what the seed publishes in its
+// DatasetReplica's status: "sha256:" and the hex SHA-256 of the object index's bytes, exactly as
+// generations.Publish wrote them (one JSON object per line, in key order). Every agent writes an index
+// with the same encoder, so a follower that holds the generation serves the same bytes; a manifest
+// with the same meaning in other bytes is refused, never taken.
 func ManifestDigest(root string, g int64) (string, error) {
 	f, err := generations.OpenObjects(root, g)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = f.Close() }() // only read
-	d := newDigester()
-	err = scanManifest(bufio.NewReaderSize(f, 1<<16), func(line []byte) error {
-		_, _, err := d.add(line)
-		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("the manifest of generation %d: %w", g, err)
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("reading the manifest of generation %d: %w", g, err)
 	}
-	return d.sum(), nil
+	return digestOf(h), nil
 }
+
+func digestOf(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
 
 // serveManifest answers GET <generation>/.pqcache/objects with the generation's manifest, held
 // while it is sent. It says whether name was a manifest request.

@@ -17,8 +17,9 @@ limitations under the License.
 package peer
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -73,41 +74,30 @@ func FetchManifest(ctx context.Context, p Store, g int64, want, dir string) (*Ma
 		return nil, fmt.Errorf("fetching the manifest of generation %d from the peer: %w", g, err)
 	}
 	defer func() { _ = body.Close() }() // only read
-	capped := &capReader{r: body, left: MaxManifestBytes}
 	f, err := keepOpen(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := newDigester()
-	w := bufio.NewWriterSize(f, 1<<16)
-	err = scanManifest(capped, func(line []byte) error {
-		_, canon, err := d.add(line)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrManifestMismatch, err) // not a manifest
-		}
-		_, err = w.Write(canon)
-		return err
-	})
-	if err == nil {
-		err = w.Flush()
-	}
-	if errors.Is(err, bufio.ErrTooLong) || errors.Is(err, errManifestTooBig) {
+	h, lines := sha256.New(), &lineCounter{}
+	_, err = io.Copy(io.MultiWriter(f, h, lines), &capReader{r: body, left: MaxManifestBytes})
+	if errors.Is(err, errManifestTooBig) {
 		err = fmt.Errorf("%w: %w", ErrManifestMismatch, err)
 	}
 	if err != nil {
 		_ = f.Close() // unlinked: nothing is left
 		return nil, fmt.Errorf("reading the manifest of generation %d from the peer: %w", g, err)
 	}
-	if got := d.sum(); got != want {
+	if got := digestOf(h); got != want {
 		_ = f.Close() // unlinked: nothing is left
 		return nil, fmt.Errorf("%w: the manifest of generation %d has digest %s, the seed published %s", ErrManifestMismatch, g, got, want)
 	}
+	// The seed's own bytes; indexing them checks their key order all the same.
 	idx, err := buildIndex(f)
 	if err != nil {
 		_ = f.Close() // unlinked: nothing is left
-		return nil, fmt.Errorf("indexing the manifest of generation %d: %w", g, err)
+		return nil, fmt.Errorf("%w: indexing the manifest of generation %d: %w", ErrManifestMismatch, g, err)
 	}
-	return &Manifest{g: g, files: d.n, idx: indexFile{index: idx, f: f}}, nil
+	return &Manifest{g: g, files: lines.n, idx: indexFile{index: idx, f: f}}, nil
 }
 
 // MaxManifestBytes bounds the manifest a follower reads from a peer: about ten million objects
@@ -119,6 +109,14 @@ const MaxManifestBytes = 2 << 30
 const ManifestTimeout = 10 * time.Minute
 
 var errManifestTooBig = fmt.Errorf("the manifest is larger than %d bytes", MaxManifestBytes)
+
+// lineCounter counts the lines written to it: the objects of a manifest.
+type lineCounter struct{ n int64 }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += int64(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
 
 // capReader reads r until left bytes are read, then fails with errManifestTooBig.
 type capReader struct {

@@ -49,9 +49,10 @@ func (b bodyStore) Describe(context.Context, string, string) (plan.Object, bool,
 	return plan.Object{}, false, errors.New("no describe")
 }
 
-// FuzzFetchManifest: whatever a peer sends as a manifest, the follower does not panic; it takes the
-// manifest exactly when the seed's side (ManifestDigest over the same bytes as an object index)
-// finds it well formed and the digests agree, and then finds every object of it by key.
+// FuzzFetchManifest: whatever a peer sends as a manifest, the follower does not panic; it takes it
+// only with the seed's digest of the same bytes (ManifestDigest of them as an object index) and only
+// when it is an index (keys in strict order), and then finds every object of it by key; with another
+// digest it is refused.
 func FuzzFetchManifest(f *testing.F) {
 	f.Add([]byte(`{"key":"a.parquet","size":3,"lastModified":"2026-01-01T00:00:00Z","etag":"\"x\""}` + "\n" +
 		`{"key":"b/c.parquet","size":0,"lastModified":"2026-01-01T00:00:00.5Z","etag":"\"y\"","checksum":"CRC64NVME:AAAAAAAAAAA=","parts":[1,2]}` + "\n"))
@@ -67,26 +68,23 @@ func FuzzFetchManifest(f *testing.F) {
 		if err := os.WriteFile(generations.IndexPath(root, 1), body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want, seedErr := ManifestDigest(root, 1)
-		if seedErr != nil {
-			if _, err := FetchManifest(context.Background(), bodyStore{body}, 1, "sha256:x", root); !errors.Is(err, ErrManifestMismatch) {
-				t.Fatalf("a manifest the seed cannot read (%v) was not refused: %v", seedErr, err)
-			}
-			return
+		want, err := ManifestDigest(root, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
 		m, err := FetchManifest(context.Background(), bodyStore{body}, 1, want, root)
 		if err != nil {
-			t.Fatalf("a manifest with the seed's digest was refused: %v", err)
+			if !errors.Is(err, ErrManifestMismatch) {
+				t.Fatalf("a manifest with the seed's digest failed otherwise than as a mismatch: %v", err)
+			}
+			return // not an index: out of key order, a line that names no key, or too long
 		}
 		defer m.Close()
-		objs, err := generations.Objects(root, 1)
-		if err != nil {
-			return // json.Decoder reads some inputs that the line reader does not; the digest rules
-		}
-		if int64(len(objs)) != m.Files() {
-			t.Fatalf("the manifest holds %d objects, the follower counted %d", len(objs), m.Files())
-		}
-		for _, o := range objs {
+		for line := range bytes.SplitSeq(body, []byte("\n")) {
+			o, err := generations.ParseObject(line)
+			if err != nil {
+				continue
+			}
 			got, ok, err := m.find(o.Key)
 			if err != nil || !ok || got.Key != o.Key || got.Size != o.Size || got.ETag != o.ETag || got.Checksum != o.Checksum {
 				t.Fatalf("key %q: found %+v, %v, %v; want %+v", o.Key, got, ok, err, o)

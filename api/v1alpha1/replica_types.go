@@ -202,9 +202,10 @@ type DatasetReplicaStatus struct {
 	// observedSyncToken is the spec.syncToken the last finished sync answered.
 	// +optional
 	ObservedSyncToken string `json:"observedSyncToken,omitempty"`
-	// manifestDigest is the digest of the manifest of status.generation ("sha256:<hex>" over every
-	// key with its size, LastModified, ETag, checksum and parts, in key order): followers accept a
-	// peer's copy of that generation only when the manifest it serves has this digest.
+	// manifestDigest is the digest of the manifest of status.generation: "sha256:<hex>" of its object
+	// index, which lists every key with its size, LastModified, ETag, checksum and parts, in key order.
+	// Followers accept a peer's copy of that generation only when the manifest it serves has this
+	// digest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=80
 	ManifestDigest string `json:"manifestDigest,omitempty"`
