@@ -143,6 +143,7 @@ func (a *Agent) converge(ctx context.Context, ds *datav1alpha1.Dataset, rep *dat
 // readGeneration reports the generation the copy publishes now, from the disk: after a restart, or
 // on a node whose disk was replaced, the status says what is really there.
 func readGeneration(dir string, st *datav1alpha1.DatasetReplicaStatus) {
+	defer readManifestDigest(dir, st.Generation, st)
 	kept, cur, err := generations.List(dir)
 	if err != nil || cur == 0 {
 		st.Generation, st.Files, st.Bytes = 0, 0, 0
@@ -192,17 +193,29 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 	// The sync's deadline starts once it has its slots, and ends it (giving them back) however slowly
 	// the bucket or the peer answers.
 	opts.Deadline = a.Deadline
+	var verified *peer.VerifiedStore
 	if peerURL != "" {
 		p, err := peer.NewStore(ctx, peerURL, a.PeerAuth, Bucket(ds.Namespace, ds.Name))
 		if err != nil {
 			a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 			return false
 		}
-		opts.Follow = &cache.Follow{Peer: cache.Source{Store: p, Prefix: peer.Prefix(rep.Spec.Generation)}, Generation: rep.Spec.Generation}
+		// The peer's listing and answers count only where they are the seed's manifest (trust.go).
+		trusted, done, err := trustPeer(ctx, p, rep, dir)
+		if err != nil {
+			a.recordFailure(rep, start, peerReason(err, wire.ReasonSyncFailed), err)
+			return false
+		}
+		defer done()
+		verified = trusted
+		opts.Follow = &cache.Follow{Peer: cache.Source{Store: trusted, Prefix: peer.Prefix(rep.Spec.Generation)}, Generation: rep.Spec.Generation}
 		opts.Requests = p.Requests()
 	}
 	rep2, err := cache.Sync(ctx, bucket, opts)
 	a.record(rep, start, rep2, err)
+	if verified != nil {
+		recordPeerRefusal(rep, err, peerURL, verified.Refused())
+	}
 	readGeneration(dir, &rep.Status)
 	log.Info("Synced", "generation", rep.Status.Generation, "result", rep2.Result, "filesCopied", rep2.FilesCopied,
 		"fromFallback", rep2.FilesFromFallback, "peer", peerURL, "millis", rep2.DurationMillis)

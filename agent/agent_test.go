@@ -100,6 +100,8 @@ type cluster struct {
 	// secure, when set, runs the agents as the DaemonSet does between peers: TLS and their pods' own
 	// tokens (peer_tls_test.go); otherwise they sign with peerKey over plain HTTP.
 	secure *security
+	// peerForge, when set, wraps every agent's peer server: a forging peer (forging_peer_test.go).
+	peerForge atomic.Pointer[func(http.Handler) http.Handler]
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -220,6 +222,10 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d := cl.peerDelay.Load(); d > 0 && r.URL.Query().Get("list-type") == "" {
 			time.Sleep(time.Duration(d))
+		}
+		if f := cl.peerForge.Load(); f != nil {
+			(*f)(srv).ServeHTTP(w, r)
+			return
 		}
 		srv.ServeHTTP(w, r)
 	})

@@ -254,13 +254,14 @@ func (c *replicaReconciler) applyReplicas(ctx context.Context, ds *datav1alpha1.
 func (c *replicaReconciler) applyReplica(ctx context.Context, ds *datav1alpha1.Dataset, plan replicaPlan, cur *datav1alpha1.DatasetReplica, node, token, hash string) error {
 	want := datav1alpha1.DatasetReplicaSpec{DatasetName: ds.Name, NodeName: node, Role: datav1alpha1.RoleFollower}
 	if cur != nil {
-		want.Generation, want.Peer = cur.Spec.Generation, cur.Spec.Peer
+		want.Generation, want.Peer, want.ManifestDigest = cur.Spec.Generation, cur.Spec.Peer, cur.Spec.ManifestDigest
 	}
 	if node == plan.seed {
 		want.Role, want.SyncToken, want.SourceHash, want.Generation, want.Peer = datav1alpha1.RoleSeed, token, hash, 0, ""
 		want.MinGeneration = plan.highest
 	} else if peer, ok := plan.peers[node]; ok {
-		want.Generation, want.Peer = plan.generation, peer
+		// The digest comes from the seed's own status, which only the seed's node may write.
+		want.Generation, want.Peer, want.ManifestDigest = plan.generation, peer, plan.digest
 	}
 	if cur != nil {
 		if equality.Semantic.DeepEqual(cur.Spec, want) {

@@ -53,6 +53,9 @@ type replicaPlan struct {
 	seed string
 	// generation is the seed's published generation: what every copy converges to.
 	generation int64
+	// digest is the manifest digest the seed published for generation: what followers check their
+	// peers against.
+	digest string
 	// highest is the newest generation any copy holds, which the seed must number above.
 	highest int64
 	// peers maps a follower's node to the agent endpoint it copies from; a follower absent from it
@@ -91,7 +94,7 @@ func planReplicas(policy *datav1alpha1.ReplicaPolicy, nodes []corev1.Node, repli
 	p.chosen = chooseNodes(candidates, byNode, policy.MaxReplicas)
 	p.seed = chooseSeed(p.chosen, byNode, readyNode, prevSeed)
 	if r := byNode[p.seed]; r != nil {
-		p.generation = r.Status.Generation
+		p.generation, p.digest = r.Status.Generation, r.Status.ManifestDigest
 	}
 	p.peers = assignPeers(p.chosen, p.seed, p.generation, byNode, readyNode)
 	for _, r := range replicas {

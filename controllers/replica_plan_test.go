@@ -197,3 +197,16 @@ func TestNodePlacementChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowersAreGivenTheSeedsDigest: the digest followers check their peers against is the one the
+// seed published with its generation, never a follower's, even a follower that serves as a peer.
+func TestFollowersAreGivenTheSeedsDigest(t *testing.T) {
+	nodes := []corev1.Node{testNode("a", true, time.Hour, nil), testNode("b", true, time.Hour, nil), testNode("c", true, time.Hour, nil)}
+	replicas := []datav1alpha1.DatasetReplica{testReplica("a", 5, 0, ""), testReplica("b", 5, 5, "http://a"), testReplica("c", 4, 4, "http://a")}
+	replicas[0].Status.ManifestDigest = "sha256:seed"
+	replicas[1].Status.ManifestDigest = "sha256:forged"
+	p := planReplicas(&datav1alpha1.ReplicaPolicy{}, nodes, replicas, nil, "a", planNow)
+	if p.seed != "a" || p.generation != 5 || p.digest != "sha256:seed" {
+		t.Errorf("seed %q at %d with digest %q; want a at 5 with the seed's digest", p.seed, p.generation, p.digest)
+	}
+}

@@ -151,6 +151,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.list(w, r, bucket, root)
 		return
 	}
+	if s.serveManifest(w, r, root, key) {
+		return
+	}
 	s.object(w, r, root, key)
 }
 

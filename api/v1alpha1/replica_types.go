@@ -174,6 +174,12 @@ type DatasetReplicaSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Peer string `json:"peer,omitempty"`
+	// manifestDigest is, on a follower, the digest of the manifest of spec.generation as the seed's
+	// agent published it in its own DatasetReplica's status (which only the seed's node may write).
+	// The follower accepts a peer's listing and bytes only when they match that manifest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	ManifestDigest string `json:"manifestDigest,omitempty"`
 }
 
 // DatasetReplicaStatus is what the node's agent reports. The agent is its only writer.
@@ -196,6 +202,13 @@ type DatasetReplicaStatus struct {
 	// observedSyncToken is the spec.syncToken the last finished sync answered.
 	// +optional
 	ObservedSyncToken string `json:"observedSyncToken,omitempty"`
+	// manifestDigest is the digest of the manifest of status.generation: "sha256:<hex>" of its object
+	// index, which lists every key with its size, LastModified, ETag, checksum and parts, in key order.
+	// Followers accept a peer's copy of that generation only when the manifest it serves has this
+	// digest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	ManifestDigest string `json:"manifestDigest,omitempty"`
 	// endpoint is where this agent serves its copies to peers (http://IP:PORT).
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
@@ -259,6 +272,10 @@ const (
 	ReasonCopying = "Copying"
 	// ReasonNoAgent: no agent reported for the node yet, or no Ready agent pod runs on it now.
 	ReasonNoAgent = "NoAgent"
+	// ReasonPeerManifestMismatch: a follower's peer served a manifest, a listing or object metadata
+	// that differs from the manifest the seed published for the generation (spec.manifestDigest), or
+	// the seed published none; the follower copied nothing from it and keeps its last good generation.
+	ReasonPeerManifestMismatch = "PeerManifestMismatch"
 )
 
 func init() {
