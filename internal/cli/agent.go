@@ -35,6 +35,7 @@ import (
 	"github.com/pqcache/pqcache/agent/csi"
 	"github.com/pqcache/pqcache/agent/peer"
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -54,6 +55,8 @@ type agentOptions struct {
 	// csi serves the data.pqcache.dev CSI driver, registered with the kubelet whose root is kubeletDir.
 	csi        bool
 	kubeletDir string
+	// access is whose identity reads a bucket and which endpoint addresses are denied.
+	access accessFlags
 }
 
 func newAgentCommand() *cobra.Command {
@@ -76,6 +79,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error.")
 	f.BoolVar(&o.csi, "csi", false, "Serve the "+csi.DriverName+" CSI driver, so that pods mount this node's copies (needs a privileged pod with kubelet's directory mounted Bidirectional at the same path).")
 	f.StringVar(&o.kubeletDir, "kubelet-dir", "/var/lib/kubelet", "kubelet's root directory, for the CSI driver's sockets.")
+	o.access.bind(f)
 	return cmd
 }
 
@@ -115,7 +119,10 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerKey: key,
-		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log}
+		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log, AmbientNamespaces: o.access.ambientNamespaces}
+	if err := guardBuckets(a, o.access); err != nil {
+		return err
+	}
 	if o.csi {
 		if err := addCSIDriver(mgr, a, o, log); err != nil {
 			return err
@@ -192,4 +199,15 @@ func addCSIDriver(mgr ctrl.Manager, a *agent.Agent, o agentOptions, log *slog.Lo
 		}
 		return nil
 	})
+}
+
+// guardBuckets sends the agent's requests to buckets through a client that refuses the denied
+// endpoint addresses (peers, at pod and node addresses, are not buckets and keep their own client).
+func guardBuckets(a *agent.Agent, access accessFlags) error {
+	g, err := access.guard()
+	if err != nil || g == nil {
+		return err
+	}
+	a.BucketHTTP = g.Guard(s3store.NewHTTPClient(s3store.DefaultClientTimeouts))
+	return nil
 }
