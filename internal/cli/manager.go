@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/controllers/locality"
@@ -71,6 +73,7 @@ type managerOptions struct {
 	webhookCertDir         string
 	agentNamespace         string
 	agentSelector          string
+	access                 accessFlags
 	zap                    zap.Options
 }
 
@@ -109,6 +112,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key.")
 	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
+	opts.access.bind(f)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -125,12 +129,19 @@ func newScheme() *runtime.Scheme {
 }
 
 // newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless addr is "0",
-// the webhook endpoint on addr. It reads Secrets uncached.
-func newEventHub(mgr ctrl.Manager, addr string, queryToken bool) *eventhub.Hub {
+// the webhook endpoint on addr. It reads Secrets uncached. Its SQS clients connect through guard
+// (nil: anywhere), and poll with the manager's identity only for the namespaces access allows.
+func newEventHub(mgr ctrl.Manager, addr string, queryToken bool, access accessFlags, guard *s3store.DialGuard) *eventhub.Hub {
 	if addr == "0" {
 		addr = ""
 	}
+	var sqsOpts []func(*sqs.Options)
+	if guard != nil {
+		hc := guard.Guard(s3store.NewHTTPClient(s3store.DefaultClientTimeouts))
+		sqsOpts = append(sqsOpts, func(o *sqs.Options) { o.HTTPClient = hc })
+	}
 	return eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), BindAddress: addr, QueryToken: queryToken,
+		SQSClientOptions: sqsOpts, AmbientNamespaces: access.ambientNamespaces,
 		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("events")))})
 }
 
@@ -189,7 +200,13 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return err
 	}
-	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken)
+	guard, err := opts.access.guard()
+	if err != nil {
+		return err
+	}
+	worker.Access = controllers.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
+		DeniedCIDRs: opts.access.deniedCIDRs, AllowedCIDRs: opts.access.allowedCIDRs}
+	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken, opts.access, guard)
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
