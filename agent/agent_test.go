@@ -97,6 +97,8 @@ type cluster struct {
 	trickled    atomic.Int64
 	// deadline is every agent's sync deadline (zero: the defaults).
 	deadline cache.Deadline
+	// ambient is every agent's AmbientNamespaces.
+	ambient []string
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -201,7 +203,8 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", node)
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: "http://" + l.Addr().String(), PeerKey: peerKey,
-		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline}
+		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline,
+		AmbientNamespaces: cl.ambient}
 	if cl.bucketHTTP != nil {
 		a.BucketHTTP = cl.bucketHTTP
 	}
