@@ -91,3 +91,34 @@ func TestS3sErrorDocumentStillSpeaks(t *testing.T) {
 		t.Errorf("classified %q, want AccessDenied", c)
 	}
 }
+
+// TestAnonymousSignsNothing: a Store told to read anonymously sends no Authorization header, though
+// the process's environment holds credentials (its ambient identity); without it, it signs with them.
+func TestAnonymousSignsNothing(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAAMBIENT")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "ambient-secret")
+	auth := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth <- r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
+			`<Name>bkt</Name><Prefix>p/</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>`))
+	}))
+	defer srv.Close()
+	for _, anonymous := range []bool{true, false} {
+		st, err := New(t.Context(), Config{Bucket: "bkt", Region: "us-east-1", Endpoint: srv.URL, PathStyle: true, Anonymous: anonymous})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := listOnce(st); err != nil {
+			t.Fatal(err)
+		}
+		got := <-auth
+		if anonymous && got != "" {
+			t.Errorf("an anonymous listing was signed: %q", got)
+		}
+		if !anonymous && !strings.Contains(got, "AKIAAMBIENT") {
+			t.Errorf("a listing with the environment's credentials was signed %q", got)
+		}
+	}
+}
