@@ -22,10 +22,10 @@ import "slices"
 // and the agent take from their flags (the chart's ambientCredentials and endpoints values), and that
 // the manager hands its workers through their environment.
 
-// ReasonAmbientCredentialsNotAllowed: the Dataset names no credentials (no Secret, no service
-// account), its namespace is not one the chart lets use pqcache's own identity
-// (AmbientCredentialsSetting), so its bucket was read anonymously, and the store refused that. A sync
-// report, a DatasetReplica and an event source give it.
+// ReasonAmbientCredentialsNotAllowed is the reason when the Dataset names no credentials (no
+// Secret, no service account), its namespace is not one the chart lets use pqcache's own identity
+// (AmbientCredentialsSetting), so its bucket was read anonymously, and the store refused that. A
+// sync report, a DatasetReplica and an event source give it.
 const ReasonAmbientCredentialsNotAllowed = "AmbientCredentialsNotAllowed"
 
 // AmbientCredentialsSetting names what allows a namespace pqcache's own identity, for messages.

@@ -27,7 +27,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
-// ErrEndpointDenied: a store's endpoint resolved to an address that the process may not connect to.
+// ErrEndpointDenied is the error when a store's endpoint resolved to an address that the process may not connect to.
 var ErrEndpointDenied = errors.New("endpoint address denied")
 
 // DialGuard refuses connections to addresses in denied ranges, unless an allowed range holds them.

@@ -77,7 +77,7 @@ func TestAnAnswerThatIsNotS3sIsNotEchoed(t *testing.T) {
 
 // TestS3sErrorDocumentStillSpeaks: S3's own error document gives its code and message, as before.
 func TestS3sErrorDocumentStillSpeaks(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`))
