@@ -176,25 +176,9 @@ func runManager(opts managerOptions) error {
 	if err := addLocalityWebhook(mgr, opts); err != nil {
 		return err
 	}
-	if opts.syncJobTTL < time.Minute {
-		return fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
-	}
-	worker := controllers.DefaultWorkerOptions()
-	worker.Image, worker.PolarsImage, worker.TTLAfterFinished = opts.workerImage, opts.polarsImage, opts.syncJobTTL
-	worker.ServiceAccount = opts.workerServiceAccount
-	if opts.workerCABundle != "" {
-		name, key, ok := strings.Cut(opts.workerCABundle, "/")
-		if !ok || name == "" || key == "" {
-			return fmt.Errorf("--worker-ca-bundle %q: want CONFIGMAP/KEY", opts.workerCABundle)
-		}
-		worker.CABundle = &controllers.ConfigMapKey{Name: name, Key: key}
-	}
-	if opts.workerResources != "" {
-		var res corev1.ResourceRequirements
-		if err := json.Unmarshal([]byte(opts.workerResources), &res); err != nil {
-			return fmt.Errorf("--worker-resources: %w", err)
-		}
-		worker.Resources = res
+	worker, err := managerWorkerOptions(opts)
+	if err != nil {
+		return err
 	}
 	agents, err := agentPods(opts)
 	if err != nil {
@@ -204,8 +188,6 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return err
 	}
-	worker.Access = controllers.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
-		DeniedCIDRs: opts.access.deniedCIDRs, AllowedCIDRs: opts.access.allowedCIDRs}
 	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken, opts.access, guard)
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
@@ -227,6 +209,33 @@ func runManager(opts managerOptions) error {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
+}
+
+// managerWorkerOptions are the worker Jobs' options that the manager's flags give.
+func managerWorkerOptions(opts managerOptions) (controllers.WorkerOptions, error) {
+	worker := controllers.DefaultWorkerOptions()
+	if opts.syncJobTTL < time.Minute {
+		return worker, fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
+	}
+	worker.Image, worker.PolarsImage, worker.TTLAfterFinished = opts.workerImage, opts.polarsImage, opts.syncJobTTL
+	worker.ServiceAccount = opts.workerServiceAccount
+	if opts.workerCABundle != "" {
+		name, key, ok := strings.Cut(opts.workerCABundle, "/")
+		if !ok || name == "" || key == "" {
+			return worker, fmt.Errorf("--worker-ca-bundle %q: want CONFIGMAP/KEY", opts.workerCABundle)
+		}
+		worker.CABundle = &controllers.ConfigMapKey{Name: name, Key: key}
+	}
+	if opts.workerResources != "" {
+		var res corev1.ResourceRequirements
+		if err := json.Unmarshal([]byte(opts.workerResources), &res); err != nil {
+			return worker, fmt.Errorf("--worker-resources: %w", err)
+		}
+		worker.Resources = res
+	}
+	worker.Access = controllers.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
+		DeniedCIDRs: opts.access.deniedCIDRs, AllowedCIDRs: opts.access.allowedCIDRs}
+	return worker, nil
 }
 
 // addLocalityWebhook serves the locality webhook when its port is set; the manager is ready only once
