@@ -23,6 +23,7 @@ limitations under the License.
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/pqcache/pqcache/agent/peer"
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
@@ -80,8 +82,12 @@ type Agent struct {
 	// map means not known yet (csi.AgentSide before the mount container's first report): no pruning.
 	InUse func() map[string]bool
 	// BucketHTTP, when set, sends the requests to the buckets instead of the agent's shared client
-	// (tests put a failing transport there).
+	// (tests put a failing transport there; the agent's command puts its endpoint guard there).
 	BucketHTTP aws.HTTPClient
+	// AmbientNamespaces are the namespaces whose Datasets may be read with the agent's own identity
+	// when they name no Secret ("*": every namespace). Elsewhere such a Dataset is read anonymously
+	// (wire.AmbientAllowed, wire.ReasonAmbientCredentialsNotAllowed).
+	AmbientNamespaces []string
 	// Deadline bounds each sync (cache.Deadline); zero fields take the engine's defaults, which are
 	// what the agent runs with (tests set short ones).
 	Deadline cache.Deadline
@@ -181,6 +187,10 @@ func (a *Agent) sync(ctx context.Context, ds *datav1alpha1.Dataset, rep *datav1a
 		a.recordFailure(rep, start, wire.ReasonSyncFailed, err)
 		return false
 	}
+	if !syncspec.NamesCredentials(ds) && !wire.AmbientAllowed(a.AmbientNamespaces, ds.Namespace) {
+		cfg.Anonymous = true
+		opts.AmbientRefused = peerURL == "" // a peer's refusal is not the bucket's
+	}
 	bucket, err := bucketStore(ctx, a.Reader, ds, cfg, a.BucketHTTP)
 	if err != nil {
 		a.recordFailure(rep, start, wire.ReasonInvalidCredentials, err)
@@ -239,7 +249,7 @@ func (a *Agent) record(rep *datav1alpha1.DatasetReplica, start metav1.Time, r *w
 	if reason == "" {
 		reason = wire.ReasonSyncFailed
 	}
-	ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reason, wire.Truncate(err.Error(), 1024)
+	ls.Result, ls.Reason, ls.Message = datav1alpha1.SyncFailed, reason, wire.Truncate(cmp.Or(r.Message, err.Error()), 1024)
 	if errors.Is(err, context.Canceled) {
 		ls.Message = "the agent stopped during the sync; the last published generation stands"
 	}

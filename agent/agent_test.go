@@ -102,6 +102,8 @@ type cluster struct {
 	secure *security
 	// peerForge, when set, wraps every agent's peer server: a forging peer (forging_peer_test.go).
 	peerForge atomic.Pointer[func(http.Handler) http.Handler]
+	// ambient is every agent's AmbientNamespaces.
+	ambient []string
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -212,7 +214,8 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 		endpoint, auth = cl.secure.agent(cl, node, mgr, srv, &ps, log)
 	}
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: node, Endpoint: endpoint, PeerAuth: auth,
-		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline}
+		Copies: copies, Budget: agent.NewBudget(cmp.Or(cl.budget, 8)), Reserve: cl.reserve, Log: log, PruneEvery: time.Second, Deadline: cl.deadline,
+		AmbientNamespaces: cl.ambient}
 	if cl.bucketHTTP != nil {
 		a.BucketHTTP = cl.bucketHTTP
 	}

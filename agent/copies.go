@@ -38,7 +38,14 @@ type Copies struct {
 
 	mu   sync.Mutex
 	dirs map[string]string // bucket name -> directory, for the copies this node keeps
+	// seq counts the calls of Dir; touched is, for each directory Dir gave, the seq of its last call:
+	// a directory taken after a pruner's Mark is not the pruner's to remove (see Prune).
+	seq     uint64
+	touched map[string]uint64
 }
+
+// PruneMark is a point in the life of Copies, taken by Mark before a pruner lists what the node keeps.
+type PruneMark uint64
 
 // OpenCopies takes the cache root for this agent alone: an exclusive flock on <root>/.agent.lock,
 // held until Close. A second agent on the same root (two DaemonSets, or a pod that did not stop)
@@ -58,7 +65,7 @@ func OpenCopies(root string) (*Copies, error) {
 		}
 		return nil, fmt.Errorf("locking the cache root: %w", err)
 	}
-	return &Copies{root: root, lock: f, dirs: map[string]string{}}, nil
+	return &Copies{root: root, lock: f, dirs: map[string]string{}, touched: map[string]uint64{}}, nil
 }
 
 // Close releases the cache root.
@@ -72,8 +79,17 @@ func (c *Copies) Dir(ds *datav1alpha1.Dataset) string {
 	dir := filepath.Join(c.root, ds.Namespace, ds.Name+"-"+string(ds.UID))
 	c.mu.Lock()
 	c.dirs[Bucket(ds.Namespace, ds.Name)] = dir
+	c.seq++
+	c.touched[dir] = c.seq
 	c.mu.Unlock()
 	return dir
+}
+
+// Mark is taken before listing what the node keeps, and given to Prune with that list.
+func (c *Copies) Mark() PruneMark {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return PruneMark(c.seq)
 }
 
 // Lookup is the peer server's Roots.
@@ -85,14 +101,25 @@ func (c *Copies) Lookup(bucket string) (string, bool) {
 }
 
 // Prune removes the copies of Datasets this node no longer keeps: keep holds the directories of the
-// copies it keeps. Only directories that look like copies (<namespace>/<name>-<uid>) are touched.
-func (c *Copies) Prune(keep map[string]bool) ([]string, error) {
+// copies it keeps, as listed after since was taken (Mark). Only directories that look like copies
+// (<namespace>/<name>-<uid>) are touched. A directory that Dir gave after since is kept whatever keep
+// says: its DatasetReplica came after the listing, and its sync may be writing into it. The check and
+// the directory's move out of the way happen under the lock that Dir takes, so a Dir that comes
+// during a Prune either keeps its directory or gets an empty one to start again.
+func (c *Copies) Prune(keep map[string]bool, since PruneMark) ([]string, error) {
 	namespaces, err := os.ReadDir(c.root)
 	if err != nil {
 		return nil, err
 	}
 	var removed []string
 	for _, ns := range namespaces {
+		if strings.HasPrefix(ns.Name(), prunedPrefix) {
+			// Left by a Prune that did not finish (the agent stopped).
+			if err := os.RemoveAll(filepath.Join(c.root, ns.Name())); err != nil {
+				return removed, fmt.Errorf("removing %s: %w", ns.Name(), err)
+			}
+			continue
+		}
 		if !ns.IsDir() || strings.HasPrefix(ns.Name(), ".") {
 			continue
 		}
@@ -105,19 +132,49 @@ func (c *Copies) Prune(keep map[string]bool) ([]string, error) {
 			if !cp.IsDir() || keep[dir] || !strings.Contains(cp.Name(), "-") {
 				continue
 			}
-			if err := os.RemoveAll(dir); err != nil {
-				return removed, fmt.Errorf("removing %s: %w", dir, err)
+			gone, err := c.removeUnlessTaken(dir, since)
+			if err != nil {
+				return removed, err
 			}
-			removed = append(removed, dir)
-			c.forget(dir)
+			if gone {
+				removed = append(removed, dir)
+			}
 		}
 	}
 	return removed, nil
 }
 
-func (c *Copies) forget(dir string) {
+// prunedPrefix starts the name of a copy that Prune moved aside to remove it.
+const prunedPrefix = ".pruned-"
+
+// removeUnlessTaken removes dir unless Dir gave it after since. Under the lock, dir is only renamed
+// (at once, on the same filesystem) and forgotten; the slow removal of its files comes after.
+func (c *Copies) removeUnlessTaken(dir string, since PruneMark) (bool, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	if c.touched[dir] > uint64(since) {
+		c.mu.Unlock()
+		return false, nil
+	}
+	aside, err := os.MkdirTemp(c.root, prunedPrefix)
+	if err == nil {
+		err = os.Rename(dir, filepath.Join(aside, "copy"))
+	}
+	if err == nil {
+		c.forgetLocked(dir)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return false, fmt.Errorf("moving %s aside: %w", dir, err)
+	}
+	if err := os.RemoveAll(aside); err != nil {
+		return true, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// forgetLocked drops dir from what Copies knows; c.mu is held.
+func (c *Copies) forgetLocked(dir string) {
+	delete(c.touched, dir)
 	for b, d := range c.dirs {
 		if d == dir {
 			delete(c.dirs, b)

@@ -81,6 +81,8 @@ func (p pruner) Start(ctx context.Context) error {
 
 // prune removes the directories of copies this node no longer keeps.
 func (a *Agent) prune(ctx context.Context) {
+	// Taken before the listing: a copy that starts after it is not in the listing, and is kept.
+	since := a.Copies.Mark()
 	var reps datav1alpha1.DatasetReplicaList
 	if err := a.List(ctx, &reps); err != nil {
 		a.Log.Warn("Listing this node's copies", "error", err)
@@ -105,7 +107,7 @@ func (a *Agent) prune(ctx context.Context) {
 		}
 		keep[a.Copies.Dir(&ds)] = true
 	}
-	removed, err := a.Copies.Prune(keep)
+	removed, err := a.Copies.Prune(keep, since)
 	for _, dir := range removed {
 		a.Log.Info("Removed a copy this node no longer keeps", "dir", dir)
 	}

@@ -97,6 +97,10 @@ type Options struct {
 	SubPrefixes []string
 	// Include and Exclude are globs over relative keys.
 	Include, Exclude []string
+	// AmbientRefused says the store is read anonymously because the Dataset names no credentials and
+	// may not use this process's own identity: a refusal by the store then gives
+	// wire.ReasonAmbientCredentialsNotAllowed, whose message says which setting would allow it.
+	AmbientRefused bool
 	// Parallelism bounds concurrent GETs, across and within files.
 	Parallelism int
 	// Slots, if set, is a budget this sync shares with others (a node agent's, across its Datasets):
@@ -798,5 +802,9 @@ func (s *syncer) finishReport(err error) error {
 	r.Result = wire.ResultFailed
 	r.Message = wire.Truncate(err.Error(), 1024)
 	r.Reason = s.reason(err)
+	if s.opts.AmbientRefused && (r.Reason == wire.ReasonAccessDenied || r.Reason == wire.ReasonInvalidCredentials) {
+		r.Reason = wire.ReasonAmbientCredentialsNotAllowed
+		r.Message = wire.Truncate(wire.AmbientCredentialsMessage+": "+err.Error(), 1024)
+	}
 	return err
 }

@@ -74,6 +74,7 @@ func withStageStep(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, opts WorkerOp
 	}
 	withTerminationReport(&stage)
 	withCABundle(spec, opts.CABundle, &stage)
+	withAccessPolicy(spec, ds, opts.Access, &stage)
 	spec.InitContainers = append(spec.InitContainers, stage)
 }
 
@@ -125,6 +126,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	pod.Containers = []corev1.Container{container}
 	if bucket {
 		withCABundle(&pod, opts.CABundle)
+		withAccessPolicy(&pod, ds, opts.Access)
 	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -78,6 +78,8 @@ type WorkerOptions struct {
 	// them) holding the CA certificates of an S3-compatible store with a private CA. Workers mount it
 	// and point AWS_CA_BUNDLE at it.
 	CABundle *ConfigMapKey
+	// Access is whose identity workers read a bucket with and where they may connect.
+	Access AccessPolicy
 }
 
 // ConfigMapKey names one key of a ConfigMap.
@@ -240,6 +242,7 @@ func syncPod(ds *datav1alpha1.Dataset, opts WorkerOptions, args wire.SyncArgs) c
 		}},
 	}
 	withCABundle(&pod, opts.CABundle)
+	withAccessPolicy(&pod, ds, opts.Access)
 	avoidExclusiveBench(&pod)
 	return pod
 }

@@ -202,7 +202,7 @@ func retryWontHelp(reason string) bool {
 	switch reason {
 	case wire.ReasonAccessDenied, wire.ReasonNoSuchBucket, wire.ReasonInvalidCredentials,
 		wire.ReasonInsufficientCapacity, wire.ReasonHostileKeys, wire.ReasonOverByteCap,
-		wire.ReasonVolumeReadOnly, wire.ReasonVolumePermissionDenied:
+		wire.ReasonVolumeReadOnly, wire.ReasonVolumePermissionDenied, wire.ReasonAmbientCredentialsNotAllowed:
 		return true
 	}
 	return false

@@ -80,3 +80,11 @@ func S3Access(ds *datav1alpha1.Dataset) wire.S3Access {
 	s3 := ds.Spec.Source.S3
 	return wire.S3Access{Endpoint: s3.Endpoint, Region: s3.Region, PathStyle: s3.ForcePathStyle}
 }
+
+// NamesCredentials reports whether ds names credentials of its own: a Secret, or a service account
+// (IRSA, Pod Identity). A Dataset that names neither would be read with the reader's own identity
+// (ambient credentials), which only the namespaces that wire.AmbientAllowed admits may use.
+func NamesCredentials(ds *datav1alpha1.Dataset) bool {
+	c := ds.Spec.Source.S3.Credentials
+	return c != nil && (c.SecretRef != nil || c.ServiceAccountName != "")
+}

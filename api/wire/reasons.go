@@ -78,6 +78,7 @@ var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
 	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncDeadlineExceeded, ReasonSyncFailed,
+	ReasonAmbientCredentialsNotAllowed,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

@@ -271,8 +271,10 @@ func (d *Debouncer) Close() {
 }
 
 // Add delivers one message's changes for a Dataset key, with the source's acknowledgement. It
-// returns how many changes the Dataset takes; when it takes none, ack is called with true at once
-// (nothing in the message concerns the Dataset, so the source may forget it).
+// returns how many changes the Dataset takes; when it takes none, ack is called with false at once:
+// the message is not the Dataset's (another prefix, another bucket, a test event), so the source
+// leaves it, and another consumer of the queue still gets it once its visibility timeout ends. Only
+// a message that the Dataset takes something from is ever deleted.
 func (d *Debouncer) Add(key string, m Message, ack Ack) (int, error) {
 	d.mu.Lock()
 	ds, ok := d.sets[key]
@@ -308,7 +310,7 @@ func (d *Debouncer) Add(key string, m Message, ack Ack) (int, error) {
 	if taken == 0 {
 		d.mu.Unlock()
 		if ack != nil {
-			ack(true)
+			ack(false)
 		}
 		return 0, nil
 	}

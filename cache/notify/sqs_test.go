@@ -221,8 +221,8 @@ func TestSQSSourceWithDebouncer(t *testing.T) {
 	d.Configure(dsKey, scope)
 	startSource(t, srv, q, 30*time.Second, d.For(dsKey), nil)
 
-	srv.Send(t, q, awsTestEvent)                                // deleted at once: nothing to do
-	srv.Send(t, q, s3Message("raw/other.parquet", "01"))        // outside the prefix: deleted at once
+	srv.Send(t, q, awsTestEvent)                                // not the Dataset's: left in the queue
+	srv.Send(t, q, s3Message("raw/other.parquet", "01"))        // outside the prefix: left in the queue
 	srv.Send(t, q, snsWrap(s3Message("tpch/orders/x+1", "0A"))) // SNS-wrapped
 	srv.Send(t, q, s3Message("tpch/orders/x+1", "09"))          // older, arrives later
 	var b *Batch
@@ -234,9 +234,12 @@ func TestSQSSourceWithDebouncer(t *testing.T) {
 	if len(b.Changes) != 1 || b.Changes[0].Key != "tpch/orders/x 1" || b.Changes[0].Sequencer != "0A" {
 		t.Fatalf("batch = %+v, want tpch/orders/x 1 at sequencer 0A", b.Changes)
 	}
-	eventually(t, 5*time.Second, "ignored messages deleted before the ack", func() bool { return srv.Held(t, q) == 2 })
+	// Held counts visible and in-flight messages alike: the two the Dataset does not own stay.
+	if n := srv.Held(t, q); n != 4 {
+		t.Fatalf("%d messages in the queue before the ack, want 4", n)
+	}
 	b.Ack(Outcome{})
-	eventually(t, 5*time.Second, "batch messages deleted after the ack", func() bool { return srv.Held(t, q) == 0 })
+	eventually(t, 5*time.Second, "batch messages deleted after the ack", func() bool { return srv.Held(t, q) == 2 })
 
 	// A message that is not an event notification forces a listing; it is deleted once that is done.
 	srv.Send(t, q, `{"hello":"world"}`)
@@ -248,15 +251,48 @@ func TestSQSSourceWithDebouncer(t *testing.T) {
 	if b.Overflow != OverflowEventsLost {
 		t.Fatalf("batch = %+v, want an EventsLost overflow", b)
 	}
-	if n := srv.Held(t, q); n != 1 {
+	if n := srv.Held(t, q); n != 3 {
 		t.Fatalf("the unreadable message was deleted before the listing sync was acknowledged (%d held)", n)
 	}
 	b.Ack(Outcome{})
-	eventually(t, 5*time.Second, "unreadable message deleted after the ack", func() bool { return srv.Held(t, q) == 0 })
+	eventually(t, 5*time.Second, "unreadable message deleted after the ack", func() bool { return srv.Held(t, q) == 2 })
 	s, _ := d.Stats(dsKey)
 	if s.Received != 3 || s.Ignored != 1 || s.Coalesced != 1 || s.Applied != 1 || s.Lost != 1 {
 		t.Errorf("stats = %+v, want 3 received, 1 ignored, 1 coalesced, 1 applied, 1 lost", s)
 	}
+}
+
+// TestSQSSourceLeavesWhatIsNotTheDatasets: a queue may have other consumers. A message with nothing
+// for the Dataset (another prefix, a test event) is never deleted: once its visibility timeout ends,
+// another consumer receives it, whole.
+func TestSQSSourceLeavesWhatIsNotTheDatasets(t *testing.T) {
+	srv := sqstest.Start(t)
+	q := srv.CreateQueue(t, "shared", time.Second)
+	d := NewDebouncer(DebounceConfig{Window: 100 * time.Millisecond}, func(b *Batch) { b.Ack(Outcome{}) })
+	defer d.Close()
+	scope, _ := NewScope("lake", "tpch/", nil, nil, nil)
+	d.Configure(dsKey, scope)
+	startSource(t, srv, q, time.Second, d.For(dsKey), nil)
+	other := s3Message("raw/other.parquet", "01")
+	srv.Send(t, q, other)
+	srv.Send(t, q, awsTestEvent)
+	eventually(t, 10*time.Second, "the Dataset saw the message outside its prefix", func() bool {
+		s, _ := d.Stats(dsKey)
+		return s.Received >= 1
+	})
+	// Past the source's visibility timeout, the messages are there for the queue's other consumers
+	// (the source, still polling, takes them too now and then, and leaves them again).
+	seen := map[string]bool{}
+	eventually(t, 15*time.Second, "another consumer receives both messages", func() bool {
+		out, err := srv.Client().ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(q), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			seen[aws.ToString(m.Body)] = true
+		}
+		return seen[other] && seen[awsTestEvent]
+	})
 }
 
 func TestSQSSourceHealth(t *testing.T) {

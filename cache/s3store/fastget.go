@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -138,8 +139,9 @@ func (f *fastGetter) info(resp *http.Response, r Range) (GetInfo, error) {
 // apiError is an S3 error response: it satisfies smithy.APIError and carries the HTTP status, as the
 // SDK's errors do, so that Classify reads both alike.
 type apiError struct {
-	Code    string `xml:"Code"`
-	Message string `xml:"Message"`
+	XMLName xml.Name `xml:"Error"`
+	Code    string   `xml:"Code"`
+	Message string   `xml:"Message"`
 	status  int
 }
 
@@ -156,20 +158,50 @@ func (e *apiError) ErrorFault() smithy.ErrorFault {
 	return smithy.FaultClient
 }
 
+// maxErrorBody is how much of an error answer is read; maxErrorText, how much of an S3 error
+// document's code and message an error keeps.
+const (
+	maxErrorBody = 64 << 10
+	maxErrorText = 256
+)
+
+// responseError is the error of a non-2xx answer. S3's own error document (<Error> with a Code) gives
+// its code and message. Any other answer is told by its status code and length only, never echoed:
+// an endpoint is any host a tenant names, the error lands in the tenant's Dataset status, and the
+// answer may be another service's page (an internal console, a metadata service).
 func responseError(resp *http.Response) error {
 	e := &apiError{status: resp.StatusCode}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if xml.Unmarshal(body, e) != nil || e.Code == "" {
-		e.Code = map[int]string{
-			http.StatusNotFound: "NotFound", http.StatusPreconditionFailed: "PreconditionFailed",
-			http.StatusForbidden: "AccessDenied", http.StatusRequestedRangeNotSatisfiable: "InvalidRange",
-		}[resp.StatusCode]
-		if e.Code == "" {
-			e.Code = http.StatusText(resp.StatusCode)
-		}
-		e.Message = strings.TrimSpace(string(body))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if xml.Unmarshal(body, e) == nil && e.Code != "" {
+		e.Code, e.Message = clip(e.Code), clip(e.Message)
+		return e
 	}
+	e.Code = map[int]string{
+		http.StatusNotFound: "NotFound", http.StatusPreconditionFailed: "PreconditionFailed",
+		http.StatusForbidden: "AccessDenied", http.StatusRequestedRangeNotSatisfiable: "InvalidRange",
+	}[resp.StatusCode]
+	if e.Code == "" {
+		e.Code = http.StatusText(resp.StatusCode)
+	}
+	n := fmt.Sprintf("%d bytes", len(body))
+	if len(body) == maxErrorBody {
+		n = fmt.Sprintf("at least %d bytes", len(body))
+	}
+	e.Message = fmt.Sprintf("an answer of %s that is not an S3 error document (not shown)", n)
 	return e
+}
+
+// clip cuts s to maxErrorText bytes, on a rune boundary.
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // send signs and sends a GET of the bucket's URL with path (relative to the bucket, "" for the

@@ -63,6 +63,10 @@ type Config struct {
 	// Credentials, if set, are used instead of the standard AWS chain (environment, profile, web
 	// identity): a node agent syncs many Datasets in one process, each with its own Secret.
 	Credentials *Credentials
+	// Anonymous sends requests unsigned, and reads no credentials from anywhere: a Dataset that names
+	// none, in a namespace that may not use this process's own identity (the environment, a profile,
+	// web identity, the node's instance role), is not read with it. Credentials, if set, win.
+	Anonymous bool
 	// HTTPClient, if set, sends the requests: a process that builds a Store per sync shares one, and
 	// with it its idle connections, instead of leaving a pool of them behind each sync. Nil means a
 	// new NewHTTPClient(DefaultClientTimeouts).
@@ -132,6 +136,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
 	if c := cfg.Credentials; c != nil {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)))
+	} else if cfg.Anonymous {
+		opts = append(opts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

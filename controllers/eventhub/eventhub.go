@@ -67,8 +67,13 @@ type Options struct {
 	QueryToken bool
 	// Debounce tunes the batches; zero fields take cache/notify's defaults.
 	Debounce notify.DebounceConfig
-	// SQSClientOptions adjust every SQS client (tests switch the wire protocol for goaws).
+	// SQSClientOptions adjust every SQS client (tests switch the wire protocol for goaws; the manager
+	// puts its endpoint guard there).
 	SQSClientOptions []func(*sqs.Options)
+	// AmbientNamespaces may poll, for a Dataset that names no Secret for its queue, with the manager's
+	// own identity ("*": every namespace). Elsewhere the queue is not polled and the EventSource
+	// condition gives wire.ReasonAmbientCredentialsNotAllowed.
+	AmbientNamespaces []string
 	// Log receives the hub's logs.
 	Log *slog.Logger
 }
@@ -98,9 +103,11 @@ type watched struct {
 	kind        string // sqs or webhook
 	queueURL    string
 	tokenSecret string
-	sqs         *notify.SQSSource
-	stop        context.CancelFunc
-	done        chan struct{}
+	// refused, when set, is why the queue is not polled (ambient credentials not allowed).
+	refused string
+	sqs     *notify.SQSSource
+	stop    context.CancelFunc
+	done    chan struct{}
 }
 
 // held is the batch the Debouncer emitted for a Dataset, until the controller settles it.
@@ -293,6 +300,11 @@ func (h *Hub) sqsSource(ctx context.Context, ds *datav1alpha1.Dataset) (*watched
 		secret = c.SecretRef.Name
 	}
 	version := ""
+	if secret == "" && !wire.AmbientAllowed(h.opts.AmbientNamespaces, ds.Namespace) {
+		// Anonymous SQS requests are refused: there is nothing to poll with but the manager's identity.
+		w.refused = "the queue is not polled: the Dataset names no credentials Secret for it (spec.refresh.events.sqs.credentialsSecretRef, or the source's secretRef), " +
+			"and its namespace may not use pqcache's own identity; name one, or add the namespace to " + wire.AmbientCredentialsSetting
+	}
 	if secret != "" {
 		var sec corev1.Secret
 		if err := h.opts.Reader.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: secret}, &sec); err != nil {
@@ -303,7 +315,7 @@ func (h *Hub) sqsSource(ctx context.Context, ds *datav1alpha1.Dataset) (*watched
 		version = sec.ResourceVersion
 	}
 	// The config, never the secret values, identifies what the source was started with.
-	w.config = digest("sqs", q.QueueURL, q.Region, q.Endpoint, secret, version)
+	w.config = digest("sqs", q.QueueURL, q.Region, q.Endpoint, secret, version, w.refused)
 	return w, cfg, nil
 }
 
@@ -315,6 +327,10 @@ func (h *Hub) startSource(ctx context.Context, key types.NamespacedName, w *watc
 		if _, err := h.readToken(ctx, key, w); err != nil {
 			h.log.Warn("Reading the webhook token failed; the first post reads it again", "dataset", hubKey(key), "error", err)
 		}
+		return nil
+	}
+	if w.refused != "" {
+		h.log.Warn("Not polling an SQS queue", "dataset", hubKey(key), "why", w.refused)
 		return nil
 	}
 	src, err := notify.NewSQSSource(h.ctx, cfg, h.debounce.For(hubKey(key)))
@@ -413,6 +429,9 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 	}
 	if !stats.LastPublished.IsZero() {
 		st.LastPublishTime = &metav1.Time{Time: stats.LastPublished.Truncate(time.Second)}
+	}
+	if w.refused != "" {
+		return st, &controllers.EventProblem{Reason: wire.ReasonAmbientCredentialsNotAllowed, Message: w.refused + "; the schedule keeps the data fresh meanwhile"}
 	}
 	if w.sqs != nil {
 		if hl := w.sqs.Health(); hl.Reason != "" {

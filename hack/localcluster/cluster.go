@@ -182,8 +182,10 @@ func (c *cluster) printReady(start time.Time) {
 	fmt.Printf("# Helm values for this cluster: %s\n", c.helmValues())
 }
 
-// helmValues returns the path of the chart values that fit this cluster, written on first use: only
-// the locally built images. Everything else is the chart's defaults, with worker progress on.
+// helmValues returns the path of the chart values that fit this cluster, written on first use: the
+// locally built images, and this cluster's Service and pod ranges (allowed as endpoints, for the S3
+// servers the e2e suite and the demo run in it). Everything else is the chart's defaults, with worker
+// progress on.
 func (c *cluster) helmValues() string {
 	path := c.path("helm-values.yaml")
 	repo, tag, _ := strings.Cut(pqcacheImage, ":")
@@ -203,7 +205,13 @@ worker:
   # that docs/datasets.md describes (the e2e suite and the demo create them).
   progress:
     enabled: true
-`, repo, tag, polarsRepo, polarsTag)
+# This cluster's own ranges are denied as endpoints, as on any cluster; the e2e suite and the demo
+# run their S3 servers inside it (Services, pods), so both ranges are allowed again.
+endpoints:
+  serviceCIDRs: [%q]
+  podCIDRs: [%q]
+  allowedCIDRs: [%q, %q]
+`, repo, tag, polarsRepo, polarsTag, serviceCIDR, clusterCIDR, serviceCIDR, clusterCIDR)
 	if err := os.WriteFile(path, []byte(values), 0o644); err != nil {
 		logf("writing the Helm values: %v", err)
 		return ""

@@ -37,6 +37,7 @@ import (
 	"github.com/pqcache/pqcache/agent/peer/identity"
 	"github.com/pqcache/pqcache/agent/peer/peertls"
 	"github.com/pqcache/pqcache/api/wire"
+	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -60,6 +61,8 @@ type agentOptions struct {
 	mountSocket string
 	// peerTokenFile, peerCA and peerServiceAccount: the agent's identity to peers (agentpeer.go).
 	peerTokenFile, peerCA, peerServiceAccount string
+	// access is whose identity reads a bucket and which endpoint addresses are denied.
+	access accessFlags
 }
 
 func newAgentCommand() *cobra.Command {
@@ -87,6 +90,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.peerTokenFile, "peer-token-file", "/var/run/secrets/pqcache/peer/token", "This agent's projected ServiceAccount token with audience "+identity.Audience+", sent with each request to a peer (kubelet rotates it).")
 	f.StringVar(&o.peerCA, "peer-ca-configmap", "", "NAMESPACE/NAME of the ConfigMap with the peer CA (key "+peertls.CAKey+"), which the manager publishes.")
 	f.StringVar(&o.peerServiceAccount, "peer-service-account", "", "NAMESPACE/NAME of the agents' ServiceAccount: the only identity this agent serves peers to.")
+	o.access.bind(f)
 	return cmd
 }
 
@@ -129,7 +133,10 @@ func runAgent(ctx context.Context, o agentOptions) error {
 		return err
 	}
 	a := &agent.Agent{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: o.node, Endpoint: endpoint, PeerAuth: sec.client,
-		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log}
+		Copies: copies, Budget: agent.NewBudget(o.parallelism), Reserve: reserve, Log: log, AmbientNamespaces: o.access.ambientNamespaces}
+	if err := guardBuckets(a, o.access); err != nil {
+		return err
+	}
 	switch {
 	case o.csi:
 		if err := addCSIDriver(mgr, a, o, log); err != nil {
@@ -211,4 +218,15 @@ func addCSIDriver(mgr ctrl.Manager, a *agent.Agent, o agentOptions, log *slog.Lo
 		}
 		return nil
 	})
+}
+
+// guardBuckets sends the agent's requests to buckets through a client that refuses the denied
+// endpoint addresses (peers, at pod and node addresses, are not buckets and keep their own client).
+func guardBuckets(a *agent.Agent, access accessFlags) error {
+	g, err := access.guard()
+	if err != nil || g == nil {
+		return err
+	}
+	a.BucketHTTP = g.Guard(s3store.NewHTTPClient(s3store.DefaultClientTimeouts))
+	return nil
 }

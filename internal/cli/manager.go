@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/controllers"
 	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/controllers/locality"
@@ -74,6 +76,7 @@ type managerOptions struct {
 	agentSelector          string
 	peerCA, peerAgentSA    string // peersigner.go
 	agentServiceAccount    string
+	access                 accessFlags
 	zap                    zap.Options
 }
 
@@ -114,6 +117,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
 	addPeerSignerFlags(f, &opts)
 	f.StringVar(&opts.agentServiceAccount, "agent-service-account", "", "ServiceAccount of the node agents in --agent-namespace: granted, by name and in its namespace only, the credentials Secret that each Dataset with spec.replicas names (docs/security.md). Empty: no grants.")
+	opts.access.bind(f)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	opts.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -130,12 +134,19 @@ func newScheme() *runtime.Scheme {
 }
 
 // newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless addr is "0",
-// the webhook endpoint on addr. It reads Secrets uncached.
-func newEventHub(mgr ctrl.Manager, addr string, queryToken bool) *eventhub.Hub {
+// the webhook endpoint on addr. It reads Secrets uncached. Its SQS clients connect through guard
+// (nil: anywhere), and poll with the manager's identity only for the namespaces access allows.
+func newEventHub(mgr ctrl.Manager, addr string, queryToken bool, access accessFlags, guard *s3store.DialGuard) *eventhub.Hub {
 	if addr == "0" {
 		addr = ""
 	}
+	var sqsOpts []func(*sqs.Options)
+	if guard != nil {
+		hc := guard.Guard(s3store.NewHTTPClient(s3store.DefaultClientTimeouts))
+		sqsOpts = append(sqsOpts, func(o *sqs.Options) { o.HTTPClient = hc })
+	}
 	return eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), BindAddress: addr, QueryToken: queryToken,
+		SQSClientOptions: sqsOpts, AmbientNamespaces: access.ambientNamespaces,
 		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("events")))})
 }
 
@@ -170,25 +181,9 @@ func runManager(opts managerOptions) error {
 	if err := addLocalityWebhook(mgr, opts); err != nil {
 		return err
 	}
-	if opts.syncJobTTL < time.Minute {
-		return fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
-	}
-	worker := controllers.DefaultWorkerOptions()
-	worker.Image, worker.PolarsImage, worker.TTLAfterFinished = opts.workerImage, opts.polarsImage, opts.syncJobTTL
-	worker.ServiceAccount = opts.workerServiceAccount
-	if opts.workerCABundle != "" {
-		name, key, ok := strings.Cut(opts.workerCABundle, "/")
-		if !ok || name == "" || key == "" {
-			return fmt.Errorf("--worker-ca-bundle %q: want CONFIGMAP/KEY", opts.workerCABundle)
-		}
-		worker.CABundle = &controllers.ConfigMapKey{Name: name, Key: key}
-	}
-	if opts.workerResources != "" {
-		var res corev1.ResourceRequirements
-		if err := json.Unmarshal([]byte(opts.workerResources), &res); err != nil {
-			return fmt.Errorf("--worker-resources: %w", err)
-		}
-		worker.Resources = res
+	worker, err := managerWorkerOptions(opts)
+	if err != nil {
+		return err
 	}
 	agents, err := agentPods(opts)
 	if err != nil {
@@ -198,7 +193,11 @@ func runManager(opts managerOptions) error {
 	if err != nil {
 		return err
 	}
-	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken)
+	guard, err := opts.access.guard()
+	if err != nil {
+		return err
+	}
+	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken, opts.access, guard)
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
@@ -222,6 +221,33 @@ func runManager(opts managerOptions) error {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
+}
+
+// managerWorkerOptions are the worker Jobs' options that the manager's flags give.
+func managerWorkerOptions(opts managerOptions) (controllers.WorkerOptions, error) {
+	worker := controllers.DefaultWorkerOptions()
+	if opts.syncJobTTL < time.Minute {
+		return worker, fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
+	}
+	worker.Image, worker.PolarsImage, worker.TTLAfterFinished = opts.workerImage, opts.polarsImage, opts.syncJobTTL
+	worker.ServiceAccount = opts.workerServiceAccount
+	if opts.workerCABundle != "" {
+		name, key, ok := strings.Cut(opts.workerCABundle, "/")
+		if !ok || name == "" || key == "" {
+			return worker, fmt.Errorf("--worker-ca-bundle %q: want CONFIGMAP/KEY", opts.workerCABundle)
+		}
+		worker.CABundle = &controllers.ConfigMapKey{Name: name, Key: key}
+	}
+	if opts.workerResources != "" {
+		var res corev1.ResourceRequirements
+		if err := json.Unmarshal([]byte(opts.workerResources), &res); err != nil {
+			return worker, fmt.Errorf("--worker-resources: %w", err)
+		}
+		worker.Resources = res
+	}
+	worker.Access = controllers.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
+		DeniedCIDRs: opts.access.deniedCIDRs, AllowedCIDRs: opts.access.allowedCIDRs}
+	return worker, nil
 }
 
 // addLocalityWebhook serves the locality webhook when its port is set; the manager is ready only once

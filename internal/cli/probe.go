@@ -50,7 +50,7 @@ func probeSource(ctx context.Context, data string, s wire.S3Access) (bench.Probe
 	if err != nil {
 		return nil, err
 	}
-	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: s.Region, Endpoint: s.Endpoint, PathStyle: s.PathStyle})
+	store, _, err := newWorkerStore(ctx, s3store.Config{Bucket: bucket, Region: s.Region, Endpoint: s.Endpoint, PathStyle: s.PathStyle})
 	if err != nil {
 		return nil, err
 	}

@@ -191,11 +191,11 @@ func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir 
 	if err != nil {
 		return nil, opts, err
 	}
-	store, err := s3store.New(ctx, cfg)
+	store, ambientRefused, err := newWorkerStore(ctx, cfg)
 	if err != nil {
 		return nil, opts, err
 	}
-	opts.Log, opts.Requests = log, store.Requests()
+	opts.Log, opts.Requests, opts.AmbientRefused = log, store.Requests(), ambientRefused
 	if f.changes != "" {
 		if subs != nil {
 			return nil, opts, errors.New("--changes applies to sync, not stage")

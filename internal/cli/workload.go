@@ -57,7 +57,7 @@ func lister(ctx context.Context, root string, s3 wire.S3Access) (workload.Lister
 	if err != nil {
 		return nil, err
 	}
-	store, err := s3store.New(ctx, s3store.Config{Bucket: bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.PathStyle})
+	store, _, err := newWorkerStore(ctx, s3store.Config{Bucket: bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.PathStyle})
 	if err != nil {
 		return nil, err
 	}
