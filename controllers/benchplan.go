@@ -94,6 +94,9 @@ func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) strin
 	if msg := sessionWithoutQueries(run); msg != "" {
 		return msg
 	}
+	if msg := sparkUnsupported(run, ds); msg != "" {
+		return msg
+	}
 	return unsupportedDuringRefresh(run, ds)
 }
 
