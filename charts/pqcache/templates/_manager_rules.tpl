@@ -5,15 +5,19 @@ rules:
   - ""
   resources:
   - configmaps
+  - pods
+  - services
   verbs:
   - create
   - delete
+  - deletecollection
   - get
+  - list
+  - watch
 - apiGroups:
   - ""
   resources:
   - events
-  - pods
   verbs:
   - list
 - apiGroups:
@@ -43,6 +47,12 @@ rules:
   verbs:
   - create
   - get
+- apiGroups:
+  - ""
+  resources:
+  - serviceaccounts
+  verbs:
+  - create
 - apiGroups:
   - batch
   resources:
@@ -97,4 +107,11 @@ rules:
   verbs:
   - create
   - patch
+- apiGroups:
+  - rbac.authorization.k8s.io
+  resources:
+  - rolebindings
+  - roles
+  verbs:
+  - create
 {{- end }}
