@@ -188,6 +188,7 @@ func (c *cluster) helmValues() string {
 	path := c.path("helm-values.yaml")
 	repo, tag, _ := strings.Cut(pqcacheImage, ":")
 	polarsRepo, polarsTag, _ := strings.Cut(polarsImage, ":")
+	sparkRepo, sparkTag, _ := strings.Cut(sparkImage, ":")
 	values := fmt.Sprintf(`# Values for charts/pqcache on the pqcache local cluster (hack/local-cluster): the images built and
 # imported by up. The manager runs as an ordinary pod; every other value is the chart's default.
 image:
@@ -198,12 +199,16 @@ polars:
   image:
     repository: %s
     tag: %s
+spark:
+  image:
+    repository: %s
+    tag: %s
 worker:
   # Workers publish live progress; each Dataset namespace needs the ServiceAccount and RoleBinding
   # that docs/datasets.md describes (the e2e suite and the demo create them).
   progress:
     enabled: true
-`, repo, tag, polarsRepo, polarsTag)
+`, repo, tag, polarsRepo, polarsTag, sparkRepo, sparkTag)
 	if err := os.WriteFile(path, []byte(values), 0o644); err != nil {
 		logf("writing the Helm values: %v", err)
 		return ""
