@@ -41,11 +41,13 @@ import (
 const (
 	// componentSparkExecutor labels the executors' pods (the driver's is a bench pod like any other).
 	componentSparkExecutor = "spark-executor"
-	// LabelSparkApp holds, on a spark Job's driver and executor pods, a name unique to the Job: the
-	// executors' spread and the controller's search for an executor that fits no node select on it.
+	// LabelSparkApp holds, on a spark Job's executor pods, a name unique to the Job (their pod name
+	// prefix): their spread and the controller's search for an executor that fits no node select on it.
 	LabelSparkApp = "data.pqcache.dev/spark-app"
 	// sparkProgramDir is where the Spark image holds run.py, executor.py and the venv.
 	sparkProgramDir = "/usr/local/lib/pqcache/spark"
+	// sparkJavaHome is the Spark image's JRE.
+	sparkJavaHome = "/usr/lib/jvm/java-17-openjdk-amd64"
 	// sparkConfDir is where the driver mounts its Job's ConfigMap.
 	sparkConfDir = "/etc/pqcache/spark"
 	// sparkConfKey and sparkExecutorPodKey are the ConfigMap's keys.
@@ -236,7 +238,8 @@ func sparkExecutorPod(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j be
 		Command:         []string{sparkProgramDir + "/venv/bin/python", sparkProgramDir + "/executor.py"},
 		SecurityContext: workerContainerSecurity(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-		Env:             []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"}},
+		Env: []corev1.EnvVar{{Name: "TMPDIR", Value: "/tmp"}, {Name: "HOME", Value: "/tmp"},
+			{Name: "JAVA_HOME", Value: sparkJavaHome}, {Name: "PYSPARK_PYTHON", Value: sparkProgramDir + "/venv/bin/python"}},
 	}
 	spec := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
@@ -295,6 +298,7 @@ func withSparkDriver(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
 	c.Env = append(c.Env, field("POD_IP", "status.podIP"), field("POD_NAME", "metadata.name"),
+		corev1.EnvVar{Name: "JAVA_HOME", Value: sparkJavaHome},
 		corev1.EnvVar{Name: wire.EnvSparkMaster, Value: wire.SparkMasterInCluster},
 		corev1.EnvVar{Name: wire.EnvSparkConf, Value: sparkConfDir + "/" + sparkConfKey})
 	c.Ports = append(c.Ports,
