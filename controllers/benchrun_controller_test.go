@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -597,8 +596,8 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 					Message: long("the longest message a result keeps: ", 1024), Isolation: datav1alpha1.IsolationSession, Timing: datav1alpha1.TimingEngine,
 					StartupMillis: 123456789, WallGeometricMeanMillis: 123456789,
 					Streams: 1, QueriesPerHour: 123456789,
-					// A Spark result's figures at their largest: 64 executors' peaks.
-					Spark: &datav1alpha1.SparkUsage{Executors: 64, DriverPeakBytes: 123456789012, ExecutorPeakBytes: slices.Repeat([]int64{123456789012}, 64),
+					// A Spark result's figures at their largest.
+					Spark: &datav1alpha1.SparkUsage{Executors: 64, DriverPeakBytes: 123456789012, ExecutorPeakMaxBytes: 123456789012,
 						PeakBytesSum: 123456789012345, S3ReadBytes: 123456789012, ExecutorSeconds: 123456789, CoreSeconds: 123456789012, GiBSeconds: 123456789012}}
 				for q := 1; q <= 32; q++ {
 					name := long(fmt.Sprintf("query-%02d-", q), 63)

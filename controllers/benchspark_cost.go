@@ -24,20 +24,20 @@ import (
 )
 
 // sparkUsage turns a Spark runner's report into its status figures: the driver's peak (the runner's
-// cgroup is the driver's container), each executor's and their sum, the bucket's bytes and the
+// cgroup is the driver's container), the largest executor's and the sum of all, the bucket's bytes and the
 // executors' lives. The compute figures need the Job's configuration: sparkCompute.
 func sparkUsage(sp *wire.SparkResult, driverPeak int64) *datav1alpha1.SparkUsage {
-	peaks := sp.ExecutorPeakBytes
-	if len(peaks) > wire.MaxSparkExecutors {
-		peaks = peaks[:wire.MaxSparkExecutors]
+	var peakMax int64
+	for _, b := range sp.ExecutorPeakBytes {
+		peakMax = max(peakMax, b)
 	}
 	return &datav1alpha1.SparkUsage{
-		Executors:         int32(min(max(sp.Executors, 0), wire.MaxSparkExecutors)),
-		DriverPeakBytes:   driverPeak,
-		ExecutorPeakBytes: append([]int64(nil), peaks...),
-		PeakBytesSum:      sp.PeakSum(driverPeak),
-		S3ReadBytes:       sp.S3ReadBytes,
-		ExecutorSeconds:   sp.ExecutorMillis / 1000,
+		Executors:            int32(min(max(sp.Executors, 0), wire.MaxSparkExecutors)),
+		DriverPeakBytes:      driverPeak,
+		ExecutorPeakMaxBytes: peakMax,
+		PeakBytesSum:         sp.PeakSum(driverPeak),
+		S3ReadBytes:          sp.S3ReadBytes,
+		ExecutorSeconds:      sp.ExecutorMillis / 1000,
 	}
 }
 

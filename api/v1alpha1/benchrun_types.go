@@ -840,7 +840,8 @@ type BenchResult struct {
 	WallGeometricMeanMillis int64 `json:"wallGeometricMeanMillis,omitempty"`
 
 	// spark is, for the spark engine, what the driver and its executors used (issue 36): per result,
-	// not per query, so that the largest status still fits in 1 MiB.
+	// not per query nor per executor (each executor's peak is in the Job's summary, `pqcache bench
+	// --json`), so that the largest status still fits in 1 MiB.
 	// +optional
 	Spark *SparkUsage `json:"spark,omitempty"`
 }
@@ -854,12 +855,10 @@ type SparkUsage struct {
 	// driverPeakBytes is the driver's peak memory (its container's cgroup, the runner included).
 	// +optional
 	DriverPeakBytes int64 `json:"driverPeakBytes,omitempty"`
-	// executorPeakBytes is each executor's peak memory (its container's cgroup), the largest over the
-	// iterations, in the order of the executors' ids.
+	// executorPeakMaxBytes is the largest executor's peak memory (its container's cgroup): the one
+	// that decides whether executors of this size are OOM-killed.
 	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
-	ExecutorPeakBytes []int64 `json:"executorPeakBytes,omitempty"`
+	ExecutorPeakMaxBytes int64 `json:"executorPeakMaxBytes,omitempty"`
 	// peakBytesSum is driverPeakBytes plus every executorPeakBytes: at most what the run held at once.
 	// +optional
 	PeakBytesSum int64 `json:"peakBytesSum,omitempty"`
