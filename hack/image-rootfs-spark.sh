@@ -11,7 +11,8 @@
 #   /usr/local/lib/pqcache/spark/jars    bin/spark-jars (hack/spark-jars.sh: hadoop-aws and the AWS SDK
 #                                        bundle at pyspark's Hadoop version, for s3a://);
 #   /usr/local/lib/pqcache/spark/        run.py and canon.py (bench/spark: the driver's program) and
-#                                        executor.py (an executor's entrypoint: the pod template's command);
+#                                        executor.py (an executor's entrypoint: the pod template's command)
+#                                        and k8s_usage.py (what run.py reports of the executors);
 # CA certificates (PEM for Python, the JRE's cacerts for Java) and the nonroot user 65532.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -64,8 +65,8 @@ done
 rm -f "$OUT/usr/local/lib/python$ver/lib-dynload/"{_tkinter,_test,_xx,xx}*
 mkdir -p "$OUT/usr/local/lib/python$ver/site-packages"
 
-# The venv at the program's path; pyspark finds the JRE through JAVA_HOME (run.py and executor.py set
-# it when unset) and its own jars inside its package.
+# The venv at the program's path; pyspark finds the JRE through JAVA_HOME (the BenchRun's driver and
+# executor containers set it; executor.py defaults to it) and its own jars inside its package.
 venv=$OUT$PROGRAM/venv
 site=$venv/lib/python$ver/site-packages
 mkdir -p "$venv/bin" "$site"
@@ -80,7 +81,7 @@ for d in "$VENV/lib/python$ver/site-packages/"*; do
   esac
 done
 cp "$JARS/"*.jar "$OUT$PROGRAM/jars/"
-for f in run.py canon.py executor.py; do
+for f in run.py canon.py executor.py k8s_usage.py; do
   [[ -f $ROOT/bench/spark/$f ]] || {
     echo "image-rootfs-spark: bench/spark/$f is missing" >&2
     exit 1
