@@ -116,12 +116,17 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 		injectRunner(&pod, &container, j.engine.Image, opts)
 	case datav1alpha1.EnginePolars:
 		injectRunner(&pod, &container, opts.PolarsImage, opts)
+	case datav1alpha1.EngineSpark:
+		injectRunner(&pod, &container, opts.SparkImage, opts)
 	}
 	container.Env = append(container.Env, j.engine.Env...)
 	// A run during refreshes rewrites the Dataset's files in its bucket, whatever its input reads.
 	bucket := readsS3(j.input) || run.Spec.DuringRefresh
 	if bucket {
 		withBucket(&container, ds, j.input)
+	}
+	if j.engine.Name == datav1alpha1.EngineSpark {
+		withSparkDriver(&pod, &container, run, j)
 	}
 	pod.Containers = []corev1.Container{container}
 	if bucket {
@@ -178,6 +183,8 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		a.CommandArgs = j.engine.Command
 	case datav1alpha1.EnginePolars:
 		a.Threads, a.PolarsEngine, a.PolarsForceAsync = threads, j.engine.PolarsEngine, ptr.Deref(j.engine.ForceAsync, false)
+	case datav1alpha1.EngineSpark:
+		a.Threads = threads // the driver's; the executors' task slots are in its Spark configuration
 	default:
 		a.Engine, a.Threads = string(datav1alpha1.EngineDuckDB), threads
 		for _, st := range j.engine.Settings {

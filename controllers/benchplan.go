@@ -97,6 +97,9 @@ func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) strin
 	if msg := refusedAccount(run, ds); msg != "" {
 		return msg
 	}
+	if msg := sparkUnsupported(run, ds); msg != "" {
+		return msg
+	}
 	return unsupportedDuringRefresh(run, ds)
 }
 

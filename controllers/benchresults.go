@@ -101,6 +101,9 @@ func fillBenchResult(r *datav1alpha1.BenchResult, res *wire.BenchResult) {
 		}
 		r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: q.Name, Status: datav1alpha1.QueryStatus(q.Status), QueryMeasurements: m})
 	}
+	if sp := res.Spark; sp != nil {
+		r.Spark = sparkUsage(sp, res.CgroupPeakBytes)
+	}
 	if rf := res.Refresh; rf != nil {
 		r.Refresh = &datav1alpha1.ResultRefresh{Rewrites: int32(min(rf.Rewrites, math.MaxInt32)), Files: int32(min(rf.Files, math.MaxInt32)),
 			ReadGeneration: rf.ReadGeneration, FirstGeneration: rf.FirstGeneration, LastGeneration: rf.LastGeneration}

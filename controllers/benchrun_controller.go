@@ -369,6 +369,9 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 		if placed(pods) {
 			r.admission.Placed(key)
 		}
+		if pods, err = r.withSparkExecutors(ctx, run, v.plan, pods); err != nil {
+			return err
+		}
 		if v.podState, v.podProblem, err = jobPodProblem(ctx, r.APIReader, v.job, pods, now); err != nil {
 			return err
 		}
@@ -412,6 +415,11 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 // reconcile the cache has not caught up with) is taken as started; one that belongs to something else
 // is a conflict the user must see.
 func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, avoid []string, budget time.Duration, now time.Time) error {
+	if v.plan.engine.Name == datav1alpha1.EngineSpark {
+		if err := r.ensureSparkDriver(ctx, run, ds, v.plan); err != nil {
+			return err
+		}
+	}
 	job := buildBenchJob(run, ds, v.plan, r.Worker, budget)
 	withBenchPlacement(job, run.Spec.Exclusive, r.MaxJobsPerNode, avoid)
 	if err := controllerutil.SetControllerReference(run, job, r.Scheme()); err != nil {

@@ -595,7 +595,10 @@ var _ = It("keeps the largest BenchRun status well under etcd's object limit", f
 					StageMillis: 1234567, NetworkReadBytes: 123456789012, GeometricMeanMillis: 123456, CostMicros: ptr.To[int64](123456789),
 					Message: long("the longest message a result keeps: ", 1024), Isolation: datav1alpha1.IsolationSession, Timing: datav1alpha1.TimingEngine,
 					StartupMillis: 123456789, WallGeometricMeanMillis: 123456789,
-					Streams: 1, QueriesPerHour: 123456789}
+					Streams: 1, QueriesPerHour: 123456789,
+					// A Spark result's figures at their largest.
+					Spark: &datav1alpha1.SparkUsage{Executors: 64, DriverPeakBytes: 123456789012, ExecutorPeakMaxBytes: 123456789012,
+						PeakBytesSum: 123456789012345, S3ReadBytes: 123456789012, ExecutorSeconds: 123456789, CoreSeconds: 123456789012, GiBSeconds: 123456789012}}
 				for q := 1; q <= 32; q++ {
 					name := long(fmt.Sprintf("query-%02d-", q), 63)
 					r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: name, Status: datav1alpha1.QueryOOMKilled, QueryMeasurements: wire.QueryMeasurements{MedianMillis: 123456789, MinMillis: 123456789, MaxMillis: 123456789, PeakMemoryBytes: 123456789012,

@@ -122,8 +122,14 @@ func summarizeRun(run *datav1alpha1.BenchRun, views []jobView, dataBytes int64, 
 		if readBytes == 0 && v.plan.input.Type == datav1alpha1.InputS3 {
 			readBytes = dataBytes
 		}
+		if out.Spark != nil {
+			// Spark's executors read the bucket, not the driver's pod, and are paid for too.
+			out.Spark = sparkCompute(out.Spark, v.plan, out.WallMillis+out.StageMillis)
+			readBytes = out.Spark.S3ReadBytes
+		}
 		if out.CompletionTime != nil {
 			out.CostMicros = costMicros(run.Status.Pricing, v.plan.config, out, readBytes)
+			out.CostMicros = withSparkExecutorCost(run.Status.Pricing, out.CostMicros, out.Spark, v.plan)
 		}
 		s.results = append(s.results, out)
 	}

@@ -75,6 +75,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.PolarsImage == "" {
 		o.PolarsImage = d.PolarsImage
 	}
+	if o.SparkImage == "" {
+		o.SparkImage = d.SparkImage
+	}
 	if o.ImagePullPolicy == "" {
 		o.ImagePullPolicy = d.ImagePullPolicy
 	}

@@ -63,6 +63,9 @@ type WorkerOptions struct {
 	// PolarsImage runs BenchRuns' polars engine: Python Polars and pqcache's run.py (the runner is
 	// injected from Image).
 	PolarsImage string
+	// SparkImage runs BenchRuns' spark engine, its driver (with the runner injected) and its
+	// executors: a JRE, PySpark with its jars, s3a's jars and pqcache's Spark programs.
+	SparkImage string
 	// ImagePullPolicy of the worker container.
 	ImagePullPolicy corev1.PullPolicy
 	// Resources of a worker container whose Dataset does not set spec.sync.resources.
@@ -112,6 +115,7 @@ func DefaultWorkerOptions() WorkerOptions {
 	return WorkerOptions{
 		Image:           "pqcache:dev",
 		PolarsImage:     "pqcache-polars:dev",
+		SparkImage:      "pqcache-spark:dev",
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},

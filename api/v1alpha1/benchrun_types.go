@@ -338,7 +338,7 @@ type WorkloadQuery struct {
 }
 
 // EngineName names a query engine.
-// +kubebuilder:validation:Enum=duckdb;polars;command
+// +kubebuilder:validation:Enum=duckdb;polars;command;spark
 type EngineName string
 
 const (
@@ -350,6 +350,9 @@ const (
 	EnginePolars EngineName = "polars"
 	// EngineCommand runs a command from any image once per query.
 	EngineCommand EngineName = "command"
+	// EngineSpark is PySpark in pqcache's Spark image: the Job is the driver (client mode) and Spark's
+	// Kubernetes scheduler starts spec.engines[].executors executor pods.
+	EngineSpark EngineName = "spark"
 )
 
 // DuckDBSetting is one DuckDB setting, as its SET statement takes it.
@@ -371,12 +374,13 @@ type DuckDBSetting struct {
 
 // BenchEngine is one query engine of a run.
 // +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query}, {data} and {workload} replaced by the query's name, the data directory and the workload file"
-// +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb and polars are built in (the operator's images): remove image and command, or set name: command to run another engine"
+// +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb, polars and spark are built in (the operator's images): remove image and command, or set name: command to run another engine"
 // +kubebuilder:validation:XValidation:rule="self.name == 'polars' || (!has(self.polarsEngine) && !has(self.forceAsync))",message="polarsEngine and forceAsync apply to engine polars only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.settings)",message="settings are DuckDB's, for engine duckdb only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.memoryLimit)",message="memoryLimit applies to engine duckdb only (Polars has no memory limit of its own)"
+// +kubebuilder:validation:XValidation:rule="self.name == 'spark' || (!has(self.executors) && !has(self.executorResources))",message="executors and executorResources apply to engine spark only: the other engines run in the Job's one pod"
 type BenchEngine struct {
-	// name is duckdb (default), polars or command.
+	// name is duckdb (default), polars, spark or command.
 	// +optional
 	// +kubebuilder:default=duckdb
 	Name EngineName `json:"name,omitempty"`
@@ -455,6 +459,42 @@ type BenchEngine struct {
 	// +optional
 	// +kubebuilder:default=process
 	Isolation BenchIsolation `json:"isolation,omitempty"`
+
+	// executors is how many executor pods Spark starts (spark only, 1 to 64, default 2), each from
+	// the Spark image, spread over the nodes; the configuration's cpu and memory are the driver's.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 64",message="executors must be 1 to 64 executor pods"
+	Executors *int32 `json:"executors,omitempty"`
+
+	// executorResources are each executor pod's CPU and memory (spark only); by default those of
+	// the configuration the Job runs, like the driver's.
+	// +optional
+	ExecutorResources *ExecutorResources `json:"executorResources,omitempty"`
+}
+
+// ExecutorResources are one Spark executor pod's requests and limits. Requests left out equal the
+// limits; a limit left out is the request.
+// +kubebuilder:validation:MinProperties=1
+// +kubebuilder:validation:XValidation:rule="!has(self.cpuRequest) || !has(self.cpuLimit) || quantity(string(self.cpuRequest)).compareTo(quantity(string(self.cpuLimit))) <= 0",message="executorResources.cpuRequest must not exceed cpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.memoryRequest) || !has(self.memoryLimit) || quantity(string(self.memoryRequest)).compareTo(quantity(string(self.memoryLimit))) <= 0",message="executorResources.memoryRequest must not exceed memoryLimit"
+type ExecutorResources struct {
+	// cpuRequest is each executor's CPU request, e.g. "1" or "500m".
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="executorResources.cpuRequest must be a CPU amount above zero, such as 1 or 500m"
+	CPURequest *resource.Quantity `json:"cpuRequest,omitempty"`
+	// cpuLimit is each executor's CPU limit; Spark runs that many task threads (rounded up).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="executorResources.cpuLimit must be a CPU amount above zero, such as 2 or 1500m"
+	CPULimit *resource.Quantity `json:"cpuLimit,omitempty"`
+	// memoryRequest is each executor's memory request, e.g. "2Gi".
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('512Mi')) >= 0",message="executorResources.memoryRequest must be a size of at least 512Mi (a JVM with Spark needs it), such as 2Gi"
+	MemoryRequest *resource.Quantity `json:"memoryRequest,omitempty"`
+	// memoryLimit is each executor's memory limit: the JVM's heap is sized under it, and an executor
+	// past it is OOM-killed, which fails the query that ran on it.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('512Mi')) >= 0",message="executorResources.memoryLimit must be a size of at least 512Mi (a JVM with Spark needs it), such as 4Gi"
+	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
 }
 
 // BenchIsolation is how a bench Job's queries share engine processes.
@@ -815,6 +855,44 @@ type BenchResult struct {
 	// their own query time.
 	// +optional
 	WallGeometricMeanMillis int64 `json:"wallGeometricMeanMillis,omitempty"`
+
+	// spark is, for the spark engine, what the driver and its executors used (issue 36): per result,
+	// not per query nor per executor (each executor's peak is in the Job's summary, `pqcache bench
+	// --json`), so that the largest status still fits in 1 MiB.
+	// +optional
+	Spark *SparkUsage `json:"spark,omitempty"`
+}
+
+// SparkUsage is what one Spark result's pods used: peak memory from each pod's cgroup, the bucket's
+// bytes the executors read, and the compute that the cost of N executors charges.
+type SparkUsage struct {
+	// executors is how many executor pods each application asked for.
+	// +optional
+	Executors int32 `json:"executors,omitempty"`
+	// driverPeakBytes is the driver's peak memory (its container's cgroup, the runner included).
+	// +optional
+	DriverPeakBytes int64 `json:"driverPeakBytes,omitempty"`
+	// executorPeakMaxBytes is the largest executor's peak memory (its container's cgroup): the one
+	// that decides whether executors of this size are OOM-killed.
+	// +optional
+	ExecutorPeakMaxBytes int64 `json:"executorPeakMaxBytes,omitempty"`
+	// peakBytesSum is driverPeakBytes plus every executorPeakBytes: at most what the run held at once.
+	// +optional
+	PeakBytesSum int64 `json:"peakBytesSum,omitempty"`
+	// s3ReadBytes is what all the executors read from the bucket, warm-ups included: 0 on volume.
+	// +optional
+	S3ReadBytes int64 `json:"s3ReadBytes,omitempty"`
+	// executorSeconds is the executors' lives summed, each from its registration to its removal, over
+	// every iteration's application.
+	// +optional
+	ExecutorSeconds int64 `json:"executorSeconds,omitempty"`
+	// coreSeconds is the CPU the pods held, summed: the driver's cpu × the Job's wall time plus each
+	// executor's cpu limit × its life.
+	// +optional
+	CoreSeconds int64 `json:"coreSeconds,omitempty"`
+	// gibSeconds is the memory the pods held, summed likewise (GiB × seconds).
+	// +optional
+	GiBSeconds int64 `json:"gibSeconds,omitempty"`
 }
 
 // BenchTiming says what a result's query times measure.

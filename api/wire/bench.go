@@ -240,6 +240,9 @@ type BenchResult struct {
 	// Refresh is, for a run measured during refreshes (--during-refresh), what the runner rewrote
 	// while the queries ran and which generations the volume had.
 	Refresh *RefreshResult `json:"refresh,omitempty"`
+	// Spark is, for the spark engine, what its executors measured (spark.go in bench/spark reports
+	// it from run.py).
+	Spark *SparkResult `json:"spark,omitempty"`
 }
 
 // RefreshResult is what a run measured during refreshes did to its bucket: every EveryMillis it

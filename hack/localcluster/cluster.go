@@ -190,6 +190,7 @@ func (c *cluster) helmValues() string {
 	path := c.path("helm-values.yaml")
 	repo, tag, _ := strings.Cut(pqcacheImage, ":")
 	polarsRepo, polarsTag, _ := strings.Cut(polarsImage, ":")
+	sparkRepo, sparkTag, _ := strings.Cut(sparkImage, ":")
 	values := fmt.Sprintf(`# Values for charts/pqcache on the pqcache local cluster (hack/local-cluster): the images built and
 # imported by up. The manager runs as an ordinary pod; every other value is the chart's default.
 image:
@@ -197,6 +198,10 @@ image:
   tag: %s
   pullPolicy: Never
 polars:
+  image:
+    repository: %s
+    tag: %s
+spark:
   image:
     repository: %s
     tag: %s
@@ -211,7 +216,7 @@ endpoints:
   serviceCIDRs: [%q]
   podCIDRs: [%q]
   allowedCIDRs: [%q, %q]
-`, repo, tag, polarsRepo, polarsTag, serviceCIDR, clusterCIDR, serviceCIDR, clusterCIDR)
+`, repo, tag, polarsRepo, polarsTag, sparkRepo, sparkTag, serviceCIDR, clusterCIDR, serviceCIDR, clusterCIDR)
 	if err := os.WriteFile(path, []byte(values), 0o644); err != nil {
 		logf("writing the Helm values: %v", err)
 		return ""

@@ -44,6 +44,7 @@ const (
 	versitygwImage = "pqcache.local/versitygw:" + versitygwVersion
 	pqcacheImage   = "pqcache.local/pqcache:dev"
 	polarsImage    = "pqcache.local/pqcache-polars:dev"
+	sparkImage     = "pqcache.local/pqcache-spark:dev"
 	shapeImage     = "pqcache.local/shapeproxy:dev"
 	coreDNSImage   = "pqcache.local/coredns:" + coreDNSVersion
 	// versitygwVersion matches VERSITYGW_VERSION in the Makefile.
@@ -70,9 +71,12 @@ type image struct {
 	entrypoint []string
 	user       string
 	fill       func(rootfs string) error
+	// once builds the image only when its tarball is missing: the Spark image is large (a JRE,
+	// PySpark's jars) and changes only with its pins; delete bin/images/NAME.tar to rebuild it.
+	once bool
 }
 
-// buildImages builds the six images from the working tree and the module proxy into imagesDir as
+// buildImages builds the seven images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
 	return writeImages(c.imagesDir(), c.images(ctx))
@@ -84,6 +88,10 @@ func writeImages(dir string, images []image) error {
 		return err
 	}
 	for _, im := range images {
+		if _, err := os.Stat(filepath.Join(dir, im.name+".tar")); err == nil && im.once {
+			logf("the %s is built already (delete %s.tar to rebuild it)", im.title, im.name)
+			continue
+		}
 		done := step("building the %s", im.title)
 		rootfs := filepath.Join(dir, im.name+"-rootfs")
 		if err := emptyDir(rootfs); err != nil {
@@ -139,6 +147,11 @@ func (c *cluster) images(ctx context.Context) []image {
 		{title: "Polars engine image from the working tree", name: "polars", ref: polarsImage, user: nonRoot,
 			entrypoint: []string{"/usr/local/lib/pqcache/polars/venv/bin/python", "/usr/local/lib/pqcache/polars/run.py"},
 			fill:       func(rootfs string) error { return c.runScript(ctx, "image-rootfs-polars.sh", rootfs) }},
+		// PySpark with a JRE: BenchRuns' spark driver (the runner injected) and its executors, which
+		// start by executor.py as the pod template says, so the entrypoint is the driver's program.
+		{title: "Spark engine image", name: "spark", ref: sparkImage, user: nonRoot, once: true,
+			entrypoint: []string{"/usr/local/lib/pqcache/spark/venv/bin/python", "/usr/local/lib/pqcache/spark/run.py"},
+			fill:       func(rootfs string) error { return c.runScript(ctx, "image-rootfs-spark.sh", rootfs) }},
 	}
 }
 

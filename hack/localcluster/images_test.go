@@ -145,3 +145,32 @@ func TestWriteImagesStartsEachRootFromEmpty(t *testing.T) {
 		t.Errorf("no image tarball: %v", err)
 	}
 }
+
+// TestWriteImagesBuildsAOnceImageOnce: the Spark image (a JRE, PySpark's jars) is built when its
+// tarball is missing and kept after, while the other images are built every time.
+func TestWriteImagesBuildsAOnceImageOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "images")
+	fills := map[string]int{}
+	images := func() []image {
+		var out []image
+		for _, name := range []string{"big", "small"} {
+			out = append(out, image{title: name + " image", name: name, ref: "pqcache.local/" + name + ":dev", entrypoint: []string{"/tool"},
+				user: "65532:65532", once: name == "big",
+				fill: func(rootfs string) error {
+					fills[name]++
+					return os.WriteFile(filepath.Join(rootfs, "tool"), []byte(name), 0o755)
+				}})
+		}
+		return out
+	}
+	must(t, writeImages(dir, images()))
+	must(t, writeImages(dir, images()))
+	if fills["big"] != 1 || fills["small"] != 2 {
+		t.Errorf("fills %v: want the once image built once and the other twice", fills)
+	}
+	must(t, os.Remove(filepath.Join(dir, "big.tar")))
+	must(t, writeImages(dir, images()))
+	if fills["big"] != 2 {
+		t.Errorf("fills %v: a deleted tarball must be built again", fills)
+	}
+}

@@ -57,6 +57,7 @@ type managerOptions struct {
 	leaderElectionNS       string
 	workerImage            string
 	polarsImage            string
+	sparkImage             string
 	eventsAddr             string
 	eventsQueryToken       bool
 	maxConcurrentSyncs     int
@@ -98,6 +99,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; empty uses the pod's namespace.")
 	f.StringVar(&opts.workerImage, "worker-image", "pqcache:"+version.Version, "Image of the worker Jobs that run `pqcache sync` (by default the operator's own).")
 	f.StringVar(&opts.polarsImage, "polars-image", "pqcache-polars:"+version.Version, "Image of BenchRuns' polars engine: Python Polars and pqcache's Polars program (the runner is injected from --worker-image).")
+	f.StringVar(&opts.sparkImage, "spark-image", "pqcache-spark:"+version.Version, "Image of BenchRuns' spark engine, its driver and executors: a JRE, PySpark and pqcache's Spark programs (the runner is injected into the driver from --worker-image).")
 	f.StringVar(&opts.eventsAddr, "events-bind-address", ":8082", "Address of the endpoint stores post S3 event notifications to (POST /events/NAMESPACE/NAME); \"0\" disables it (SQS sources still run).")
 	f.BoolVar(&opts.eventsQueryToken, "events-query-token", false, "Also take a Dataset's webhook token from the query string (?token=TOKEN), for stores that cannot send an Authorization header (versitygw). Off by default: access logs keep URLs, and the token with them.")
 	f.IntVar(&opts.maxConcurrentSyncs, "max-concurrent-syncs", 10, "Sync Jobs allowed to run at once across the cluster; Datasets waiting longest go first. 0 means no cap.")
@@ -230,6 +232,7 @@ func managerWorkerOptions(opts managerOptions) (controllers.WorkerOptions, error
 		return worker, fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
 	}
 	worker.Image, worker.PolarsImage, worker.TTLAfterFinished = opts.workerImage, opts.polarsImage, opts.syncJobTTL
+	worker.SparkImage = opts.sparkImage
 	worker.ServiceAccount = opts.workerServiceAccount
 	if opts.workerCABundle != "" {
 		name, key, ok := strings.Cut(opts.workerCABundle, "/")

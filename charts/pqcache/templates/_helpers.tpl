@@ -45,6 +45,10 @@ app.kubernetes.io/component: manager
 {{- printf "%s:%s" .Values.polars.image.repository (default .Chart.AppVersion .Values.polars.image.tag) }}
 {{- end }}
 
+{{- define "pqcache.sparkImage" -}}
+{{- printf "%s:%s" .Values.spark.image.repository (default .Chart.AppVersion .Values.spark.image.tag) }}
+{{- end }}
+
 {{/* The locality webhook runs with the node agent: without copies on nodes it has nothing to place. */}}
 {{- define "pqcache.localityWebhook" -}}
 {{- if and .Values.agent.enabled .Values.locality.webhook.enabled }}true{{ end }}

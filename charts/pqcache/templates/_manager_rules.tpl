@@ -5,15 +5,19 @@ rules:
   - ""
   resources:
   - configmaps
+  - pods
+  - services
   verbs:
   - create
   - delete
+  - deletecollection
   - get
+  - list
+  - watch
 - apiGroups:
   - ""
   resources:
   - events
-  - pods
   verbs:
   - list
 - apiGroups:

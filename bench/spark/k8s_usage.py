@@ -1,0 +1,80 @@
+"""What a Spark application's executors used, for run.py to report on Kubernetes (wire.SparkResult).
+
+The runner measures the driver (its own cgroup); the executors live in pods of their own, so the
+driver asks them: a probe job with a task on every executor reads that executor's container cgroup
+peak, and Spark's status store gives each executor's life and input bytes. Call usage(spark, s3)
+before spark.stop() in each iteration, and merge the iterations with merge().
+"""
+
+import socket
+import time
+
+CGROUP_PEAKS = ("/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes")
+
+
+def _peak(_):
+    """One task's answer: its pod (the executor's hostname is its pod name) and the cgroup's peak."""
+    for path in CGROUP_PEAKS:
+        try:
+            with open(path) as f:
+                yield socket.gethostname(), int(f.read().strip())
+            return
+        except (OSError, ValueError):
+            continue
+    yield socket.gethostname(), 0
+
+
+def executor_peaks(spark, executors, rounds=5):
+    """Each executor's peak memory in bytes, by pod name: tasks enough that every executor runs one
+    (Spark places them where slots are free), a few rounds until each executor has answered."""
+    sc = spark.sparkContext
+    peaks = {}
+    for _ in range(rounds):
+        n = max(executors, 1) * 8
+        for pod, peak in sc.parallelize(range(n), n).mapPartitions(_peak).collect():
+            peaks[pod] = max(peaks.get(pod, 0), peak)
+        if len(peaks) >= executors:
+            break
+    return peaks
+
+
+def _executors(spark):
+    """Spark's executor summaries, dead ones included, without the driver's."""
+    store = spark.sparkContext._jsc.sc().statusStore()
+    seq = store.executorList(False)  # activeOnly=False
+    out = []
+    for i in range(seq.size()):
+        e = seq.apply(i)
+        if e.id() != "driver":
+            out.append(e)
+    return out
+
+
+def usage(spark, executors, reads_s3):
+    """One application's executors: their peaks, their lives in milliseconds summed, and what they
+    read from the bucket (their input bytes when the tables are s3a://, else 0)."""
+    summaries = _executors(spark)
+    now_ms = int(time.time() * 1000)
+    lives, input_bytes = 0, 0
+    for e in summaries:
+        added = e.addTime().getTime()
+        removed = e.removeTime()
+        end = removed.get().getTime() if removed.isDefined() else now_ms
+        lives += max(end - added, 0)
+        input_bytes += e.totalInputBytes()
+    peaks = executor_peaks(spark, executors)
+    return {"executors": executors, "executorPeakBytes": [peaks[k] for k in sorted(peaks)],
+            "s3ReadBytes": input_bytes if reads_s3 else 0, "executorMillis": lives}
+
+
+def merge(runs):
+    """The iterations' usages as one: each executor slot's largest peak, bytes and lives summed."""
+    out = {"executors": 0, "executorPeakBytes": [], "s3ReadBytes": 0, "executorMillis": 0}
+    for r in runs:
+        out["executors"] = max(out["executors"], r["executors"])
+        peaks = sorted(r["executorPeakBytes"], reverse=True)
+        prev = out["executorPeakBytes"]
+        out["executorPeakBytes"] = [max(a, b) for a, b in zip(prev + [0] * len(peaks), peaks + [0] * len(prev))][:max(len(prev), len(peaks))]
+        out["s3ReadBytes"] += r["s3ReadBytes"]
+        out["executorMillis"] += r["executorMillis"]
+    return out
