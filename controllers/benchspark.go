@@ -81,34 +81,27 @@ func sparkApp(run *datav1alpha1.BenchRun, j benchJob) string {
 	return fitName(strings.ReplaceAll(run.Name, ".", "-"), "-"+hashOf(10, j.name), maxSparkPodNamePrefix)
 }
 
-// sparkDriverRules are the grants of Spark's Kubernetes scheduler in the run's namespace: it creates,
-// watches and deletes its executor pods (deleting them by label, a deletecollection), creates a
-// ConfigMap of the executors' configuration and deletes it at the end, and lists the claims an
-// executor might reuse. Nothing else: no Secrets, no other kind, no other namespace.
-func sparkDriverRules() []rbacv1.PolicyRule {
-	manage := []string{"create", "get", "list", "watch", "delete", "deletecollection"}
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: manage},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: manage},
-		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: manage},
-		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}},
-	}
-}
+// SparkDriverRole is the ClusterRole (charts/pqcache/templates/spark-driver.yaml) that a Spark
+// driver needs in its run's namespace: Spark's Kubernetes scheduler creates, watches and deletes its
+// executor pods and their ConfigMap, and looks up claims. The operator binds it, per run, to the run's
+// driver ServiceAccount with a RoleBinding in the run's namespace. It may bind that one ClusterRole and
+// no other (`bind` by name), so the manager itself holds no right to create pods: it never could grant
+// more than the chart's ClusterRole says, and a rule added there shows in review.
+const SparkDriverRole = "pqcache-spark-driver"
 
-// sparkDriverObjects are the driver's ServiceAccount, Role and RoleBinding for a run (the caller
-// makes the run their controller, so that they go with it).
-func sparkDriverObjects(run *datav1alpha1.BenchRun) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
+// sparkDriverObjects are the driver's ServiceAccount and its RoleBinding to SparkDriverRole for a run
+// (the caller makes the run their controller, so that they go with it).
+func sparkDriverObjects(run *datav1alpha1.BenchRun) (*corev1.ServiceAccount, *rbacv1.RoleBinding) {
 	name := sparkDriverAccount(run)
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: map[string]string{
 			labelName: "pqcache", LabelComponent: componentBench, labelManagedBy: "pqcache", LabelBenchRun: datav1alpha1.LabelValue(run.Name)}}
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: meta(), AutomountServiceAccountToken: ptr.To(false)}
-	role := &rbacv1.Role{ObjectMeta: meta(), Rules: sparkDriverRules()}
 	binding := &rbacv1.RoleBinding{ObjectMeta: meta(),
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SparkDriverRole},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: run.Namespace}}}
-	return sa, role, binding
+	return sa, binding
 }
 
 // sparkExecutors is how many executors an engine asks for.

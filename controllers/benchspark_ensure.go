@@ -28,25 +28,24 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// The operator creates the Spark driver's Role, so it holds what the Role grants (the API server lets
-// no one grant more than it has, short of the escalate verb, which would let it grant anything):
-// docs/security.md, "The Spark driver's grants".
+// The operator binds the chart's SparkDriverRole to each run's driver account, by name
+// (docs/security.md, "The Spark driver's grants"), and writes the Job's Spark configuration.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=create
-// +kubebuilder:rbac:groups="",resources=pods;configmaps;services,verbs=create;get;list;watch;delete;deletecollection
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=pqcache-spark-driver
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=create
 
 // ensureSparkDriver creates, before a spark Job, what its driver needs: the run's driver
-// ServiceAccount, Role and RoleBinding (once per run) and the Job's ConfigMap of Spark configuration and
+// ServiceAccount and its RoleBinding to SparkDriverRole (once per run) and the Job's ConfigMap of Spark configuration and
 // executor pod template, all controlled by the run so that they go with it. The run's spec cannot
 // change, so an object that exists already is the one this would create.
 func (r *BenchRunReconciler) ensureSparkDriver(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob) error {
-	sa, role, binding := sparkDriverObjects(run)
+	sa, binding := sparkDriverObjects(run)
 	cm, err := sparkConfigMap(run, ds, j, r.Worker)
 	if err != nil {
 		return err
 	}
-	for _, obj := range []client.Object{sa, role, binding, cm} {
+	for _, obj := range []client.Object{sa, binding, cm} {
 		if err := controllerutil.SetControllerReference(run, obj, r.Scheme()); err != nil {
 			return err
 		}

@@ -25,6 +25,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +53,7 @@ var _ = Describe("BenchRun controller, engine spark", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("runs the driver as a Job with its own ServiceAccount and Role, and the executors from a pod template, all owned by the run", func() {
+	It("runs the driver as a Job with its own ServiceAccount bound to the chart's driver role, and the executors from a pod template, all owned by the run", func() {
 		readyDataset(ns, "data")
 		run := newBenchRun(ns, "spark", "data", func(r *datav1alpha1.BenchRun) {
 			r.Spec.Configs = r.Spec.Configs[:1] // small: 1 CPU, 2Gi
@@ -70,27 +71,17 @@ var _ = Describe("BenchRun controller, engine spark", func() {
 			Expect(metav1.IsControlledBy(obj, run)).To(BeTrue(), "%T %s is controlled by the run", obj, obj.GetName())
 		}
 
-		// One ServiceAccount, Role and RoleBinding per run, granting Spark's scheduler the pods,
-		// services and ConfigMaps of the run's namespace and nothing else.
+		// One ServiceAccount and one RoleBinding per run, to the chart's ClusterRole for Spark drivers
+		// (its rules: test/chart TestSparkDriverRole): the manager grants no rule of its own.
 		account := sparkDriverAccount(run)
 		var sa corev1.ServiceAccount
-		var role rbacv1.Role
 		var binding rbacv1.RoleBinding
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &sa)).To(Succeed())
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &role)).To(Succeed())
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &binding)).To(Succeed())
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: account}, &rbacv1.Role{}))).To(BeTrue(), "no Role of the manager's own")
 		owned(&sa)
-		owned(&role)
 		owned(&binding)
-		var resources []string
-		for _, rule := range role.Rules {
-			Expect(rule.APIGroups).To(Equal([]string{""}), "core resources only")
-			Expect(rule.ResourceNames).To(BeEmpty())
-			Expect(rule.Verbs).NotTo(ContainElements("*", "escalate", "bind", "impersonate"))
-			resources = append(resources, rule.Resources...)
-		}
-		Expect(resources).To(ConsistOf("pods", "services", "configmaps", "persistentvolumeclaims"))
-		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: account}))
+		Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SparkDriverRole}))
 		Expect(binding.Subjects).To(Equal([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: ns}}))
 
 		for i := range jobs {

@@ -109,8 +109,8 @@ func TestDefaults(t *testing.T) {
 	for _, cr := range r.all("ClusterRole") {
 		clusterRoles = append(clusterRoles, cr.GetName())
 	}
-	if slices.Sort(clusterRoles); !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-manager", "pqcache-edit", "pqcache-view"}) {
-		t.Errorf("ClusterRoles %v, want the manager's and the users' aggregated view and edit", clusterRoles)
+	if slices.Sort(clusterRoles); !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-manager", "pqcache-edit", "pqcache-spark-driver", "pqcache-view"}) {
+		t.Errorf("ClusterRoles %v, want the manager's, the Spark drivers' (bound per run) and the users' aggregated view and edit", clusterRoles)
 	}
 	cr := r.named(t, "ClusterRole", "pq-pqcache-manager")
 	if rules := cr.Object["rules"].([]any); !reflect.DeepEqual(rules, generatedRules(t)) {
@@ -157,7 +157,7 @@ func TestNamespacedWatch(t *testing.T) {
 	for _, cr := range r.all("ClusterRole") {
 		clusterRoles = append(clusterRoles, cr.GetName())
 	}
-	if slices.Sort(clusterRoles); !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-nodes", "pqcache-edit", "pqcache-view", "pqcache-worker-progress"}) {
+	if slices.Sort(clusterRoles); !reflect.DeepEqual(clusterRoles, []string{"pq-pqcache-nodes", "pqcache-edit", "pqcache-spark-driver", "pqcache-view", "pqcache-worker-progress"}) {
 		t.Errorf("a namespaced install grants the ClusterRoles %v, want reading nodes, the workers' progress policy and the users' aggregated view and edit (bound by nobody)", clusterRoles)
 	}
 	nodes := r.named(t, "ClusterRole", "pq-pqcache-nodes")
@@ -238,9 +238,13 @@ func TestAgent(t *testing.T) {
 	// The agents share no key any more: peers are told apart by their own tokens (TestPeerTLS).
 	// No Secret anywhere: the manager grants each one by name, in its namespace, while a Dataset with
 	// replicas names it (docs/security.md, "Secrets the agent can read").
+	agentRoles := r.rolesBoundTo("pq-pqcache-agent")
+	if len(agentRoles) == 0 {
+		t.Fatal("no role is bound to the agent's ServiceAccount pq-pqcache-agent: the check below would check nothing")
+	}
 	for _, kind := range []string{"ClusterRole", "Role"} {
 		for _, u := range r.all(kind) {
-			if strings.HasSuffix(u.GetName(), "-manager") {
+			if !agentRoles[kind+"/"+u.GetName()] {
 				continue
 			}
 			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")

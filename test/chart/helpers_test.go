@@ -170,3 +170,23 @@ func (r rendered) named(t *testing.T, kind, name string) *unstructured.Unstructu
 	t.Fatalf("no %s %s rendered", kind, name)
 	return nil
 }
+
+// rolesBoundTo names ("Kind/name") the Roles and ClusterRoles that the chart binds to the
+// ServiceAccount account.
+func (r rendered) rolesBoundTo(account string) map[string]bool {
+	bound := map[string]bool{}
+	for _, kind := range []string{"RoleBinding", "ClusterRoleBinding"} {
+		for _, b := range r.all(kind) {
+			subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+			for _, s := range subjects {
+				m := s.(map[string]any)
+				if m["kind"] == "ServiceAccount" && m["name"] == account {
+					roleKind, _, _ := unstructured.NestedString(b.Object, "roleRef", "kind")
+					name, _, _ := unstructured.NestedString(b.Object, "roleRef", "name")
+					bound[roleKind+"/"+name] = true
+				}
+			}
+		}
+	}
+	return bound
+}

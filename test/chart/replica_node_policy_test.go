@@ -18,14 +18,11 @@ package chart
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,7 +30,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -49,7 +45,7 @@ const nodeNameExtra = "authentication.kubernetes.io/node-name"
 // node. The RBAC alone allows all three: the denials are the policy's.
 func TestAgentWritesOnlyItsOwnNodesReplicas(t *testing.T) {
 	objs := render(t, "agent.enabled=true")
-	cfg, admin := startWithCRDs(t, objs)
+	cfg, admin := startWithCRDsAndAdmin(t, objs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, ns := range []string{"pqcache-system", "data"} {
@@ -114,28 +110,11 @@ func TestAgentWritesOnlyItsOwnNodesReplicas(t *testing.T) {
 	}
 }
 
-// startWithCRDs starts envtest with the rendered chart's CRDs, and returns its config and an admin
-// client.
-func startWithCRDs(t *testing.T, objs rendered) (*rest.Config, client.Client) {
+// startWithCRDsAndAdmin starts envtest with the rendered chart's CRDs, and returns its config and an
+// admin client.
+func startWithCRDsAndAdmin(t *testing.T, objs rendered) (*rest.Config, client.Client) {
 	t.Helper()
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, u := range objs.all("CustomResourceDefinition") {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, crd)
-	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join("..", "..", "bin", "k8s", "1.37.2-linux-amd64")
-	}
-	env := &envtest.Environment{CRDs: crds, BinaryAssetsDirectory: assets}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest (run `make envtest`): %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := startWithCRDs(t, objs)
 	admin, err := client.New(cfg, client.Options{Scheme: chartScheme()})
 	if err != nil {
 		t.Fatal(err)

@@ -5,19 +5,15 @@ rules:
   - ""
   resources:
   - configmaps
-  - pods
-  - services
   verbs:
   - create
   - delete
-  - deletecollection
   - get
-  - list
-  - watch
 - apiGroups:
   - ""
   resources:
   - events
+  - pods
   verbs:
   - list
 - apiGroups:
@@ -102,6 +98,14 @@ rules:
   verbs:
   - create
   - patch
+- apiGroups:
+  - rbac.authorization.k8s.io
+  resourceNames:
+  - pqcache-spark-driver
+  resources:
+  - clusterroles
+  verbs:
+  - bind
 - apiGroups:
   - rbac.authorization.k8s.io
   resourceNames:
