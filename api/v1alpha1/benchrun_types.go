@@ -327,7 +327,7 @@ type WorkloadQuery struct {
 }
 
 // EngineName names a query engine.
-// +kubebuilder:validation:Enum=duckdb;polars;command
+// +kubebuilder:validation:Enum=duckdb;polars;spark;command
 type EngineName string
 
 const (
@@ -337,6 +337,9 @@ const (
 	// when the workload gives one (TPC-H's do), else its SQL through Polars' SQL interface; it reads
 	// the volume and S3.
 	EnginePolars EngineName = "polars"
+	// EngineSpark is PySpark in pqcache's Spark image: the query's SQL, every query of an iteration in
+	// one Spark application (isolation session only); it reads the volume and S3 (s3a://).
+	EngineSpark EngineName = "spark"
 	// EngineCommand runs a command from any image once per query.
 	EngineCommand EngineName = "command"
 )
@@ -360,12 +363,13 @@ type DuckDBSetting struct {
 
 // BenchEngine is one query engine of a run.
 // +kubebuilder:validation:XValidation:rule="self.name != 'command' || (has(self.image) && has(self.command))",message="engine command needs image and command: the command runs once per query, with {query}, {data} and {workload} replaced by the query's name, the data directory and the workload file"
-// +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb and polars are built in (the operator's images): remove image and command, or set name: command to run another engine"
+// +kubebuilder:validation:XValidation:rule="self.name == 'command' || (!has(self.image) && !has(self.command))",message="engines duckdb, polars and spark are built in (the operator's images): remove image and command, or set name: command to run another engine"
 // +kubebuilder:validation:XValidation:rule="self.name == 'polars' || (!has(self.polarsEngine) && !has(self.forceAsync))",message="polarsEngine and forceAsync apply to engine polars only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.settings)",message="settings are DuckDB's, for engine duckdb only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.memoryLimit)",message="memoryLimit applies to engine duckdb only (Polars has no memory limit of its own)"
+// +kubebuilder:validation:XValidation:rule="self.name != 'spark' || (has(self.isolation) && self.isolation == 'session')",message="engine spark runs every query of an iteration in one Spark application: set isolation: session (process isolation would time a JVM and an application start per query)"
 type BenchEngine struct {
-	// name is duckdb (default), polars or command.
+	// name is duckdb (default), polars, spark or command.
 	// +optional
 	// +kubebuilder:default=duckdb
 	Name EngineName `json:"name,omitempty"`
