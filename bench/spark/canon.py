@@ -108,6 +108,7 @@ def format_float(x):
 def shortest_float32(x):
     """The shortest digits that read back as the same float32 as x (a float32 widened to a double)."""
     bits = struct.pack("<f", x)
+    x = struct.unpack("<f", bits)[0]
     for precision in range(1, 10):
         s = f"{x:.{precision}g}"
         if struct.pack("<f", float(s)) == bits:

@@ -141,25 +141,43 @@ def s3a_settings(s3, env):
     return conf
 
 
+_PEM = re.compile(r"-----BEGIN CERTIFICATE-----(.+?)-----END CERTIFICATE-----", re.S)
+
+
+def pem_bodies(text):
+    """The certificates of a PEM text, each as its base64 body without white space."""
+    return ["".join(m.group(1).split()) for m in _PEM.finditer(text)]
+
+
 def trust_store(bundle, java_home, workdir):
     """A PKCS12 trust store holding the JDK's own CAs and every certificate of the PEM bundle, made with
-    the JDK's keytool: Java reads no PEM bundle itself. Returns its path and password."""
+    the JDK's keytool: Java reads no PEM bundle itself. keytool imports one certificate per run (a JVM
+    start each), so a certificate the JDK already trusts is not imported again: a bundle that is the
+    system's own (AWS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt) costs one listing, a private CA
+    one import. Returns its path and password."""
     store, password = os.path.join(workdir, "truststore.p12"), "changeit"
+    if not java_home and shutil.which("java"):
+        # PySpark's own rule: JAVA_HOME, else java on PATH (bin/java below the home).
+        java_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("java"))))
     keytool = os.path.join(java_home, "bin", "keytool") if java_home else "keytool"
+    try:
+        with open(bundle, encoding="ascii") as f:
+            wanted = pem_bodies(f.read())
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"reading AWS_CA_BUNDLE {bundle}: {e}") from e
+    if not wanted:
+        raise UsageError(f"AWS_CA_BUNDLE {bundle} holds no PEM certificate")
+    have = set()
     cacerts = os.path.join(java_home or "", "lib", "security", "cacerts")
     if java_home and os.path.exists(cacerts):
         shutil.copyfile(cacerts, store)
-    try:
-        with open(bundle, encoding="ascii") as f:
-            pems = re.findall(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", f.read(), re.S)
-    except OSError as e:
-        raise UsageError(f"reading AWS_CA_BUNDLE {bundle}: {e}") from e
-    if not pems:
-        raise UsageError(f"AWS_CA_BUNDLE {bundle} holds no PEM certificate")
-    for i, pem in enumerate(pems):
+        listing = subprocess.run([keytool, "-list", "-rfc", "-keystore", store, "-storepass", password],
+                                 check=True, capture_output=True, text=True)
+        have = set(pem_bodies(listing.stdout))
+    for i, body in enumerate(b for b in dict.fromkeys(wanted) if b not in have):
         path = os.path.join(workdir, f"ca-{i}.pem")
         with open(path, "w", encoding="ascii") as f:
-            f.write(pem + "\n")
+            f.write("-----BEGIN CERTIFICATE-----\n" + body + "\n-----END CERTIFICATE-----\n")
         subprocess.run([keytool, "-importcert", "-noprompt", "-alias", f"pqcache-ca-{i}", "-file", path,
                         "-keystore", store, "-storetype", "PKCS12", "-storepass", password],
                        check=True, capture_output=True)
@@ -188,11 +206,14 @@ def session_conf(workload, env, workdir):
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.ansi.enabled": "false",
     }
-    java_opts = []
+    # The settings file and the jars are checked first: a mistake there is a usage error, found
+    # before the trust store costs keytool's runs.
+    extra = read_conf_file(env["PQCACHE_SPARK_CONF"]) if env.get("PQCACHE_SPARK_CONF") else []
     cp = jar_class_path(env.get("PQCACHE_SPARK_JARS"))
     if cp:
         conf["spark.driver.extraClassPath"] = cp
         conf["spark.executor.extraClassPath"] = cp
+    java_opts = []
     if env.get("AWS_CA_BUNDLE"):
         store, password = trust_store(env["AWS_CA_BUNDLE"], env.get("JAVA_HOME"), workdir)
         java_opts += [f"-Djavax.net.ssl.trustStore={store}", "-Djavax.net.ssl.trustStoreType=PKCS12",
@@ -201,9 +222,8 @@ def session_conf(workload, env, workdir):
         conf["spark.driver.extraJavaOptions"] = " ".join(java_opts)
         conf["spark.executor.extraJavaOptions"] = " ".join(java_opts)
     conf.update(s3a_settings(workload.get("s3"), env))
-    if env.get("PQCACHE_SPARK_CONF"):
-        for key, value in read_conf_file(env["PQCACHE_SPARK_CONF"]):
-            conf[key] = value
+    for key, value in extra:
+        conf[key] = value
     return conf
 
 
