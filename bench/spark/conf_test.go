@@ -75,7 +75,7 @@ func TestSessionConf(t *testing.T) {
 		"spark.hadoop.fs.s3a.connection.ssl.enabled": "false", "spark.hadoop.fs.s3a.path.style.access": "true",
 		"spark.hadoop.fs.s3a.access.key": "k", "spark.hadoop.fs.s3a.secret.key": "s", "spark.hadoop.fs.s3a.session.token": "tok",
 		"spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider",
-		"spark.executor.instances": "3", "spark.kubernetes.namespace": "bench", "spark.executor.extraJavaOptions": "-Da=b=c",
+		"spark.executor.instances":                     "3", "spark.kubernetes.namespace": "bench", "spark.executor.extraJavaOptions": "-Da=b=c",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)

@@ -54,6 +54,8 @@ QUERY_DELIMITER = "\x1epqcache:end-of-query"
 CHUNK_ROWS = 8192
 ROW_NUMBER = "file_row_number"
 DEFAULT_MASTER = "local[*]"
+# Lines of a failure's detail written to stderr before its summary.
+DETAIL_LINES = 12
 
 
 class UsageError(Exception):
@@ -402,9 +404,12 @@ def main(argv=None):
         print(f"run.py: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - any failure of the query is the query's result
-        msg = str(e).strip().splitlines()
-        print(f"query {getattr(args, 'current', ','.join(args.names))} failed: {type(e).__name__}: {msg[0] if msg else ''}", file=sys.stderr)
-        print(str(e), file=sys.stderr)
+        # The detail first (a Java exception's message and the head of its stack), the summary last:
+        # bench keeps the tail of stderr, which must hold the reason, not the depth of the stack.
+        lines = str(e).strip().splitlines()
+        if len(lines) > 1:
+            print("\n".join(lines[:DETAIL_LINES]), file=sys.stderr)
+        print(f"query {getattr(args, 'current', ','.join(args.names))} failed: {type(e).__name__}: {lines[0] if lines else ''}", file=sys.stderr)
         return 1
     sys.stdout.flush()
     return 0
