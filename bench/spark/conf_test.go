@@ -22,10 +22,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // sessionConf runs run.py's session_conf for a workload's s3 block and an environment, without
@@ -132,5 +135,32 @@ func TestUsageErrors(t *testing.T) {
 		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
 			t.Errorf("%s: %v, want exit status 2 saying %q: %s", name, err, c.want, out)
 		}
+	}
+}
+
+// TestTrustStore: AWS_CA_BUNDLE becomes a PKCS12 trust store for the JVM holding the JDK's CAs and
+// the bundle's private CA, imported once, while a certificate the JDK already trusts (here the
+// system's whole bundle, as this machine's AWS_CA_BUNDLE names it) is not imported again.
+func TestTrustStore(t *testing.T) {
+	e := engine(t)
+	_, ca := s3test.StartTLS(t)
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "bundle.pem")
+	system, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt") // absent: the private CA alone
+	if err := os.WriteFile(bundle, append(append(slices.Clone(system), ca...), ca...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "import sys, run; store, pw = run.trust_store(sys.argv[1], None, sys.argv[2]); print(store, pw)"
+	out, err := exec.CommandContext(t.Context(), e.Python, "-B", "-c", script, bundle, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("trust_store: %v: %s", err, out)
+	}
+	store, password, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	list, err := exec.CommandContext(t.Context(), "keytool", "-list", "-keystore", store, "-storepass", password).CombinedOutput()
+	if err != nil {
+		t.Fatalf("keytool -list: %v: %s", err, list)
+	}
+	if n := strings.Count(string(list), "pqcache-ca-"); n != 1 {
+		t.Errorf("the trust store has %d certificates imported from the bundle, want the private CA once:\n%s", n, list)
 	}
 }
