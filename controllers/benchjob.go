@@ -210,7 +210,7 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 // isolationArg is the engine's isolation for the runner's --isolation: process unless it says
 // session (an object stored before the field existed has none).
 func isolationArg(e datav1alpha1.BenchEngine) string {
-	if e.Isolation == datav1alpha1.IsolationSession {
+	if e.Isolation == datav1alpha1.IsolationSession || e.Name == datav1alpha1.EngineSpark {
 		return wire.IsolationSession
 	}
 	return wire.IsolationProcess

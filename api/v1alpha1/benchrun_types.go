@@ -348,6 +348,9 @@ const (
 	// when the workload gives one (TPC-H's do), else its SQL through Polars' SQL interface; it reads
 	// the volume and S3.
 	EnginePolars EngineName = "polars"
+	// EngineSpark is PySpark in pqcache's Spark image: the query's SQL, every query of an iteration in
+	// one Spark application (isolation session only); it reads the volume and S3 (s3a://).
+	EngineSpark EngineName = "spark"
 	// EngineCommand runs a command from any image once per query.
 	EngineCommand EngineName = "command"
 	// EngineSpark is PySpark in pqcache's Spark image: the Job is the driver (client mode) and Spark's
@@ -379,6 +382,7 @@ type DuckDBSetting struct {
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.settings)",message="settings are DuckDB's, for engine duckdb only"
 // +kubebuilder:validation:XValidation:rule="self.name == 'duckdb' || !has(self.memoryLimit)",message="memoryLimit applies to engine duckdb only (Polars has no memory limit of its own)"
 // +kubebuilder:validation:XValidation:rule="self.name == 'spark' || (!has(self.executors) && !has(self.executorResources))",message="executors and executorResources apply to engine spark only: the other engines run in the Job's one pod"
+// +kubebuilder:validation:XValidation:rule="self.name != 'spark' || !has(self.isolation) || self.isolation == 'session'",message="engine spark runs every query of an iteration in one Spark application (isolation session, its default): process isolation would time a JVM and an application start per query"
 type BenchEngine struct {
 	// name is duckdb (default), polars, spark or command.
 	// +optional

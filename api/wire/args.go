@@ -389,7 +389,7 @@ const (
 // BenchArgs are the flags of `pqcache bench` that a BenchRun's Job sets: what to run, on what data,
 // how often, and where to report.
 type BenchArgs struct {
-	// Engine is duckdb, polars or command.
+	// Engine is duckdb, polars, spark or command.
 	Engine string
 	// CommandArgs is a command engine's command, one argument each.
 	CommandArgs []string
@@ -467,7 +467,7 @@ func defaultBenchArgs() BenchArgs {
 func (a *BenchArgs) flags() flagList {
 	var l flagList
 	d := defaultBenchArgs()
-	l.str(&a.Engine, "engine", d.Engine, "Query engine: duckdb or polars (built in), or command (any program); one process per query either way.")
+	l.str(&a.Engine, "engine", d.Engine, "Query engine: duckdb, polars or spark (built in), or command (any program).")
 	l.strings(&a.CommandArgs, "command-arg", "The command engine's command, one argument per flag (keeps spaces); overrides --command.")
 	l.int(&a.Threads, "threads", 0, "Engine threads per query: DuckDB's threads, Polars' POLARS_MAX_THREADS (0: one per CPU the process may use).")
 	l.str(&a.MemoryLimit, "memory-limit", d.MemoryLimit, "With --engine duckdb: DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi.")

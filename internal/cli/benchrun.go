@@ -44,6 +44,7 @@ type benchLocal struct {
 	jsonOut, csvOut, scale, engineVersion, netIfs string
 	probeBytes                                    int64
 	polarsDir, polarsPython                       string
+	spark                                         sparkFlags
 }
 
 func (l *benchLocal) register(cmd *cobra.Command) {
@@ -57,6 +58,7 @@ func (l *benchLocal) register(cmd *cobra.Command) {
 	f.StringVar(&l.engineVersion, "engine-version", "", "The version column of the CSV.")
 	f.StringVar(&l.polarsDir, "polars-dir", "", "With --engine polars: the directory of run.py (default: $"+polars.EnvDir+", ../lib/pqcache/polars beside this binary, the checkout's bench/polars, or "+polars.ImageDir+").")
 	f.StringVar(&l.polarsPython, "polars-python", "", "With --engine polars: the Python interpreter that has Polars (default: $"+polars.EnvPython+", the venv beside run.py, the checkout's "+polars.CheckoutVenv+" (make polars-env), or python3 on PATH).")
+	l.spark.register(cmd)
 }
 
 // benchCommand is `pqcache bench`; run receives the parsed arguments (tests capture them).
@@ -85,6 +87,7 @@ table with none stops the run, naming it. --data is a directory or s3://BUCKET/P
 
 With --engine duckdb (the default) each query runs in the embedded DuckDB (httpfs for s3://). With
 --engine polars, in Python Polars: the query's Polars form, else its SQL (bench/polars). With --engine
+spark, its SQL in PySpark, one Spark application per iteration (session isolation only; bench/spark). With --engine
 command, --command is split on spaces; {query}, {data} and {workload} are replaced in each argument by
 the query's name, --data and the resolved workload file (JSON); {queries} by the comma-separated
 queries of a session. The command prints its result rows to stdout, one per line, and may report its
@@ -108,6 +111,9 @@ func runBench(cmd *cobra.Command, a wire.BenchArgs, local benchLocal) error {
 	}
 	if a.Iterations < 1 || a.Iterations > 100 || a.Warmups < 0 || a.Warmups > 10 {
 		return fmt.Errorf("--iterations must be 1-100 and --warmups 0-10")
+	}
+	if err := sparkIsolation(cmd, &a); err != nil {
+		return err
 	}
 	if a.Streams < 1 || a.Streams > wire.MaxStreams {
 		return fmt.Errorf("--streams %d: want 1 to %d concurrent query streams", a.Streams, wire.MaxStreams)
@@ -220,6 +226,8 @@ func benchEngine(ctx context.Context, a wire.BenchArgs, local benchLocal) (bench
 		return bench.SelfEngine{EngineName: "duckdb", CommandEngine: bench.CommandEngine{Args: args}}, version, nil
 	case "polars":
 		return polarsEngine(ctx, a, local)
+	case "spark":
+		return sparkEngine(ctx, a, local.spark)
 	case "command":
 		args := a.CommandArgs
 		if len(args) == 0 {
@@ -230,7 +238,7 @@ func benchEngine(ctx context.Context, a wire.BenchArgs, local benchLocal) (bench
 		}
 		return bench.CommandEngine{Args: args}, "", nil
 	}
-	return nil, "", fmt.Errorf("--engine %q: want duckdb, polars or command", a.Engine)
+	return nil, "", fmt.Errorf("--engine %q: want duckdb, polars, spark or command", a.Engine)
 }
 
 // writeSummary writes the compact summary a controller reads to file (a termination message), if
