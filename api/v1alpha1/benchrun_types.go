@@ -349,13 +349,12 @@ const (
 	// the volume and S3.
 	EnginePolars EngineName = "polars"
 	// EngineSpark is PySpark in pqcache's Spark image: the query's SQL, every query of an iteration in
-	// one Spark application (isolation session only); it reads the volume and S3 (s3a://).
+	// one Spark application (isolation session only); it reads the volume and S3 (s3a://). On
+	// Kubernetes the Job is the driver (client mode) and Spark's Kubernetes scheduler starts
+	// spec.engines[].executors executor pods.
 	EngineSpark EngineName = "spark"
 	// EngineCommand runs a command from any image once per query.
 	EngineCommand EngineName = "command"
-	// EngineSpark is PySpark in pqcache's Spark image: the Job is the driver (client mode) and Spark's
-	// Kubernetes scheduler starts spec.engines[].executors executor pods.
-	EngineSpark EngineName = "spark"
 )
 
 // DuckDBSetting is one DuckDB setting, as its SET statement takes it.
