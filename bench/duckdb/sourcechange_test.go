@@ -25,17 +25,23 @@ import (
 // TestSourceChangedKnowsDuckDBsETagRefusal: the message DuckDB 1.5 gave in a run during a refresh
 // over s3:// is a source change; other failures, including other HTTP errors, are not retried.
 func TestSourceChangedKnowsDuckDBsETagRefusal(t *testing.T) {
-	seen := errors.New(`HTTP Error: ETag on reading file "s3://lake/tpch/lineitem/batch=1/part.parquet" was initially "b99e36284074d3396b1b3119d8486e09" and now it returned "6fa1b9a21071b1b7547c4d1a80e43bcc-1", this likely means the remote file has changed.`)
+	seen := errors.New(duckdbSaid)
 	if !SourceChanged(fmt.Errorf("query q3: %w", seen)) {
 		t.Fatalf("%v: want a source change", seen)
 	}
-	for _, msg := range []string{
-		`HTTP Error: Unable to connect to URL "http://127.0.0.1:1/lake": 503 (Service Unavailable)`,
-		`Binder Error: Referenced column "l_foo" not found`,
-		`IO Error: No files found that match the pattern "s3://lake/tpch/lineitem/*.parquet"`,
-	} {
+	for _, msg := range otherFailures {
 		if SourceChanged(errors.New(msg)) {
 			t.Errorf("%q: not a source change", msg)
 		}
 	}
+}
+
+// duckdbSaid is DuckDB's message, verbatim.
+const duckdbSaid = `HTTP Error: ETag on reading file "s3://lake/tpch/lineitem/batch=1/part.parquet" was initially "b99e36284074d3396b1b3119d8486e09" and now it returned "6fa1b9a21071b1b7547c4d1a80e43bcc-1", this likely means the remote file has changed.`
+
+// otherFailures are failures that are not a source change.
+var otherFailures = []string{
+	`HTTP Error: Unable to connect to URL "http://127.0.0.1:1/lake": 503 (Service Unavailable)`,
+	`Binder Error: Referenced column "l_foo" not found`,
+	`IO Error: No files found that match the pattern "s3://lake/tpch/lineitem/*.parquet"`,
 }
