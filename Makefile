@@ -191,7 +191,7 @@ scan: helm ## Scan the rendered chart with checkov (pinned, bin/checkov-venv); f
 	LOCALBIN=$(LOCALBIN) HELM=$(HELM) hack/scan-chart.sh
 
 .PHONY: verify
-verify: manifests generate fmt lint ## Regenerate everything, lint, and fail if the tree changed (generated files out of date, or unformatted code) or a linter finds anything.
+verify: manifests generate fmt lint scan ## Regenerate everything, lint, scan the chart (checkov), and fail if the tree changed (generated files out of date, or unformatted code) or a linter finds anything.
 	@if [ -n "$$(git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs)" ]; then \
 		echo "verify: generated or formatted files differ from the commit; run 'make manifests generate fmt' and commit:"; \
 		git status --porcelain -- api config charts controllers cmd internal cache bench test hack docs; \
