@@ -415,7 +415,7 @@ var _ = Describe("BenchRun controller", func() {
 				{Name: datav1alpha1.EngineDuckDB, Label: "duckdb-session", Isolation: datav1alpha1.IsolationSession}}
 		})
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
-		Expect(getRun(run).Spec.Engines[0].Isolation).To(Equal(datav1alpha1.IsolationProcess), "the default")
+		Expect(getRun(run).Spec.Engines[0].Isolation).To(BeEmpty(), "unset: the engine's default, process for duckdb")
 		var jobs []batchv1.Job
 		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(2)) }).WithTimeout(10 * time.Second).Should(Succeed())
 		for i := range jobs {

@@ -166,7 +166,7 @@ var _ = Describe("CRD validation", func() {
 		Expect(loadFixture(filepath.Join("testdata", "valid", "br-minimal.yaml")).apply(ns)).To(Succeed())
 		var run datav1alpha1.BenchRun
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "br-minimal"}, &run)).To(Succeed())
-		Expect(run.Spec.Engines).To(Equal([]datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB, Isolation: datav1alpha1.IsolationProcess}}))
+		Expect(run.Spec.Engines).To(Equal([]datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB}}), "isolation unset: the engine's own default (process for duckdb)")
 		Expect(run.Spec.Inputs).To(Equal([]datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}}))
 		Expect(run.Spec.Queries).To(BeEmpty(), "empty queries means all 22")
 		Expect(run.Spec.Iterations).To(Equal(int32(3)))

@@ -454,13 +454,14 @@ type BenchEngine struct {
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// isolation is how the engine's queries share processes (docs/bench.md, "Isolation"): process
-	// (default) starts a fresh engine process per query and iteration, cold, as polars-benchmark
-	// does; session runs every query of an iteration in one process, in turn, warm, as an interactive
+	// (the default of duckdb, polars and command) starts a fresh engine process per query and
+	// iteration, cold, as polars-benchmark does; session runs every query of an iteration in one process, in turn, warm, as an interactive
 	// user and DuckDB's own benchmark runner do. Per engine, so that one run compares both on the
 	// same data: list the engine twice with distinct labels. A command engine runs sessions when its
-	// command takes {queries}; without it the run is refused (Unsupported) before any Job.
+	// command takes {queries}; without it the run is refused (Unsupported) before any Job. Spark
+	// runs session only (its default): one Spark application per iteration. Unset, the engine's
+	// default applies; the results say which ran.
 	// +optional
-	// +kubebuilder:default=process
 	Isolation BenchIsolation `json:"isolation,omitempty"`
 
 	// executors is how many executor pods Spark starts (spark only, 1 to 64, default 2), each from

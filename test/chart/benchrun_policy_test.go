@@ -95,12 +95,18 @@ func TestBenchRunsRunOnlyWhatTheirCreatorMay(t *testing.T) {
 		aliceForbid bool
 	}{
 		{name: "command engine", run: benchRun("command", commandEngine()),
-			alice: "BenchRun command runs an image of its own (engine command), " + policyMessage, aliceForbid: true},
+			alice: "BenchRun command " + ownImage + ", " + policyMessage, aliceForbid: true},
 		{name: "own service account", run: withAccount(benchRun("account", datav1alpha1.BenchEngine{Name: datav1alpha1.EngineDuckDB}), "bucket-reader"),
 			alice: "BenchRun account runs as ServiceAccount bucket-reader, " + policyMessage, aliceForbid: true},
 		{name: "both", run: withAccount(benchRun("both", commandEngine()), "bucket-reader"),
-			alice: "runs an image of its own (engine command) and runs as ServiceAccount bucket-reader, " + policyMessage, aliceForbid: true},
-		{name: "built-in engines", run: benchRun("builtin", datav1alpha1.BenchEngine{Name: datav1alpha1.EngineDuckDB}, datav1alpha1.BenchEngine{Name: datav1alpha1.EnginePolars})},
+			alice: ownImage + " and runs as ServiceAccount bucket-reader, " + policyMessage, aliceForbid: true},
+		{name: "built-in engines", run: benchRun("builtin", datav1alpha1.BenchEngine{Name: datav1alpha1.EngineDuckDB}, datav1alpha1.BenchEngine{Name: datav1alpha1.EnginePolars},
+			datav1alpha1.BenchEngine{Name: datav1alpha1.EngineSpark})},
+		{name: "env on engine spark", run: benchRun("spark-env", datav1alpha1.BenchEngine{Name: datav1alpha1.EngineSpark,
+			Env: []corev1.EnvVar{{Name: "PYSPARK_SUBMIT_ARGS", Value: "--conf spark.kubernetes.container.image=example.test/mine pyspark-shell"}}}),
+			alice: "BenchRun spark-env " + ownImage + ", " + policyMessage, aliceForbid: true},
+		{name: "env on a built-in engine", run: benchRun("polars-env", datav1alpha1.BenchEngine{Name: datav1alpha1.EnginePolars,
+			Env: []corev1.EnvVar{{Name: "POLARS_MAX_THREADS", Value: "2"}}})},
 		{name: "secret in env", run: benchRun("secret", withSecretEnv(datav1alpha1.BenchEngine{Name: datav1alpha1.EngineDuckDB})),
 			alice: "env may not reference a Secret (valueFrom.secretKeyRef)", bob: "env may not reference a Secret (valueFrom.secretKeyRef)"},
 		{name: "secret in a command engine's env", run: benchRun("secret-cmd", withSecretEnv(commandEngine())),
@@ -170,6 +176,9 @@ func impersonate(t *testing.T, cfg *rest.Config, scheme *runtime.Scheme, user st
 	}
 	return c
 }
+
+// ownImage is how the policy names a run that brings an image, or a Spark environment, of its own.
+const ownImage = "runs an image of its own (engine command, an engine image, or env on engine spark, whose driver may create pods and whose environment can name the executors' image)"
 
 // waitForPolicy polls, with a dry run that stores nothing, until the policy refuses alice's command
 // engine: the API server's policy informer picks new policies and bindings up a little later.
