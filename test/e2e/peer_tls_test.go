@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -144,13 +145,18 @@ var _ = Describe("Peer traffic between node agents", Ordered, func() {
 func portForward(ns, pod string, port int) string {
 	GinkgoHelper()
 	kubectl := envOr("PQCACHE_KUBECTL", filepath.Join(repoRoot, "bin", "k8s", "1.37.2-linux-amd64", "kubectl"))
-	cmd := exec.CommandContext(ctx, kubectl, "port-forward", "-n", ns, "pod/"+pod, fmt.Sprintf("127.0.0.1::%d", port))
+	cmd := exec.CommandContext(ctx, kubectl, "port-forward", "-n", ns, "pod/"+pod, "--address", "127.0.0.1", fmt.Sprintf(":%d", port))
 	out, err := cmd.StdoutPipe()
 	Expect(err).NotTo(HaveOccurred())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	Expect(cmd.Start()).To(Succeed())
 	DeferCleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	Expect(err).NotTo(HaveOccurred(), "kubectl port-forward")
+	if err != nil {
+		_ = cmd.Wait() // its stderr is complete once it has exited
+	}
+	Expect(err).NotTo(HaveOccurred(), "kubectl port-forward: %s", stderr.String())
 	m := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+)`).FindStringSubmatch(line)
 	Expect(m).NotTo(BeNil(), "kubectl port-forward said %q", strings.TrimSpace(line))
 	go func() { _, _ = io.Copy(io.Discard, out) }()
