@@ -190,8 +190,8 @@ func TestNamespacedWatch(t *testing.T) {
 			workerSAs++
 		}
 	}
-	if workerSAs != 2 || len(r.all("ValidatingAdmissionPolicy")) != 2 {
-		t.Errorf("progress: %d worker ServiceAccounts, %d policies (want the workers' and the BenchRuns')", workerSAs, len(r.all("ValidatingAdmissionPolicy")))
+	if workerSAs != 2 || len(r.all("ValidatingAdmissionPolicy")) != 3 {
+		t.Errorf("progress: %d worker ServiceAccounts, %d policies (want the workers', the BenchRuns' and the Datasets')", workerSAs, len(r.all("ValidatingAdmissionPolicy")))
 	}
 	r.named(t, "ValidatingAdmissionPolicy", "pqcache-worker-progress")
 }
