@@ -38,6 +38,10 @@ var _ = Describe("No borrowed identity", func() {
 	It("gives a Dataset without credentials the ambient-identity reason", func() {
 		ns := newNamespace("pqcache-ambient-")
 		endpoint := startS3(ns)
+		// The bucket exists and holds data, so that the store's answer to an anonymous listing is its
+		// refusal (a store may say NoSuchBucket first, as versitygw does for a bucket it lacks).
+		runJob(ns, "load", pqcacheContainer("datagen", "datagen", "--scale", "0.01", "--layout", "partitioned", "--files-per-table", "1", "--out", "/work/tpch"),
+			pqcacheContainer("put", "s3", "put", "/work/tpch/region", "s3://"+bucket+"/some/", "--endpoint", endpoint, "--path-style"))
 		var ds datav1alpha1.Dataset
 		fromYAML(&ds, `
 apiVersion: data.pqcache.dev/v1alpha1
