@@ -73,6 +73,11 @@ var _ = Describe("Peer traffic between node agents", Ordered, func() {
 		for _, s := range secrets.Items {
 			Expect(s.Name).NotTo(ContainSubstring("peer-key"), "no key is shared between agents")
 		}
+	})
+
+	// A port-forward per spec: kubectl's ends when the pod side closes a connection abruptly, which
+	// the plain-HTTP spec makes the peer do.
+	BeforeEach(func() {
 		addr = portForward(releaseNamespace, target.Name, 7480)
 	})
 
