@@ -89,12 +89,23 @@ for f in run.py canon.py executor.py k8s_usage.py; do
   cp "$ROOT/bench/spark/$f" "$OUT$PROGRAM/"
 done
 
-# Shared libraries of the JVM, the interpreter and their native modules, where the loader looks;
+# PySpark starts its JVM through bin/spark-submit and bin/spark-class, which are bash scripts
+# (#!/usr/bin/env bash) calling dirname, head and ps (and Spark deletes its temporary directories with rm): Debian's, at /usr/bin, with /bin beside it as
+# on Debian (merged /usr). Nothing else of a shell's tools is added.
+tools=(bash env dirname head ps rm)
+mkdir -p "$OUT/usr/bin"
+for t in "${tools[@]}"; do
+  cp -L "$(command -v "$t")" "$OUT/usr/bin/$t"
+done
+ln -sfn usr/bin "$OUT/bin"
+
+# Shared libraries of the JVM, the interpreter, the tools above and their native modules, where the loader looks;
 # libpython (under the interpreter's prefix) beside libc.
 loader_dir=$(dirname "$(ldd "$base_exe" | awk '$1 == "libc.so.6" {print $3}')")
 libs=$(
   {
     ldd "$base_exe" "$OUT$JRE/bin/java"
+    for t in "${tools[@]}"; do ldd "$OUT/usr/bin/$t"; done
     find "$OUT$JRE/lib" "$OUT/usr/local/lib/python$ver/lib-dynload" "$site" -name '*.so' -exec ldd {} \;
   } 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u
 )
