@@ -94,10 +94,12 @@ func unsupportedWith(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) strin
 	if msg := sessionWithoutQueries(run); msg != "" {
 		return msg
 	}
-	if msg := refusedAccount(run, ds); msg != "" {
+	// The more specific refusal first: a Spark driver cannot take the Dataset's account even when the
+	// run names it.
+	if msg := sparkUnsupported(run, ds); msg != "" {
 		return msg
 	}
-	if msg := sparkUnsupported(run, ds); msg != "" {
+	if msg := refusedAccount(run, ds); msg != "" {
 		return msg
 	}
 	return unsupportedDuringRefresh(run, ds)
