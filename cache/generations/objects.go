@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -88,7 +89,7 @@ var keyPrefix = []byte(`{"key":"`)
 func ObjectKey(line []byte) ([]byte, error) {
 	if rest, ok := bytes.CutPrefix(line, keyPrefix); ok {
 		end := bytes.IndexByte(rest, '"')
-		if end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+		if end >= 0 && plainJSONString(rest[:end]) {
 			return rest[:end], nil // no escape: the JSON string is the key's bytes
 		}
 	}
@@ -99,6 +100,19 @@ func ObjectKey(line []byte) ([]byte, error) {
 		return nil, fmt.Errorf("reading an object index line: %w", err)
 	}
 	return []byte(k.Key), nil
+}
+
+// plainJSONString says whether b, the body of a JSON string, is its own value: no escape, no control
+// character, valid UTF-8. Otherwise encoding/json decides (it reads invalid UTF-8 as U+FFFD and refuses
+// control characters), so that ObjectKey always returns the key ParseObject reads: a follower found no
+// object whose key held a byte that is not UTF-8 in a peer's manifest (FuzzFetchManifest).
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // ParseObject decodes one line of an object index.
