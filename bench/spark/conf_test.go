@@ -57,18 +57,18 @@ func sessionConf(t *testing.T, e Engine, s3 any, env map[string]string) map[stri
 // sets; s3a's endpoint, region, addressing and credentials from the workload and the AWS environment
 // (TLS off only for an http:// endpoint, the session-token provider only with a token); and every
 // line of $PQCACHE_SPARK_CONF, the Kubernetes runner's executor settings, applied last so that it
-// overrides run.py's own.
+// overrides run.py's own, with ${env:NAME} references expanded.
 func TestSessionConf(t *testing.T) {
 	e := engine(t)
 	jars := t.TempDir()
 	conf := filepath.Join(t.TempDir(), "spark.conf")
-	lines := "# executors\nspark.executor.instances = 3\nspark.kubernetes.namespace=bench\n\nspark.ui.enabled=true\nspark.executor.extraJavaOptions=-Da=b=c\n"
+	lines := "# executors\nspark.executor.instances = 3\nspark.kubernetes.namespace=bench\n\nspark.ui.enabled=true\nspark.executor.extraJavaOptions=-Da=b=c\nspark.driver.host=${env:POD_IP}\n"
 	if err := os.WriteFile(conf, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got := sessionConf(t, e, map[string]any{"Endpoint": "http://127.0.0.1:7070", "Region": "eu-west-1", "PathStyle": true}, map[string]string{
 		EnvMaster: "k8s://https://kubernetes.default.svc", EnvJars: jars, EnvConf: conf,
-		"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "tok",
+		"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "tok", "POD_IP": "10.1.2.3",
 	})
 	want := map[string]string{
 		"spark.app.name": "pqcache-w", "spark.master": "k8s://https://kubernetes.default.svc",
@@ -79,6 +79,8 @@ func TestSessionConf(t *testing.T) {
 		"spark.hadoop.fs.s3a.access.key": "k", "spark.hadoop.fs.s3a.secret.key": "s", "spark.hadoop.fs.s3a.session.token": "tok",
 		"spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider",
 		"spark.executor.instances":                     "3", "spark.kubernetes.namespace": "bench", "spark.executor.extraJavaOptions": "-Da=b=c",
+		// ${env:NAME} expanded by run.py: Spark left the driver's host unexpanded for its executors.
+		"spark.driver.host": "10.1.2.3",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)

@@ -112,6 +112,16 @@ def read_conf_file(path):
     return out
 
 
+ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(value, env):
+    """A value with ${env:NAME} references, each replaced by the variable of env (empty when unset).
+    Spark expands them in some settings only: a driver told spark.driver.host=${env:POD_IP} gave its
+    executors 0.0.0.0 to connect to, so the program expands every line of the settings file itself."""
+    return ENV_REF.sub(lambda m: env.get(m.group(1), ""), value)
+
+
 def s3a_settings(s3, env):
     """Hadoop's s3a settings (as spark.hadoop.*) for the workload's endpoint, region and addressing and
     the standard AWS environment's credentials. Only what is set is passed, so s3a's own defaults and
@@ -211,6 +221,7 @@ def session_conf(workload, env, workdir):
     # The settings file and the jars are checked first: a mistake there is a usage error, found
     # before the trust store costs keytool's runs.
     extra = read_conf_file(env["PQCACHE_SPARK_CONF"]) if env.get("PQCACHE_SPARK_CONF") else []
+    extra = [(k, expand_env(v, env)) for k, v in extra]
     cp = jar_class_path(env.get("PQCACHE_SPARK_JARS"))
     if cp:
         conf["spark.driver.extraClassPath"] = cp
