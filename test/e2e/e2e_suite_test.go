@@ -119,6 +119,10 @@ var _ = BeforeSuite(func() {
 		// The node agents keep their copies under kubelet's root, which the local cluster keeps per
 		// node (a hostPath elsewhere would be one directory shared by every node on this machine).
 		"--set", "agent.enabled=true", "--set", "agent.cacheRoot=/var/lib/kubelet/pqcache-copies",
+		// Every node of the local cluster is this machine's one disk, shared with its builds and Go
+		// caches: the chart's 10Gi node reserve guards a real node's own disk, and here it refused
+		// every copy once the machine had 10.6 GB free (the copies need a few MB).
+		"--set", "agent.nodeReserve=1Gi",
 		// The suite's versitygw posts events to a bare URL, the token in its query string.
 		"--set", "events.queryToken=true"}
 	if values := os.Getenv("PQCACHE_E2E_HELM_VALUES"); values != "" {
