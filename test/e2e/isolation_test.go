@@ -47,7 +47,7 @@ spec:
   warmups: 0
 `, ns)
 	Expect(c.Create(ctx, &br)).To(Succeed())
-	Expect(br.Spec.Engines[0].Isolation).To(Equal(datav1alpha1.IsolationProcess), "the default")
+	Expect(br.Spec.Engines[0].Isolation).To(BeEmpty(), "unset: the engine's default (process for duckdb; the results say so below)")
 	waitBenchRun(&br, 10*time.Minute)
 	Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
 		"BenchRun conditions: %s", conditionsString(br.Status.Conditions))
