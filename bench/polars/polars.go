@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pqcache/pqcache/bench/pyfind"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,46 +140,15 @@ func Find(ctx context.Context, dir, python string) (Engine, error) {
 	return e, e.Check(ctx)
 }
 
-// findDir is the first candidate directory with run.py; one given explicitly must have it.
-func findDir(dir string) (string, error) {
-	explicit := firstNonEmpty(dir, os.Getenv(EnvDir))
-	if explicit != "" {
-		if _, err := os.Stat(filepath.Join(explicit, "run.py")); err != nil { //nolint:gosec // G703: the directory the user names by flag or environment, on their own machine
-			return "", fmt.Errorf("the Polars engine %s has no run.py: %w", explicit, err)
-		}
-		return filepath.Abs(explicit)
-	}
-	var candidates []string
-	if self, err := os.Executable(); err == nil {
-		bin := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(bin, "..", "lib", "pqcache", "polars"), filepath.Join(bin, "..", "bench", "polars"))
-	}
-	candidates = append(candidates, ImageDir)
-	for _, c := range candidates {
-		if _, err := os.Stat(filepath.Join(c, "run.py")); err == nil {
-			return filepath.Abs(c)
-		}
-	}
-	return "", fmt.Errorf("the Polars engine (run.py) is not in %s: pass --polars-dir or set %s", strings.Join(candidates, ", "), EnvDir)
-}
+// program is where this engine's run.py and interpreter are looked for.
+var program = pyfind.Program{Title: "the Polars engine", Subdir: "polars", DirFlag: "--polars-dir", EnvDir: EnvDir, EnvPython: EnvPython,
+	ImageDir: ImageDir, ImageVenv: ImageVenv, CheckoutVenv: CheckoutVenv}
 
-// findPython is the interpreter for the program in dir: explicit, else the first environment that
-// exists, else python3 on PATH (Check then says whether it has Polars).
-func findPython(dir, python string) string {
-	if p := firstNonEmpty(python, os.Getenv(EnvPython)); p != "" {
-		return p
-	}
-	for _, venv := range []string{filepath.Join(dir, ImageVenv), filepath.Join(dir, "..", "..", CheckoutVenv)} {
-		p := filepath.Join(venv, "bin", "python")
-		if _, err := os.Stat(p); err == nil {
-			return filepath.Clean(p)
-		}
-	}
-	if p, err := exec.LookPath("python3"); err == nil {
-		return p
-	}
-	return "python3"
-}
+// findDir is the first candidate directory with run.py; one given explicitly must have it.
+func findDir(dir string) (string, error) { return program.Dir(dir) }
+
+// findPython is the interpreter for the program in dir.
+func findPython(dir, python string) string { return program.Python(dir, python) }
 
 // Check says whether the interpreter runs and has Polars, and what to do when it does not.
 func (e Engine) Check(ctx context.Context) error {
@@ -205,13 +175,4 @@ func (e Engine) Version(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s reported no version of %s", e.Python, Package)
 	}
 	return v, nil
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

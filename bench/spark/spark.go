@@ -27,9 +27,11 @@ limitations under the License.
 package spark
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pqcache/pqcache/bench/pyfind"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,7 +111,7 @@ func (e Engine) Command(ctx context.Context, inv bench.Invocation) (*exec.Cmd, e
 // MasterURL is the master the application runs on: Master, else $PQCACHE_SPARK_MASTER, else local
 // mode with Threads task slots (local[*]: one per CPU).
 func (e Engine) MasterURL() string {
-	if m := firstNonEmpty(e.Master, os.Getenv(EnvMaster)); m != "" {
+	if m := cmp.Or(e.Master, os.Getenv(EnvMaster)); m != "" {
 		return m
 	}
 	if e.Threads > 0 {
@@ -147,51 +149,20 @@ func Find(ctx context.Context, dir, python, jars string) (Engine, error) {
 	return e, e.Check(ctx)
 }
 
-// findDir is the first candidate directory with run.py; one given explicitly must have it.
-func findDir(dir string) (string, error) {
-	explicit := firstNonEmpty(dir, os.Getenv(EnvDir))
-	if explicit != "" {
-		if _, err := os.Stat(filepath.Join(explicit, "run.py")); err != nil { //nolint:gosec // G703: the directory the user names by flag or environment, on their own machine
-			return "", fmt.Errorf("the Spark engine %s has no run.py: %w", explicit, err)
-		}
-		return filepath.Abs(explicit)
-	}
-	var candidates []string
-	if self, err := os.Executable(); err == nil {
-		bin := filepath.Dir(self)
-		candidates = append(candidates, filepath.Join(bin, "..", "lib", "pqcache", "spark"), filepath.Join(bin, "..", "bench", "spark"))
-	}
-	candidates = append(candidates, ImageDir)
-	for _, c := range candidates {
-		if _, err := os.Stat(filepath.Join(c, "run.py")); err == nil {
-			return filepath.Abs(c)
-		}
-	}
-	return "", fmt.Errorf("the Spark engine (run.py) is not in %s: pass --spark-dir or set %s", strings.Join(candidates, ", "), EnvDir)
-}
+// program is where this engine's run.py and interpreter are looked for.
+var program = pyfind.Program{Title: "the Spark engine", Subdir: "spark", DirFlag: "--spark-dir", EnvDir: EnvDir, EnvPython: EnvPython,
+	ImageDir: ImageDir, ImageVenv: ImageVenv, CheckoutVenv: CheckoutVenv}
 
-// findPython is the interpreter for the program in dir: explicit, else the first environment that
-// exists, else python3 on PATH (Check then says whether it has PySpark).
-func findPython(dir, python string) string {
-	if p := firstNonEmpty(python, os.Getenv(EnvPython)); p != "" {
-		return p
-	}
-	for _, venv := range []string{filepath.Join(dir, ImageVenv), filepath.Join(dir, "..", "..", CheckoutVenv)} {
-		p := filepath.Join(venv, "bin", "python")
-		if _, err := os.Stat(p); err == nil {
-			return filepath.Clean(p)
-		}
-	}
-	if p, err := exec.LookPath("python3"); err == nil {
-		return p
-	}
-	return "python3"
-}
+// findDir is the first candidate directory with run.py; one given explicitly must have it.
+func findDir(dir string) (string, error) { return program.Dir(dir) }
+
+// findPython is the interpreter for the program in dir.
+func findPython(dir, python string) string { return program.Python(dir, python) }
 
 // findJars is the jars directory for the program in dir: explicit, else the first that exists, else
 // none (local files still work; s3a:// then fails, naming the missing class).
 func findJars(dir, jars string) string {
-	if j := firstNonEmpty(jars, os.Getenv(EnvJars)); j != "" {
+	if j := cmp.Or(jars, os.Getenv(EnvJars)); j != "" {
 		return j
 	}
 	for _, d := range []string{filepath.Join(dir, ImageJars), filepath.Join(dir, "..", "..", CheckoutJars)} {
@@ -227,13 +198,4 @@ func (e Engine) Version(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s reported no version of %s", e.Python, Package)
 	}
 	return v, nil
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
