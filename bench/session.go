@@ -56,6 +56,9 @@ func runSessions(ctx context.Context, spec Spec, res *wire.BenchResult, inv Invo
 			}
 			s := runSession(ctx, spec, inv, timingFile)
 			res.NetworkReadBytes += s.netBytes
+			if s.spark != nil {
+				res.Spark = addSparkUsage(res.Spark, *s.spark)
+			}
 			if first && measured && s.startupOK {
 				res.SessionStartupMillis = append(res.SessionStartupMillis, s.startupMillis)
 			}
@@ -79,6 +82,8 @@ type session struct {
 	startupMillis int64
 	startupOK     bool
 	netBytes      int64
+	// spark is what the application's executors used, when the engine reported it.
+	spark *wire.SparkResult
 }
 
 // queryEnd is a query's end as the runner saw it on stdout.
@@ -120,7 +125,7 @@ func runSession(parent context.Context, spec Spec, inv Invocation, timingFile st
 		}
 	})
 	e := p.wait(spec)
-	s := session{netBytes: e.netBytes}
+	s := session{netBytes: e.netBytes, spark: e.timings.spark}
 	s.startupMillis, s.startupOK = e.timings.startupMillis(p.start.UnixNano())
 	for k, end := range ends[:min(len(ends), len(inv.Queries))] {
 		it := iteration{status: wire.StatusSucceeded, rows: end.rows, digest: end.digest, wallMillis: end.sinceMillis,

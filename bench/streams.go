@@ -143,6 +143,9 @@ func runStreams(ctx context.Context, spec Spec, res *wire.BenchResult, run runne
 		}
 		res.StreamMillis = append(res.StreamMillis, r.millis)
 		res.SessionStartupMillis = append(res.SessionStartupMillis, r.res.SessionStartupMillis...)
+		if r.res.Spark != nil {
+			res.Spark = addSparkUsage(res.Spark, *r.res.Spark)
+		}
 		n += executions(r.res, spec.Warmups)
 	}
 	res.QueriesPerHour = queriesPerHour(n, elapsed)

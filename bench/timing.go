@@ -49,6 +49,8 @@ type timings struct {
 	// queryMillis are the reported query times by query name; "" is a line without query=, which
 	// in process isolation is the one query the process ran.
 	queryMillis map[string]float64
+	// spark is what a Spark application's executors used, summed over its lines (nil: none).
+	spark *wire.SparkResult
 }
 
 // maxTimingFileBytes caps what the runner reads of a timing file: an engine is any command a user
@@ -90,6 +92,9 @@ func parseTimings(r io.Reader) timings {
 		}
 		if ms, err := strconv.ParseFloat(kv["query_ms"], 64); err == nil && ms >= 0 && ms <= maxQueryMillis {
 			t.queryMillis[kv["query"]] = ms
+		}
+		if u, ok := parseSparkUsage(kv); ok {
+			t.spark = addSparkUsage(t.spark, u)
 		}
 	}
 	return t

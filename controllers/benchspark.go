@@ -165,10 +165,12 @@ func sparkConf(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob,
 		"spark.kubernetes.authenticate.caCertFile":           "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
 		"spark.kubernetes.authenticate.oauthTokenFile":       "/var/run/secrets/kubernetes.io/serviceaccount/token",
 		"spark.driver.host":                                  "${env:POD_IP}",
-		"spark.driver.bindAddress":                           "0.0.0.0",
-		"spark.driver.port":                                  strconv.Itoa(sparkDriverPort),
-		"spark.blockManager.port":                            strconv.Itoa(sparkBlockManagerPort),
-		"spark.executor.instances":                           strconv.Itoa(sparkExecutors(j.engine)),
+		// Spark 4.1 and later tell executors the driver's bind address, not its host
+		// (spark.kubernetes.executor.useDriverPodIP): 0.0.0.0 there sent every executor to itself.
+		"spark.driver.bindAddress": "${env:POD_IP}",
+		"spark.driver.port":        strconv.Itoa(sparkDriverPort),
+		"spark.blockManager.port":  strconv.Itoa(sparkBlockManagerPort),
+		"spark.executor.instances": strconv.Itoa(sparkExecutors(j.engine)),
 		// Task slots per executor: its CPU limit, rounded up.
 		"spark.executor.cores":                              strconv.FormatInt(max(1, (cpuLimit.MilliValue()+999)/1000), 10),
 		"spark.kubernetes.executor.request.cores":           cpuRequest.String(),

@@ -112,7 +112,7 @@ var _ = Describe("BenchRun controller, engine spark", func() {
 				"spark.kubernetes.executor.request.cores=500m", "spark.kubernetes.executor.limit.cores=2",
 				"spark.executor.memory=3072m", "spark.executor.memoryOverhead=1024m",
 				"spark.kubernetes.driver.pod.name=${env:POD_NAME}", "spark.driver.host=${env:POD_IP}",
-				"spark.driver.bindAddress=0.0.0.0", "spark.driver.port=7078", "spark.blockManager.port=7079",
+				"spark.driver.bindAddress=${env:POD_IP}", "spark.driver.port=7078", "spark.blockManager.port=7079",
 				"spark.kubernetes.namespace="+ns,
 				"spark.kubernetes.executor.podTemplateFile=/etc/pqcache/spark/executor-pod.yaml"))
 			for _, key := range []string{"fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token", "AWS_SECRET"} {

@@ -24,8 +24,9 @@ const (
 	// BenchRun's Job (the Job is the driver, in client mode), local[N] when unset.
 	EnvSparkMaster = "PQCACHE_SPARK_MASTER"
 	// EnvSparkConf is the path of a file of Spark configuration lines, key=value, that run.py sets
-	// on its SparkSession. Values may refer to the driver's environment as ${env:NAME}, which Spark
-	// itself expands (its ConfigReader): the driver's pod IP and name are only known in the pod.
+	// on its SparkSession. Values may refer to the driver's environment as ${env:NAME}, which run.py
+	// expands before Spark sees them (Spark's own expansion misses some settings): the driver's pod IP
+	// and name are only known in the pod.
 	EnvSparkConf = "PQCACHE_SPARK_CONF"
 	// SparkMasterInCluster is the master URL of a driver that runs in the cluster it schedules on.
 	SparkMasterInCluster = "k8s://https://kubernetes.default.svc"
@@ -39,11 +40,12 @@ type SparkResult struct {
 	// Executors is how many executors the runs asked for.
 	Executors int `json:"executors"`
 	// ExecutorPeakBytes is each executor's peak memory, from its container's cgroup (memory.peak),
-	// the largest over the iterations' applications, in the order of the executors' ids; at most
-	// MaxSparkExecutors.
+	// largest first; slot k is the largest k-th largest executor over the iterations' applications
+	// (each starts its own executors). At most MaxSparkExecutors.
 	ExecutorPeakBytes []int64 `json:"executorPeakBytes,omitempty"`
-	// S3ReadBytes is what all the executors read from the bucket (their s3a file systems' bytes
-	// read), warm-ups and every iteration included: 0 on the volume input.
+	// S3ReadBytes is what all the executors read from the bucket (Spark's input bytes of their
+	// tasks), warm-ups and every iteration included: 0 on the volume input. On a mixed input the
+	// tasks' input bytes count the node copy's files too, so it is an upper bound there.
 	S3ReadBytes int64 `json:"s3ReadBytes"`
 	// ExecutorMillis is the executors' lives summed: each executor's time from its registration to its
 	// removal, over every application. The cost of N executors is charged on it.

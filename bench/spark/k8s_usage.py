@@ -12,26 +12,35 @@ import time
 CGROUP_PEAKS = ("/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes")
 
 
-def _peak(_):
-    """One task's answer: its pod (the executor's hostname is its pod name) and the cgroup's peak."""
-    for path in CGROUP_PEAKS:
-        try:
-            with open(path) as f:
-                yield socket.gethostname(), int(f.read().strip())
-            return
-        except (OSError, ValueError):
-            continue
-    yield socket.gethostname(), 0
+def _peak_probe(paths):
+    """The task that answers for an executor: its pod (an executor's hostname is its pod name) and its
+    container cgroup's peak. Made inside a function so that cloudpickle sends it by value: the
+    executors' Python workers cannot import this module."""
+
+    def probe(_):
+        import socket
+
+        for path in paths:
+            try:
+                with open(path) as f:
+                    yield socket.gethostname(), int(f.read().strip())
+                return
+            except (OSError, ValueError):
+                continue
+        yield socket.gethostname(), 0
+
+    return probe
 
 
 def executor_peaks(spark, executors, rounds=5):
     """Each executor's peak memory in bytes, by pod name: tasks enough that every executor runs one
     (Spark places them where slots are free), a few rounds until each executor has answered."""
     sc = spark.sparkContext
+    probe = _peak_probe(CGROUP_PEAKS)
     peaks = {}
     for _ in range(rounds):
         n = max(executors, 1) * 8
-        for pod, peak in sc.parallelize(range(n), n).mapPartitions(_peak).collect():
+        for pod, peak in sc.parallelize(range(n), n).mapPartitions(probe).collect():
             peaks[pod] = max(peaks.get(pod, 0), peak)
         if len(peaks) >= executors:
             break
@@ -52,7 +61,8 @@ def _executors(spark):
 
 def usage(spark, executors, reads_s3):
     """One application's executors: their peaks, their lives in milliseconds summed, and what they
-    read from the bucket (their input bytes when the tables are s3a://, else 0)."""
+    read from the bucket: their input bytes when any table file is s3a:// (on a mixed input that also
+    counts the local files: an upper bound), else 0."""
     summaries = _executors(spark)
     now_ms = int(time.time() * 1000)
     lives, input_bytes = 0, 0
@@ -65,6 +75,14 @@ def usage(spark, executors, reads_s3):
     peaks = executor_peaks(spark, executors)
     return {"executors": executors, "executorPeakBytes": [peaks[k] for k in sorted(peaks)],
             "s3ReadBytes": input_bytes if reads_s3 else 0, "executorMillis": lives}
+
+
+def timing_line(u):
+    """The usage as a line of the timing protocol (docs/bench.md), which the runner sums over the
+    iterations' applications into the result's spark block."""
+    peaks = ",".join(str(int(p)) for p in u["executorPeakBytes"]) or "0"
+    return (f"spark_executors={int(u['executors'])} spark_executor_peak_bytes={peaks} "
+            f"spark_s3_read_bytes={int(u['s3ReadBytes'])} spark_executor_ms={int(u['executorMillis'])}")
 
 
 def merge(runs):

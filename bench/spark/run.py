@@ -12,7 +12,9 @@ digests them exactly as it does DuckDB's. It reports its timings to the file $PQ
 (docs/bench.md, "Timing protocol"): once the application is up, the views are registered and a one-row
 job has run, "ready_unix_ns=N rss_bytes=N" (the process tree's: Python and its JVM); after each query,
 "query=NAME query_ms=F", from the spark.sql() call to the last row collected into the driver (Parquet
-and S3 reads included; printing the rows is not). FILE is the resolved workload `pqcache bench` writes
+and S3 reads included; printing the rows is not); on a cluster, after the last query, what the
+executors used (k8s_usage.timing_line: "spark_executors=N spark_executor_peak_bytes=A,B,..
+spark_s3_read_bytes=N spark_executor_ms=N"). FILE is the resolved workload `pqcache bench` writes
 (Go: bench/workload.Resolved), as for the Polars engine (bench/polars/run.py).
 
 Each table is a DataFrame over exactly its files (no globbing: the runner listed them); s3:// URLs are
@@ -334,6 +336,36 @@ def report(env, line):
             f.write(line + "\n")
 
 
+def on_cluster(conf):
+    """Whether the application's executors are pods of their own (a k8s:// master), not the driver's
+    threads (local mode)."""
+    return str(conf.get("spark.master", "")).startswith("k8s://")
+
+
+def reads_s3(workload):
+    """Whether any table file is read from the bucket."""
+    return any(str(f).startswith(("s3://", "s3a://"))
+               for table in (workload.get("tables") or {}).values() for f in table.get("files") or [])
+
+
+def report_executors(spark, conf, workload, env):
+    """On a cluster, report what the executors used (k8s_usage): the runner measures only the driver,
+    its own container. Done after the last query, before the application stops, so that the probe's
+    tasks are no query's time."""
+    if not on_cluster(conf) or not env.get("PQCACHE_TIMING_FILE"):
+        return
+    import k8s_usage
+
+    want = int(conf.get("spark.executor.instances") or 0)
+    try:
+        line = k8s_usage.timing_line(k8s_usage.usage(spark, want, reads_s3(workload)))
+    except Exception as e:  # noqa: BLE001 - the queries' results stand without it
+        print(f"run.py: the executors' usage was not measured: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+              file=sys.stderr)
+        return
+    report(env, line)
+
+
 def wait_for_executors(spark, conf, timeout_s=300):
     """On a cluster master, wait until spark.executor.instances executors have registered, so that
     executor start is start-up and not the first query's time (local mode has none to wait for)."""
@@ -400,6 +432,7 @@ def run(args, env):
             write_rows(canon, kinds, rows, sys.stdout)
             sys.stdout.write(QUERY_DELIMITER + "\n")
             sys.stdout.flush()
+        report_executors(spark, conf, workload, env)
     finally:
         if spark is not None:
             spark.stop()

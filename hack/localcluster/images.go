@@ -20,7 +20,9 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -28,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -72,9 +75,10 @@ type image struct {
 	entrypoint []string
 	user       string
 	fill       func(rootfs string) error
-	// once builds the image only when its tarball is missing: the Spark image is large (a JRE,
-	// PySpark's jars) and changes only with its pins; delete bin/images/NAME.tar to rebuild it.
-	once bool
+	// inputs, when set, are the files (globs) the image is made of: it is
+	// rebuilt only when their contents change or its tarball is missing. The Spark image is large (a
+	// JRE, PySpark's jars) and changes only with its programs and pins.
+	inputs []string
 }
 
 // buildImages builds the seven images from the working tree and the module proxy into imagesDir as
@@ -89,8 +93,12 @@ func writeImages(dir string, images []image) error {
 		return err
 	}
 	for _, im := range images {
-		if _, err := os.Stat(filepath.Join(dir, im.name+".tar")); err == nil && im.once {
-			logf("the %s is built already (delete %s.tar to rebuild it)", im.title, im.name)
+		stamp, err := inputsStamp(im.inputs)
+		if err != nil {
+			return fmt.Errorf("the %s: %w", im.title, err)
+		}
+		if stamp != "" && builtFrom(dir, im.name, stamp) {
+			logf("the %s is built already from the same files", im.title)
 			continue
 		}
 		done := step("building the %s", im.title)
@@ -104,6 +112,11 @@ func writeImages(dir string, images []image) error {
 		spec := imageSpec{ref: im.ref, rootfs: rootfs, entrypoint: im.entrypoint, user: im.user}
 		if err := writeImage(filepath.Join(dir, im.name+".tar"), spec); err != nil {
 			return err
+		}
+		if stamp != "" {
+			if err := os.WriteFile(filepath.Join(dir, im.name+".inputs"), []byte(stamp+"\n"), 0o644); err != nil {
+				return fmt.Errorf("the %s: %w", im.title, err)
+			}
 		}
 		done()
 	}
@@ -164,10 +177,56 @@ func (c *cluster) allImages(ctx context.Context) []image {
 			fill:       func(rootfs string) error { return c.runScript(ctx, "image-rootfs-polars.sh", rootfs) }},
 		// PySpark with a JRE: BenchRuns' spark driver (the runner injected) and its executors, which
 		// start by executor.py as the pod template says, so the entrypoint is the driver's program.
-		{title: "Spark engine image", name: "spark", ref: sparkImage, user: nonRoot, once: true,
+		{title: "Spark engine image", name: "spark", ref: sparkImage, user: nonRoot, inputs: c.fromRoot(sparkImageInputs),
 			entrypoint: []string{"/usr/local/lib/pqcache/spark/venv/bin/python", "/usr/local/lib/pqcache/spark/run.py"},
 			fill:       func(rootfs string) error { return c.runScript(ctx, "image-rootfs-spark.sh", rootfs) }},
 	}
+}
+
+// sparkImageInputs are what the Spark image is made of: its programs, its pins and the scripts that
+// assemble it (the JRE is Debian's, which the pins do not name).
+var sparkImageInputs = []string{"bench/spark/*.py", "bench/spark/*.txt", "hack/image-rootfs-spark.sh", "hack/spark-env.sh", "hack/spark-jars.sh"}
+
+// fromRoot is the globs from the checkout's root.
+func (c *cluster) fromRoot(globs []string) []string {
+	out := make([]string, len(globs))
+	for i, g := range globs {
+		out[i] = filepath.Join(c.root, g)
+	}
+	return out
+}
+
+// inputsStamp is a digest of the base names and contents of the files the globs match; "" without
+// globs.
+func inputsStamp(globs []string) (string, error) {
+	if len(globs) == 0 {
+		return "", nil
+	}
+	h := sha256.New()
+	for _, g := range globs {
+		files, err := filepath.Glob(g)
+		if err != nil {
+			return "", fmt.Errorf("the image's inputs %s: %w", g, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", fmt.Errorf("the image's inputs: %w", err)
+			}
+			_, _ = fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+			_, _ = h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// builtFrom reports whether dir holds image name's tarball, built from the inputs of stamp.
+func builtFrom(dir, name, stamp string) bool {
+	if _, err := os.Stat(filepath.Join(dir, name+".tar")); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name+".inputs"))
+	return err == nil && strings.TrimSpace(string(b)) == stamp
 }
 
 // emptyDir makes dir an empty directory, so an image holds only what its fill put there this time,

@@ -146,31 +146,44 @@ func TestWriteImagesStartsEachRootFromEmpty(t *testing.T) {
 	}
 }
 
-// TestWriteImagesBuildsAOnceImageOnce: the Spark image (a JRE, PySpark's jars) is built when its
-// tarball is missing and kept after, while the other images are built every time.
-func TestWriteImagesBuildsAOnceImageOnce(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "images")
+// TestAnImageWithInputsIsRebuiltOnlyWhenTheyChange: the Spark image (a JRE, PySpark's jars) is built
+// when its tarball is missing or its programs changed and kept otherwise, while the other images are
+// built every time.
+func TestAnImageWithInputsIsRebuiltOnlyWhenTheyChange(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "images")
+	program := filepath.Join(root, "run.py")
+	must(t, os.WriteFile(program, []byte("print(1)"), 0o644))
 	fills := map[string]int{}
 	images := func() []image {
 		var out []image
 		for _, name := range []string{"big", "small"} {
-			out = append(out, image{title: name + " image", name: name, ref: "pqcache.local/" + name + ":dev", entrypoint: []string{"/tool"},
-				user: "65532:65532", once: name == "big",
+			im := image{title: name + " image", name: name, ref: "pqcache.local/" + name + ":dev", entrypoint: []string{"/tool"},
+				user: "65532:65532",
 				fill: func(rootfs string) error {
 					fills[name]++
 					return os.WriteFile(filepath.Join(rootfs, "tool"), []byte(name), 0o755)
-				}})
+				}}
+			if name == "big" {
+				im.inputs = []string{filepath.Join(root, "*.py")}
+			}
+			out = append(out, im)
 		}
 		return out
 	}
 	must(t, writeImages(dir, images()))
 	must(t, writeImages(dir, images()))
 	if fills["big"] != 1 || fills["small"] != 2 {
-		t.Errorf("fills %v: want the once image built once and the other twice", fills)
+		t.Errorf("fills %v: want the image with inputs built once and the other twice", fills)
+	}
+	must(t, os.WriteFile(program, []byte("print(2)"), 0o644))
+	must(t, writeImages(dir, images()))
+	if fills["big"] != 2 {
+		t.Errorf("fills %v: a changed input must rebuild the image", fills)
 	}
 	must(t, os.Remove(filepath.Join(dir, "big.tar")))
 	must(t, writeImages(dir, images()))
-	if fills["big"] != 2 {
+	if fills["big"] != 3 {
 		t.Errorf("fills %v: a deleted tarball must be built again", fills)
 	}
 }
