@@ -182,8 +182,8 @@ bench-events-cluster: helm ## Freshness by S3 event notifications on the local c
 		go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m -ginkgo.label-filter=benchmark
 
 .PHONY: test-e2e-local
-test-e2e-local: helm ## Start (or reuse) the local cluster of 3 nodes, load the working tree's images, run the e2e suite on it.
-	hack/local-cluster up --nodes $(CLUSTER_NODES)
+test-e2e-local: helm spark-env ## Start (or reuse) the local cluster of 3 nodes, load the working tree's images (the Spark engine's too), run the e2e suite on it.
+	PQCACHE_LOCAL_CLUSTER_SPARK=1 hack/local-cluster up --nodes $(CLUSTER_NODES)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
 
 .PHONY: scan

@@ -99,6 +99,22 @@ for t in "${tools[@]}"; do
 done
 ln -sfn usr/bin "$OUT/bin"
 
+# The native libraries inside the jars (zstd-jni, snappy, lz4 and the like, which Parquet's codecs load
+# at their first page): each is unpacked to a temporary directory at run time, and needs its own shared
+# libraries in the image (zstd-jni links libpthread.so.0, which nothing else here needs: without it every
+# zstd page failed with "Could not initialize class com.github.luben.zstd.RecyclingBufferPool").
+jar_natives=$(mktemp -d)
+trap 'rm -rf "$jar_natives"' EXIT
+"$VENV/bin/python" - "$jar_natives" "$site"/pyspark/jars/*.jar "$OUT$PROGRAM"/jars/*.jar <<'PY'
+import os, re, sys, zipfile
+out = sys.argv[1]
+for k, jar in enumerate(sys.argv[2:]):
+    with zipfile.ZipFile(jar) as z:
+        for name in z.namelist():
+            if name.endswith(".so") and re.search(r"(?i)linux.*(x86_64|amd64)", name):
+                z.extract(name, os.path.join(out, str(k)))
+PY
+
 # Shared libraries of the JVM, the interpreter, the tools above and their native modules, where the loader looks;
 # libpython (under the interpreter's prefix) beside libc.
 loader_dir=$(dirname "$(ldd "$base_exe" | awk '$1 == "libc.so.6" {print $3}')")
@@ -106,7 +122,7 @@ libs=$(
   {
     ldd "$base_exe" "$OUT$JRE/bin/java"
     for t in "${tools[@]}"; do ldd "$OUT/usr/bin/$t"; done
-    find "$OUT$JRE/lib" "$OUT/usr/local/lib/python$ver/lib-dynload" "$site" -name '*.so' -exec ldd {} \;
+    find "$OUT$JRE/lib" "$OUT/usr/local/lib/python$ver/lib-dynload" "$site" "$jar_natives" -name '*.so' -exec ldd {} \;
   } 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u
 )
 for lib in $libs; do
