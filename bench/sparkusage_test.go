@@ -17,6 +17,7 @@ limitations under the License.
 package bench
 
 import (
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,5 +63,25 @@ func TestTheRunKeepsEachSlotsLargestPeak(t *testing.T) {
 	want := &wire.SparkResult{Executors: 3, ExecutorPeakBytes: []int64{9, 7, 1}, S3ReadBytes: 2, ExecutorMillis: 4}
 	if !reflect.DeepEqual(run, want) {
 		t.Fatalf("got %+v, want %+v", run, want)
+	}
+}
+
+// TestTheRunnerReadsWhatK8sUsageWrites: the line bench/spark/k8s_usage.py writes is the line the
+// runner parses (the two sides of the protocol, in two languages).
+func TestTheRunnerReadsWhatK8sUsageWrites(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 on PATH runs bench/spark/k8s_usage.py: %v", err)
+	}
+	script := `import sys; sys.path.insert(0, "spark"); import k8s_usage
+print(k8s_usage.timing_line({"executors": 2, "executorPeakBytes": [7340032, 9437184], "s3ReadBytes": 123456789, "executorMillis": 61000}))`
+	out, err := exec.Command(python, "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("k8s_usage.timing_line: %v: %s", err, out)
+	}
+	got := parseTimings(strings.NewReader(string(out))).spark
+	want := &wire.SparkResult{Executors: 2, ExecutorPeakBytes: []int64{9437184, 7340032}, S3ReadBytes: 123456789, ExecutorMillis: 61000}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the runner read %+v from %q, want %+v", got, out, want)
 	}
 }

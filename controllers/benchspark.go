@@ -162,9 +162,13 @@ func sparkConf(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob,
 		"spark.kubernetes.executor.podTemplateFile":          sparkConfDir + "/" + sparkExecutorPodKey,
 		"spark.kubernetes.executor.podTemplateContainerName": sparkExecutorContainer,
 		"spark.kubernetes.executor.deleteOnTermination":      "true",
-		"spark.kubernetes.authenticate.caCertFile":           "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
-		"spark.kubernetes.authenticate.oauthTokenFile":       "/var/run/secrets/kubernetes.io/serviceaccount/token",
-		"spark.driver.host":                                  "${env:POD_IP}",
+		// In client mode Spark makes no driver Service, and the executors claim no volumes: without
+		// these, its stop deletes both by label, which the driver's Role does not grant (two 403s).
+		"spark.kubernetes.driver.service.deleteOnTermination": "false",
+		"spark.kubernetes.driver.ownPersistentVolumeClaim":    "false",
+		"spark.kubernetes.authenticate.caCertFile":            "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+		"spark.kubernetes.authenticate.oauthTokenFile":        "/var/run/secrets/kubernetes.io/serviceaccount/token",
+		"spark.driver.host": "${env:POD_IP}",
 		// Spark 4.1 and later tell executors the driver's bind address, not its host
 		// (spark.kubernetes.executor.useDriverPodIP): 0.0.0.0 there sent every executor to itself.
 		"spark.driver.bindAddress": "${env:POD_IP}",

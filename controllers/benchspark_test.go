@@ -113,6 +113,7 @@ var _ = Describe("BenchRun controller, engine spark", func() {
 				"spark.executor.memory=3072m", "spark.executor.memoryOverhead=1024m",
 				"spark.kubernetes.driver.pod.name=${env:POD_NAME}", "spark.driver.host=${env:POD_IP}",
 				"spark.driver.bindAddress=${env:POD_IP}", "spark.driver.port=7078", "spark.blockManager.port=7079",
+				"spark.kubernetes.driver.service.deleteOnTermination=false", "spark.kubernetes.driver.ownPersistentVolumeClaim=false",
 				"spark.kubernetes.namespace="+ns,
 				"spark.kubernetes.executor.podTemplateFile=/etc/pqcache/spark/executor-pod.yaml"))
 			for _, key := range []string{"fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token", "AWS_SECRET"} {

@@ -99,6 +99,13 @@ func TestSessionConf(t *testing.T) {
 			t.Errorf("%s = %q, want it unset", k, v)
 		}
 	}
+
+	// No region anywhere: us-east-1, as pqcache's sync, DuckDB and Polars sign (s3a's own guess got a
+	// 400 from versitygw).
+	got = sessionConf(t, e, map[string]any{"PathStyle": true, "Endpoint": "http://s3.example:7070"}, map[string]string{})
+	if r := got["spark.hadoop.fs.s3a.endpoint.region"]; r != "us-east-1" {
+		t.Errorf("region %q without one anywhere, want us-east-1", r)
+	}
 }
 
 // TestUsageErrors: mistakes of invocation exit with status 2 before Spark starts: an unknown query,

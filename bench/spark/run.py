@@ -114,6 +114,8 @@ def read_conf_file(path):
     return out
 
 
+DEFAULT_REGION = "us-east-1"
+
 ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -137,7 +139,9 @@ def s3a_settings(s3, env):
 
     endpoint = s3.get("Endpoint") or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
     put("endpoint", endpoint)
-    put("endpoint.region", s3.get("Region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"))
+    # With no region anywhere, us-east-1, as pqcache's sync, DuckDB and Polars sign: S3-compatible
+    # stores that check the region expect it then (versitygw answered s3a's guess with 400 Bad Request).
+    put("endpoint.region", s3.get("Region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION)
     if endpoint:
         put("connection.ssl.enabled", "false" if endpoint.startswith("http://") else "true")
     if "PathStyle" in s3:
