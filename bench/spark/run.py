@@ -398,6 +398,10 @@ def write_rows(canon, kinds, rows, out):
 
 def start_session(conf):
     """Start the Spark application (the JVM, and on a cluster master its executors)."""
+    # Python tasks (the executors' usage probe) run this interpreter, the venv's, on the executors too
+    # (the same image): PySpark's default, python3 on the PATH, has no pyspark ("No module named
+    # 'pyspark'" from every executor).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Imported here, once the environment is final.
     from pyspark.sql import SparkSession
 
