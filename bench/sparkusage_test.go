@@ -75,7 +75,7 @@ func TestTheRunnerReadsWhatK8sUsageWrites(t *testing.T) {
 	}
 	script := `import sys; sys.path.insert(0, "spark"); import k8s_usage
 print(k8s_usage.timing_line({"executors": 2, "executorPeakBytes": [7340032, 9437184], "s3ReadBytes": 123456789, "executorMillis": 61000}))`
-	out, err := exec.Command(python, "-c", script).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), python, "-c", script).CombinedOutput()
 	if err != nil {
 		t.Fatalf("k8s_usage.timing_line: %v: %s", err, out)
 	}
