@@ -28,33 +28,51 @@ import (
 // pod) that is the peak of the runner and every query it ran, page cache included; the per-query
 // figures come from the sampler. ok is false when the process is in the root cgroup (the figure would
 // be the whole machine's) or the controller is not readable.
+//
+// Where the file is depends on how the container sees the hierarchy. With a cgroup namespace (v2's
+// default) its cgroup is "/" and its memory.peak is /sys/fs/cgroup's own; without one (v1) its path
+// is the host's, while /sys/fs/cgroup/memory is its own cgroup mounted at the root, so the file is at
+// the mount's root. The machine's own root cgroup is never read: v2's root has no memory.peak, and a
+// v1 line whose path is "/" is skipped (the root's max_usage_in_bytes is the machine's).
 func CgroupPeak() (bytes int64, source string, ok bool) {
 	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return 0, "", false
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 || parts[2] == "/" {
-			continue
-		}
-		var file, src string
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			file, src = filepath.Join("/sys/fs/cgroup", parts[2], "memory.peak"), "cgroup v2 memory.peak"
-		case strings.Contains(","+parts[1]+",", ",memory,"):
-			file, src = filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.max_usage_in_bytes"), "cgroup v1 memory.max_usage_in_bytes"
-		default:
-			continue
-		}
-		b, err := os.ReadFile(file) //nolint:gosec // G703: the cgroup path is the kernel's, from /proc/self/cgroup, under /sys/fs/cgroup
-		if err != nil {
-			continue
-		}
-		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		if err == nil {
-			return v, src, true
+		for _, file := range peakFiles(line) {
+			b, err := os.ReadFile(file.path) //nolint:gosec // G703: the cgroup path is the kernel's, from /proc/self/cgroup, under /sys/fs/cgroup
+			if err != nil {
+				continue
+			}
+			if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				return v, file.source, true
+			}
 		}
 	}
 	return 0, "", false
+}
+
+// peakFile is a file that may hold this process's cgroup peak.
+type peakFile struct{ path, source string }
+
+// peakFiles are the files that may hold the peak of the cgroup a /proc/self/cgroup line names, the
+// host's path first, then the mount's root (a container's own cgroup without a cgroup namespace).
+func peakFiles(line string) []peakFile {
+	parts := strings.SplitN(line, ":", 3)
+	if len(parts) != 3 {
+		return nil
+	}
+	switch {
+	case parts[0] == "0" && parts[1] == "":
+		const src = "cgroup v2 memory.peak"
+		return []peakFile{{filepath.Join("/sys/fs/cgroup", parts[2], "memory.peak"), src}, {"/sys/fs/cgroup/memory.peak", src}}
+	case parts[2] == "/":
+		return nil
+	case strings.Contains(","+parts[1]+",", ",memory,"):
+		const src = "cgroup v1 memory.max_usage_in_bytes"
+		return []peakFile{{filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.max_usage_in_bytes"), src},
+			{"/sys/fs/cgroup/memory/memory.max_usage_in_bytes", src}}
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,4 +167,27 @@ func TestCgroupPeak(t *testing.T) {
 		}
 	}
 	t.Logf("own cgroup %v; CgroupPeak %d %q %v", own, v, src, ok)
+}
+
+// TestPeakFilesOfAContainersCgroup: a container without a cgroup namespace (cgroup v1, as on the local
+// cluster here) sees its own cgroup mounted at the root of /sys/fs/cgroup/memory while
+// /proc/self/cgroup names the host's path, so the mount's root is tried after that path (the Spark
+// driver's peak was 0 without it); the machine's v1 root is never a candidate.
+func TestPeakFilesOfAContainersCgroup(t *testing.T) {
+	for line, want := range map[string][]string{
+		"4:memory:/kubepods/burstable/podx/abc": {"/sys/fs/cgroup/memory/kubepods/burstable/podx/abc/memory.max_usage_in_bytes", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes"},
+		"0::/":                                  {"/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory.peak"},
+		"0::/kubepods.slice/x":                  {"/sys/fs/cgroup/kubepods.slice/x/memory.peak", "/sys/fs/cgroup/memory.peak"},
+		"4:memory:/":                            nil,
+		"3:cpuset:/x":                           nil,
+		"garbage":                               nil,
+	} {
+		var got []string
+		for _, f := range peakFiles(line) {
+			got = append(got, f.path)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", line, got, want)
+		}
+	}
 }
