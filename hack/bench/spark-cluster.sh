@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # spark-cluster.sh: TPC-H on Spark with 1, 2 and 3 executors beside DuckDB and Polars on one node, each
-# on the nodes' copies (volume) and on the bucket (s3), in one BenchRun on the local 3-node cluster.
+# on the nodes' copies (volume) and on the bucket (s3), in two BenchRuns on the local 3-node cluster.
 # The bucket is versitygw behind the shaping proxy (hack/shapeproxy: LATENCY per request, RATE per
 # connection), as in the demo; the Dataset keeps a copy on every node (spec.replicas), which Spark's
 # executors mount through the CSI driver. Prints each result's geometric mean, start-up, bytes read
-# from the bucket, executors' peaks and cost, and saves the BenchRun to OUT/benchrun.yaml.
+# from the bucket, executors' peaks and cost, and saves the BenchRuns to OUT/single-node.yaml and
+# OUT/spark.yaml.
 #
 #   hack/local-cluster up --nodes 3 with PQCACHE_LOCAL_CLUSTER_SPARK=1, then hack/bench/spark-cluster.sh
 #
@@ -24,10 +25,13 @@ KUBECTL=$ROOT/bin/k8s/1.37.2-linux-amd64/kubectl
 mkdir -p "$OUT"
 step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
 
+# The node agents keep the copies under kubelet's root, which the local cluster keeps per node, with a
+# 1Gi reserve: every node is this machine's one disk (test/e2e installs the chart the same way).
 step "installing pqcache (one bench Job at a time, so that no two results share the machine)"
 make -s helm
 bin/helm upgrade --install pqcache charts/pqcache --namespace pqcache-system --create-namespace \
-	--values bin/cluster/helm-values.yaml --set worker.maxConcurrentBenchJobs=1 --wait --timeout 3m >/dev/null
+	--values bin/cluster/helm-values.yaml --set worker.maxConcurrentBenchJobs=1 --wait --timeout 3m \
+	--set agent.enabled=true --set agent.cacheRoot=/var/lib/kubelet/pqcache-copies --set agent.nodeReserve=1Gi >/dev/null
 
 step "the bucket behind the shaping proxy ($LATENCY a request, $RATE/s a connection)"
 $KUBECTL apply -f - <<YAML >/dev/null
@@ -125,41 +129,46 @@ YAML
 $KUBECTL -n $NS wait --for=condition=Ready dataset/tpch --timeout=15m >/dev/null
 $KUBECTL -n $NS get datasetreplicas
 
-step "the BenchRun: DuckDB and Polars on one node, Spark on 1, 2 and 3 executors; volume and s3"
-$KUBECTL -n $NS delete benchrun spark-scale --ignore-not-found --wait >/dev/null
-# Every pod of a Job asks for 1 CPU and 2Gi, an executor for 500m to 1 CPU and 2Gi: the driver and three
-# executors fit three 2-CPU nodes. DuckDB gets 8 threads on s3, as in the demo (docs/benchmarks.md).
+step "the BenchRuns: DuckDB and Polars on one node, Spark on 1, 2 and 3 executors; volume and s3"
+# A BenchRun has at most 4 engines: one run for the single-node engines, one for Spark. The operator
+# runs one bench Job at a time, so the two queue behind each other. Every pod of a Job asks for 1 CPU
+# and 2Gi, an executor for 500m to 1 CPU and 2Gi: a driver and three executors fit three 2-CPU nodes.
+# DuckDB gets 8 threads, as in the demo (docs/benchmarks.md, "DuckDB over S3: its remote-read knobs").
 spark() { printf -- '    - {name: spark, label: spark-x%d, executors: %d, executorResources: {cpuRequest: 500m, cpuLimit: "1", memoryLimit: 2Gi}}\n' "$1" "$1"; }
-$KUBECTL apply -f - <<YAML >/dev/null
+benchrun() {
+	$KUBECTL -n $NS delete benchrun "$1" --ignore-not-found --wait >/dev/null
+	$KUBECTL apply -f - <<YAML >/dev/null
 apiVersion: data.pqcache.dev/v1alpha1
 kind: BenchRun
-metadata: {name: spark-scale, namespace: $NS}
+metadata: {name: $1, namespace: $NS}
 spec:
   datasetRef: {name: tpch}
   engines:
-    - {name: duckdb, settings: [{name: threads, value: "8"}]}
-    - {name: polars}
-$(spark 1)
-$(spark 2)
-$(spark 3)
+$2
   inputs: [{type: volume}, {type: s3}]
   configs: [{name: 1cpu-2gi, cpu: "1", memory: 2Gi}]
   iterations: $ITERATIONS
   warmups: $WARMUPS
   timeout: 3h
 YAML
-for _ in $(seq 5400); do
-	[ -n "$($KUBECTL -n $NS get benchrun spark-scale -o jsonpath='{.status.completionTime}')" ] && break
-	printf '\r  %s   ' "$($KUBECTL -n $NS get benchrun spark-scale -o jsonpath='{.status.progress}')"
-	sleep 2
+}
+benchrun single-node "$(printf -- '    - {name: duckdb, settings: [{name: threads, value: "8"}]}\n    - {name: polars}\n')"
+benchrun spark "$(spark 1; spark 2; spark 3)"
+for run in single-node spark; do
+	for _ in $(seq 5400); do
+		[ -n "$($KUBECTL -n $NS get benchrun $run -o jsonpath='{.status.completionTime}')" ] && break
+		printf '\r  %s: %s   ' "$run" "$($KUBECTL -n $NS get benchrun $run -o jsonpath='{.status.progress}')"
+		sleep 2
+	done
+	echo
+	$KUBECTL -n $NS get benchrun $run -o yaml >"$OUT/$run.yaml"
 done
-echo
-$KUBECTL -n $NS get benchrun spark-scale -o yaml >"$OUT/benchrun.yaml"
-$KUBECTL -n $NS get benchrun spark-scale -o json | python3 -c '
+echo "| engine | input | query geomean ms | whole-process geomean ms | start-up ms | bytes from the bucket | driver peak MiB | executor peak max MiB | peaks sum MiB | core-s | GiB-s | cost (micro-USD) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+for run in single-node spark; do
+	$KUBECTL -n $NS get benchrun $run -o json | python3 -c '
 import json, sys
 st = json.load(sys.stdin)["status"]
-print("| engine | input | query geomean ms | whole-process geomean ms | start-up ms | bytes from the bucket | driver peak MiB | executor peak max MiB | peaks sum MiB | core-s | GiB-s | cost (micro-USD) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 mib = lambda b: "%.0f" % ((b or 0) / 2**20)
 for r in st.get("results", []):
     sp = r.get("spark") or {}
@@ -170,3 +179,4 @@ for r in st.get("results", []):
         r.get("startupMillis"), s3, mib(sp.get("driverPeakBytes")), mib(sp.get("executorPeakMaxBytes")),
         mib(sp.get("peakBytesSum")), sp.get("coreSeconds", ""), sp.get("gibSeconds", ""), r.get("costMicros", "")))
 '
+done
