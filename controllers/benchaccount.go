@@ -17,7 +17,11 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
 	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -63,4 +67,21 @@ func runReadsBucket(run *datav1alpha1.BenchRun) bool {
 		}
 	}
 	return false
+}
+
+// ensureBenchAccount makes, before a Job of run starts, pqcache's worker account in the run's
+// namespace when the run's pods run as it (the Dataset controller makes it only before a sync Job,
+// and a Dataset copied by the node agents starts none: every bench pod was refused, "serviceaccount
+// pqcache-worker not found"). The run becomes one of its owners, beside any Dataset's; an account of
+// that name that pqcache did not make is left as it is. Bench pods mount no token, so the account
+// needs no binding.
+func (r *BenchRunReconciler) ensureBenchAccount(ctx context.Context, run *datav1alpha1.BenchRun) error {
+	if run.Spec.ServiceAccountName != "" || r.Worker.ServiceAccount == "" {
+		return nil
+	}
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: r.Worker.ServiceAccount}}
+	if err := shareOwnership(ctx, r.Client, r.APIReader, run, account); err != nil {
+		return fmt.Errorf("making the workers' ServiceAccount %s/%s: %w", run.Namespace, r.Worker.ServiceAccount, err)
+	}
+	return nil
 }

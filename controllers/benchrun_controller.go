@@ -419,6 +419,8 @@ func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.Bench
 		if err := r.ensureSparkDriver(ctx, run, ds, v.plan); err != nil {
 			return err
 		}
+	} else if err := r.ensureBenchAccount(ctx, run); err != nil {
+		return err
 	}
 	job := buildBenchJob(run, ds, v.plan, r.Worker, budget)
 	withBenchPlacement(job, run.Spec.Exclusive, r.MaxJobsPerNode, avoid)

@@ -174,6 +174,25 @@ var _ = Describe("Grants", func() {
 		Expect(binding.OwnerReferences).To(HaveLen(1))
 	})
 
+	It("makes the workers' account where a BenchRun's pods run as it, even for a Dataset that starts no sync Job", func() {
+		// A Dataset copied by the node agents starts no sync Job, so nothing else makes the account:
+		// on the cluster every bench pod was refused ("serviceaccount pqcache-worker not found").
+		r := &BenchRunReconciler{Client: k8sClient, APIReader: k8sClient, Worker: WorkerOptions{ServiceAccount: "pqcache-worker"}}
+		run := newBenchRun(ns, "agents", "copied")
+		named := newBenchRun(ns, "named", "copied", func(b *datav1alpha1.BenchRun) { b.Spec.ServiceAccountName = "mine" })
+		for _, b := range []*datav1alpha1.BenchRun{run, named} {
+			Expect(k8sClient.Create(ctx, b)).To(Succeed())
+			Expect(r.ensureBenchAccount(ctx, b)).To(Succeed())
+		}
+		var sa corev1.ServiceAccount
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pqcache-worker"}, &sa)).To(Succeed())
+		Expect(sa.OwnerReferences).To(HaveLen(1), "the run whose pods run as it, not the one that names its own")
+		Expect(sa.OwnerReferences[0].UID).To(Equal(run.UID))
+		Expect(ptr.Deref(sa.OwnerReferences[0].Controller, false)).To(BeFalse(), "shared with Datasets: no controller")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mine"}, &corev1.ServiceAccount{})).NotTo(Succeed(),
+			"an account the run names is the user's to make")
+	})
+
 	It("says within seconds when the API server refuses a sync Job's pods, in its words", func() {
 		ds := newDataset(ns, "nopods")
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())

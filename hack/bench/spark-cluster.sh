@@ -180,3 +180,42 @@ for r in st.get("results", []):
         mib(sp.get("peakBytesSum")), sp.get("coreSeconds", ""), sp.get("gibSeconds", ""), r.get("costMicros", "")))
 '
 done
+
+# Where a Spark Job's start-up goes, from the pods' events (one Job at a time, so each driver's
+# executors are the executor pods scheduled after it started and before the next driver did): the
+# driver's container start to its executors' pods being scheduled (runner, JVM, SparkContext: the
+# application's start), to the last executor's container start (executor start), and the rest of the
+# result's start-up (executors registering, the tables' footers, a first job).
+echo
+echo "| Spark Job (driver pod) | application start s | executor pods start s | start-up reported s |"
+echo "|---|---|---|---|"
+$KUBECTL -n $NS get events -o json | python3 -c '
+import json, sys
+from datetime import datetime
+ev = json.load(sys.stdin)["items"]
+t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+def when(e):
+    return t(e.get("eventTime") or e.get("lastTimestamp") or e["metadata"]["creationTimestamp"])
+drivers, execs = [], []
+for e in ev:
+    name, reason = e["involvedObject"]["name"], e["reason"]
+    if e["involvedObject"]["kind"] != "Pod":
+        continue
+    if "-exec-" in name and reason in ("Scheduled", "Started"):
+        execs.append((when(e), reason, name))
+    elif name.startswith("spark-spark-x") and reason == "Started":
+        drivers.append((when(e), name))
+drivers.sort()
+for k, (start, name) in enumerate(drivers):
+    end = drivers[k + 1][0] if k + 1 < len(drivers) else float("inf")
+    mine = [x for x in execs if start <= x[0] < end]
+    sched = [x[0] for x in mine if x[1] == "Scheduled"]
+    started = [x[0] for x in mine if x[1] == "Started"]
+    if sched and started:
+        print("| %s | %.1f | %.1f | |" % (name, min(sched) - start, max(started) - min(sched)))
+'
+$KUBECTL -n $NS get benchrun spark -o json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["status"].get("results", []):
+    print("| %s %s | | | %.1f |" % (r.get("engine"), r.get("input"), (r.get("startupMillis") or 0) / 1000))
+'
