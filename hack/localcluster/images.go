@@ -136,9 +136,9 @@ func (c *cluster) images(ctx context.Context) []image {
 	return slices.DeleteFunc(all, func(im image) bool { return im.name == "spark" })
 }
 
-// EnvSparkImage, set to 1, makes `up` build and load the Spark engine image too. It is off by
-// default: 1.2 GB, and about 5 GB of disk once three nodes hold it, for BenchRuns of engine spark,
-// which no e2e spec runs yet (the driver's executors could not reach it: docs/bench.md).
+// EnvSparkImage, set to 1, makes `up` build and load the Spark engine image too (make
+// test-e2e-local sets it, for the Spark spec). It is off by default: 1.2 GB, and about 5 GB of disk
+// once three nodes hold it, which only BenchRuns of engine spark need.
 const EnvSparkImage = "PQCACHE_LOCAL_CLUSTER_SPARK"
 
 // allImages lists every image the cluster can load.
