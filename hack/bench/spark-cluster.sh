@@ -10,6 +10,7 @@
 #   hack/local-cluster up --nodes 3 with PQCACHE_LOCAL_CLUSTER_SPARK=1, then hack/bench/spark-cluster.sh
 #
 # Environment: SCALE (1), ITERATIONS (2), WARMUPS (1), LATENCY (20ms), RATE (50MiB), OUT (bin/bench-spark).
+#   hack/bench/spark-cluster.sh report     # the tables again, from the BenchRuns of the last run
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
@@ -24,6 +25,73 @@ export KUBECONFIG=$ROOT/bin/cluster/kubeconfig
 KUBECTL=$ROOT/bin/k8s/1.37.2-linux-amd64/kubectl
 mkdir -p "$OUT"
 step() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
+
+# report prints each result's figures, then where each Spark Job's start-up went.
+report() {
+echo "| engine | input | query geomean ms | whole-process geomean ms | start-up ms | bytes from the bucket | driver peak MiB | executor peak max MiB | peaks sum MiB | core-s | GiB-s | cost (micro-USD) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+for run in single-node spark; do
+	$KUBECTL -n $NS get benchrun $run -o json | python3 -c '
+import json, sys
+st = json.load(sys.stdin)["status"]
+mib = lambda b: "%.0f" % ((b or 0) / 2**20)
+for r in st.get("results", []):
+    sp = r.get("spark") or {}
+    # The traffic of a Spark driver pod is mostly from its executors (task results, the probe), so the
+    # bytes from the bucket of a Spark result are the input bytes of its executors (a lower bound on
+    # s3: docs/benchmarks.md); for the other engines, the network bytes of their pod.
+    s3 = sp.get("s3ReadBytes", 0) if sp else r.get("networkReadBytes", 0)
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        r.get("engine"), r.get("input"), r.get("geometricMeanMillis"), r.get("wallGeometricMeanMillis"),
+        r.get("startupMillis"), s3, mib(sp.get("driverPeakBytes")), mib(sp.get("executorPeakMaxBytes")),
+        mib(sp.get("peakBytesSum")), sp.get("coreSeconds", ""), sp.get("gibSeconds", ""), r.get("costMicros", "")))
+'
+done
+
+# Where a Spark Job's start-up goes, from the pods' events (one Job at a time, so each driver's
+# executors are the executor pods scheduled after it started and before the next driver did): the
+# driver's container start to its executors' pods being scheduled (runner, JVM, SparkContext: the
+# application's start), to the last executor's container start (executor start), and the rest of the
+# result's start-up (executors registering, the tables' footers, a first job).
+echo
+echo "| Spark Job (driver pod) | application start s | executor pods start s | start-up reported s |"
+echo "|---|---|---|---|"
+$KUBECTL -n $NS get events -o json | python3 -c '
+import json, sys
+from datetime import datetime
+ev = json.load(sys.stdin)["items"]
+t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+def when(e):
+    return t(e.get("eventTime") or e.get("lastTimestamp") or e["metadata"]["creationTimestamp"])
+drivers, execs = [], []
+for e in ev:
+    name, reason = e["involvedObject"]["name"], e["reason"]
+    if e["involvedObject"]["kind"] != "Pod":
+        continue
+    if "-exec-" in name and reason in ("Scheduled", "Started"):
+        execs.append((when(e), reason, name))
+    elif name.startswith("spark-spark-x") and reason == "Started":
+        drivers.append((when(e), name))
+drivers.sort()
+for k, (start, name) in enumerate(drivers):
+    end = drivers[k + 1][0] if k + 1 < len(drivers) else float("inf")
+    mine = [x for x in execs if start <= x[0] < end]
+    sched = [x[0] for x in mine if x[1] == "Scheduled"]
+    started = [x[0] for x in mine if x[1] == "Started"]
+    if sched and started:
+        print("| %s | %.1f | %.1f | |" % (name, min(sched) - start, max(started) - min(sched)))
+'
+$KUBECTL -n $NS get benchrun spark -o json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["status"].get("results", []):
+    print("| %s %s | | | %.1f |" % (r.get("engine"), r.get("input"), (r.get("startupMillis") or 0) / 1000))
+'
+}
+
+if [ "${1:-}" = report ]; then
+	report
+	exit 0
+fi
 
 # The node agents keep the copies under kubelet's root, which the local cluster keeps per node, with a
 # 1Gi reserve: every node is this machine's one disk (test/e2e installs the chart the same way).
@@ -163,59 +231,4 @@ for run in single-node spark; do
 	echo
 	$KUBECTL -n $NS get benchrun $run -o yaml >"$OUT/$run.yaml"
 done
-echo "| engine | input | query geomean ms | whole-process geomean ms | start-up ms | bytes from the bucket | driver peak MiB | executor peak max MiB | peaks sum MiB | core-s | GiB-s | cost (micro-USD) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for run in single-node spark; do
-	$KUBECTL -n $NS get benchrun $run -o json | python3 -c '
-import json, sys
-st = json.load(sys.stdin)["status"]
-mib = lambda b: "%.0f" % ((b or 0) / 2**20)
-for r in st.get("results", []):
-    sp = r.get("spark") or {}
-    # The driver pod reads what it lists and the footers; a Spark run adds its executors reads.
-    s3 = r.get("networkReadBytes", 0) + sp.get("s3ReadBytes", 0)
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        r.get("engine"), r.get("input"), r.get("geometricMeanMillis"), r.get("wallGeometricMeanMillis"),
-        r.get("startupMillis"), s3, mib(sp.get("driverPeakBytes")), mib(sp.get("executorPeakMaxBytes")),
-        mib(sp.get("peakBytesSum")), sp.get("coreSeconds", ""), sp.get("gibSeconds", ""), r.get("costMicros", "")))
-'
-done
-
-# Where a Spark Job's start-up goes, from the pods' events (one Job at a time, so each driver's
-# executors are the executor pods scheduled after it started and before the next driver did): the
-# driver's container start to its executors' pods being scheduled (runner, JVM, SparkContext: the
-# application's start), to the last executor's container start (executor start), and the rest of the
-# result's start-up (executors registering, the tables' footers, a first job).
-echo
-echo "| Spark Job (driver pod) | application start s | executor pods start s | start-up reported s |"
-echo "|---|---|---|---|"
-$KUBECTL -n $NS get events -o json | python3 -c '
-import json, sys
-from datetime import datetime
-ev = json.load(sys.stdin)["items"]
-t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-def when(e):
-    return t(e.get("eventTime") or e.get("lastTimestamp") or e["metadata"]["creationTimestamp"])
-drivers, execs = [], []
-for e in ev:
-    name, reason = e["involvedObject"]["name"], e["reason"]
-    if e["involvedObject"]["kind"] != "Pod":
-        continue
-    if "-exec-" in name and reason in ("Scheduled", "Started"):
-        execs.append((when(e), reason, name))
-    elif name.startswith("spark-spark-x") and reason == "Started":
-        drivers.append((when(e), name))
-drivers.sort()
-for k, (start, name) in enumerate(drivers):
-    end = drivers[k + 1][0] if k + 1 < len(drivers) else float("inf")
-    mine = [x for x in execs if start <= x[0] < end]
-    sched = [x[0] for x in mine if x[1] == "Scheduled"]
-    started = [x[0] for x in mine if x[1] == "Started"]
-    if sched and started:
-        print("| %s | %.1f | %.1f | |" % (name, min(sched) - start, max(started) - min(sched)))
-'
-$KUBECTL -n $NS get benchrun spark -o json | python3 -c '
-import json, sys
-for r in json.load(sys.stdin)["status"].get("results", []):
-    print("| %s %s | | | %.1f |" % (r.get("engine"), r.get("input"), (r.get("startupMillis") or 0) / 1000))
-'
+report
