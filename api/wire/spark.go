@@ -43,9 +43,10 @@ type SparkResult struct {
 	// largest first; slot k is the largest k-th largest executor over the iterations' applications
 	// (each starts its own executors). At most MaxSparkExecutors.
 	ExecutorPeakBytes []int64 `json:"executorPeakBytes,omitempty"`
-	// S3ReadBytes is what all the executors read from the bucket (Spark's input bytes of their
-	// tasks), warm-ups and every iteration included: 0 on the volume input. On a mixed input the
-	// tasks' input bytes count the node copy's files too, so it is an upper bound there.
+	// S3ReadBytes is what all the executors read from the bucket as Spark's task input metrics count
+	// it, warm-ups and every iteration included: 0 on the volume input. A lower bound on s3 (reads on
+	// S3A's own threads are not a task's: docs/bench.md); on a mixed input it counts the node copy's
+	// files too.
 	S3ReadBytes int64 `json:"s3ReadBytes"`
 	// ExecutorMillis is the executors' lives summed: each executor's time from its registration to its
 	// removal, over every application. The cost of N executors is charged on it.
