@@ -41,7 +41,8 @@ func CgroupPeak() (bytes int64, source string, ok bool) {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		for _, file := range peakFiles(line) {
-			b, err := os.ReadFile(file.path) //nolint:gosec // G703: the cgroup path is the kernel's, from /proc/self/cgroup, under /sys/fs/cgroup
+			// The path is the kernel's, from /proc/self/cgroup, under /sys/fs/cgroup.
+			b, err := os.ReadFile(file.path)
 			if err != nil {
 				continue
 			}
