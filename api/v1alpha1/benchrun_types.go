@@ -884,8 +884,8 @@ type SparkUsage struct {
 	// +optional
 	PeakBytesSum int64 `json:"peakBytesSum,omitempty"`
 	// s3ReadBytes is what all the executors read from the bucket, warm-ups included, as Spark's task
-	// input metrics count it: 0 on volume, a lower bound on s3 (reads on S3A's own threads are not
-	// counted; docs/bench.md).
+	// input metrics count it: 0 on volume, a lower bound on s3 (Parquet's vectored reads bypass the
+	// counters; docs/bench.md).
 	// +optional
 	S3ReadBytes int64 `json:"s3ReadBytes,omitempty"`
 	// executorSeconds is the executors' lives summed, each from its registration to its removal, over

@@ -44,8 +44,8 @@ type SparkResult struct {
 	// (each starts its own executors). At most MaxSparkExecutors.
 	ExecutorPeakBytes []int64 `json:"executorPeakBytes,omitempty"`
 	// S3ReadBytes is what all the executors read from the bucket as Spark's task input metrics count
-	// it, warm-ups and every iteration included: 0 on the volume input. A lower bound on s3 (reads on
-	// S3A's own threads are not a task's: docs/bench.md); on a mixed input it counts the node copy's
+	// it, warm-ups and every iteration included: 0 on the volume input. A lower bound on s3 (Parquet's
+	// vectored reads bypass the counters: docs/bench.md); on a mixed input it counts the node copy's
 	// files too.
 	S3ReadBytes int64 `json:"s3ReadBytes"`
 	// ExecutorMillis is the executors' lives summed: each executor's time from its registration to its
