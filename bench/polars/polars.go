@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pqcache/pqcache/bench/pyfind"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/pyfind"
 )
 
 // Environment variables the engine reads or sets.

@@ -2,11 +2,11 @@
 
 The runner measures the driver (its own cgroup); the executors live in pods of their own, so the
 driver asks them: a probe job with a task on every executor reads that executor's container cgroup
-peak, and Spark's status store gives each executor's life and input bytes. Call usage(spark, s3)
-before spark.stop() in each iteration, and merge the iterations with merge().
+peak, and Spark's status store gives each executor's life and input bytes. run.py calls usage() before
+spark.stop() in each application and writes timing_line() of it; the runner (Go: bench/sparkusage.go)
+sums the applications' lines.
 """
 
-import socket
 import time
 
 CGROUP_PEAKS = ("/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes")
@@ -61,8 +61,8 @@ def _executors(spark):
 
 def usage(spark, executors, reads_s3):
     """One application's executors: their peaks, their lives in milliseconds summed, and what they
-    read from the bucket: their input bytes when any table file is s3a:// (on a mixed input that also
-    counts the local files: an upper bound), else 0."""
+    read from the bucket: their tasks' input bytes when any table file is s3a:// (a lower bound:
+    Parquet's vectored reads bypass the counters; on a mixed input the local files count too), else 0."""
     summaries = _executors(spark)
     now_ms = int(time.time() * 1000)
     lives, input_bytes = 0, 0
@@ -83,16 +83,3 @@ def timing_line(u):
     peaks = ",".join(str(int(p)) for p in u["executorPeakBytes"]) or "0"
     return (f"spark_executors={int(u['executors'])} spark_executor_peak_bytes={peaks} "
             f"spark_s3_read_bytes={int(u['s3ReadBytes'])} spark_executor_ms={int(u['executorMillis'])}")
-
-
-def merge(runs):
-    """The iterations' usages as one: each executor slot's largest peak, bytes and lives summed."""
-    out = {"executors": 0, "executorPeakBytes": [], "s3ReadBytes": 0, "executorMillis": 0}
-    for r in runs:
-        out["executors"] = max(out["executors"], r["executors"])
-        peaks = sorted(r["executorPeakBytes"], reverse=True)
-        prev = out["executorPeakBytes"]
-        out["executorPeakBytes"] = [max(a, b) for a, b in zip(prev + [0] * len(peaks), peaks + [0] * len(prev))][:max(len(prev), len(peaks))]
-        out["s3ReadBytes"] += r["s3ReadBytes"]
-        out["executorMillis"] += r["executorMillis"]
-    return out

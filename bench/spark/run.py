@@ -121,8 +121,9 @@ ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 def expand_env(value, env):
     """A value with ${env:NAME} references, each replaced by the variable of env (empty when unset).
-    Spark expands them in some settings only: a driver told spark.driver.host=${env:POD_IP} gave its
-    executors 0.0.0.0 to connect to, so the program expands every line of the settings file itself."""
+    Spark expands them only where it reads a setting through its typed config entries, not where a
+    setting is read by name as a string, so the program expands every line of the settings file itself:
+    every reader then sees the driver's pod IP and name."""
     return ENV_REF.sub(lambda m: env.get(m.group(1), ""), value)
 
 

@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pqcache/pqcache/bench/pyfind"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/pyfind"
 )
 
 // Environment variables the engine reads, or sets for run.py.
