@@ -167,9 +167,14 @@ fuzz: ## Run every fuzz target for FUZZTIME (30s) each; a crasher is written to 
 		go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
 
+# FUZZSHORTCOUNT bounds the short pass by executions, not seconds: Go 1.26's fuzz coordinator can fail a
+# target with a bare "context deadline exceeded" when a duration -fuzztime ends while a worker is mid-call
+# (golang/go#75804, fixed in Go 1.27); a count sets no deadline. 10000 runs take 0.3-10 s per target here.
+FUZZSHORTCOUNT ?= 10000x
+
 .PHONY: fuzz-short
-fuzz-short: ## The bounded pass CI runs (in make test): every fuzz target for 5s (corpus replay runs in every go test).
-	$(MAKE) fuzz FUZZTIME=5s FUZZMINIMIZETIME=100x
+fuzz-short: ## The bounded pass CI runs (in make test): every fuzz target for FUZZSHORTCOUNT runs (corpus replay runs in every go test).
+	$(MAKE) fuzz FUZZTIME=$(FUZZSHORTCOUNT) FUZZMINIMIZETIME=100x
 
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
