@@ -39,6 +39,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -104,6 +105,9 @@ type cluster struct {
 	peerForge atomic.Pointer[func(http.Handler) http.Handler]
 	// ambient is every agent's AmbientNamespaces.
 	ambient []string
+	// datasetWatchLag, when set, delays what every agent's watch of Datasets receives
+	// (late_dataset_test.go).
+	datasetWatchLag time.Duration
 }
 
 // startCluster starts the control plane and the operator; with debounce, also the event hub (its
@@ -202,7 +206,7 @@ func (cl *cluster) startAgent(node, root string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(cl.cfg, ctrl.Options{Scheme: cl.scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: agent.CacheOptions(node)})
+	mgr, err := ctrl.NewManager(cl.agentConfig(), ctrl.Options{Scheme: cl.scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: agent.CacheOptions(node)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,6 +612,20 @@ func TestAPanicInOneSyncMarksOnlyItsCopy(t *testing.T) {
 	if n := panicsCounted(t, "boom"); n < 1 {
 		t.Errorf("pqcache_agent_sync_panics_total{dataset=boom} = %v, want at least 1", n)
 	}
+	// The panic's message carries its stack, longer than an Event's note may be: the operator cuts the
+	// note, else the API server refuses the Event and the user never sees it.
+	cl.waitFor("an Event says boom's seed failed with Panicked", 30*time.Second, func() (bool, string) {
+		var evs eventsv1.EventList
+		if err := cl.c.List(cl.ctx, &evs, client.InNamespace("default")); err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Name == "boom" && e.Reason == datav1alpha1.EventSyncFailed {
+				return strings.Contains(e.Note, wire.ReasonPanicked), e.Note
+			}
+		}
+		return false, fmt.Sprintf("no SyncFailed Event about boom among %d", len(evs.Items))
+	})
 }
 
 // panicsCounted is the agent's panic counter for the Dataset named name.

@@ -23,9 +23,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
@@ -53,6 +58,15 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&datav1alpha1.DatasetReplica{}).
+		// A DatasetReplica can reach this cache before its Dataset does (two watches): Reconcile then
+		// finds no Dataset and ends, and nothing would wake it again. The Dataset's arrival does.
+		Watches(&datav1alpha1.Dataset{}, handler.EnqueueRequestsFromMapFunc(a.replicasOf),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return true },
+				UpdateFunc:  func(event.UpdateEvent) bool { return false }, // status writes: the replica's own events suffice
+				DeleteFunc:  func(event.DeleteEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
 		Named("agent").
 		// One agent runs per process in a cluster; tests run several, one per node, in one process.
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentCopies, SkipNameValidation: ptr.To(true)}).
@@ -60,6 +74,23 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // pruner removes, now and then, the copies of this node that no DatasetReplica asks for any more.
+// replicasOf is this node's DatasetReplicas of the Dataset obj (the cache holds only this node's).
+func (a *Agent) replicasOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	var reps datav1alpha1.DatasetReplicaList
+	if err := a.List(ctx, &reps, client.InNamespace(obj.GetNamespace()),
+		client.MatchingLabels{datav1alpha1.LabelReplicaDataset: datav1alpha1.LabelValue(obj.GetName())}); err != nil {
+		a.Log.Warn("Listing this node's copies of a Dataset", "dataset", obj.GetNamespace()+"/"+obj.GetName(), "error", err)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, r := range reps.Items {
+		if r.Spec.DatasetName == obj.GetName() && r.Spec.NodeName == a.Node {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&r)})
+		}
+	}
+	return out
+}
+
 type pruner struct{ a *Agent }
 
 func (p pruner) Start(ctx context.Context) error {

@@ -68,8 +68,14 @@ type logNews struct {
 	kv  []any
 }
 
+// eventNoteLimit is the most an events.k8s.io/v1 Event's note may hold (the API server refuses a
+// longer one, and the recorder drops that event without retrying): a note that quotes a sync's
+// message, itself up to 1024 bytes, must be cut.
+const eventNoteLimit = 1024
+
 func (n *news) event(related client.Object, typ, reason, action, note string, args ...any) {
-	n.events = append(n.events, eventNews{related: related, typ: typ, reason: reason, action: action, note: fmt.Sprintf(note, args...)})
+	n.events = append(n.events, eventNews{related: related, typ: typ, reason: reason, action: action,
+		note: wire.Truncate(fmt.Sprintf(note, args...), eventNoteLimit)})
 }
 
 func (n *news) log(msg string, kv ...any) { n.logs = append(n.logs, logNews{msg: msg, kv: kv}) }
