@@ -196,7 +196,9 @@ var _ = Describe("BenchRun controller", func() {
 		Eventually(func(g Gomega) {
 			jobs = benchJobsOf(g, run)
 			g.Expect(jobs).To(HaveLen(3))
-			g.Expect(getRun(run).Status.Jobs.Queued).To(Equal(int32(1)))
+			jobsStatus := getRun(run).Status.Jobs
+			g.Expect(jobsStatus).NotTo(BeNil(), "no status of its Jobs yet")
+			g.Expect(jobsStatus.Queued).To(Equal(int32(1)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(benchJobsOf(g, run)).To(HaveLen(3)) }).WithTimeout(time.Second).Should(Succeed())
 		first := jobs[0]
@@ -465,7 +467,9 @@ var _ = Describe("BenchRun controller", func() {
 		Eventually(func(g Gomega) {
 			jobs = benchJobsOf(g, run)
 			g.Expect(jobs).To(HaveLen(3), "the cap of 3")
-			g.Expect(getRun(run).Status.Jobs.Total).To(Equal(int32(6)), "both engines read every input: 2 × 3")
+			jobsStatus := getRun(run).Status.Jobs
+			g.Expect(jobsStatus).NotTo(BeNil(), "no status of its Jobs yet")
+			g.Expect(jobsStatus.Total).To(Equal(int32(6)), "both engines read every input: 2 × 3")
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		byKind := map[string]batchv1.Job{}
 		finishAll := func() {

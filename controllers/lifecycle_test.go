@@ -91,7 +91,9 @@ var _ = Describe("Lifecycle edges", func() {
 		Eventually(func(g Gomega) {
 			hogJobs = benchJobsOf(g, hog)
 			g.Expect(hogJobs).To(HaveLen(3))
-			g.Expect(getRun(hog).Status.Jobs.Queued).To(Equal(int32(3)))
+			jobsStatus := getRun(hog).Status.Jobs
+			g.Expect(jobsStatus).NotTo(BeNil(), "no status of its Jobs yet")
+			g.Expect(jobsStatus.Queued).To(Equal(int32(3)))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		victim := newBenchRun(ns, "victim", "data", oneConfigOneInput)
 		Expect(k8sClient.Create(ctx, victim)).To(Succeed())
