@@ -172,7 +172,9 @@ var _ = Describe("Dataset with per-node copies", func() {
 
 		key := datav1alpha1.NodeLabelKey(ns, "lake")
 		Eventually(func(g Gomega) {
-			g.Expect(getDataset(ds).Status.Replicas.NodeLabel).To(Equal(key))
+			replicas := getDataset(ds).Status.Replicas
+			g.Expect(replicas).NotTo(BeNil(), "no status of its replicas yet")
+			g.Expect(replicas.NodeLabel).To(Equal(key))
 			for _, n := range []*corev1.Node{a, b} {
 				var cur corev1.Node
 				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(n), &cur)).To(Succeed())
