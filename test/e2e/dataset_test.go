@@ -64,6 +64,8 @@ var _ = Describe("A Dataset and BenchRuns on a real cluster", Ordered, func() {
 
 	BeforeAll(func() {
 		ns = newNamespace("pqcache-e2e-")
+		// The other specs' namespaces get the workers' account from the operator.
+		handMadeWorkerAccount(ns)
 		By("starting versitygw in " + ns)
 		endpoint = startS3(ns)
 		By("generating TPC-H SF 0.01 and uploading it to s3://" + bucket + "/" + prefix + " at " + endpoint)
@@ -115,6 +117,11 @@ spec:
 		Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ds.Status.ClaimName}, &pvc)).To(Succeed())
 		Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
 		Expect(metav1.IsControlledBy(&pvc, &ds)).To(BeTrue())
+
+		By("the workers' account made by hand is used as it is: the operator takes no ownership of it")
+		var sa corev1.ServiceAccount
+		Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: workerServiceAccount}, &sa)).To(Succeed())
+		Expect(sa.OwnerReferences).To(BeEmpty())
 	})
 
 	It("shows the Dataset with kubectl pqcache status, found by kubectl on PATH", func() {

@@ -189,21 +189,16 @@ func helm(args ...string) (string, error) {
 }
 
 // newNamespace creates a namespace for one test and deletes it afterwards (unless the test failed and
-// PQCACHE_E2E_KEEP is set, to look at it). It holds the sync workers' ServiceAccount, bound to the
-// chart's worker-progress ClusterRole, made by hand as users did before the operator made them: the
-// operator uses such an account as it is (namespaces_test.go shows a namespace without one).
+// PQCACHE_E2E_KEEP is set, to look at it).
 func newNamespace(prefix string) string {
+	GinkgoHelper()
 	ns := &corev1.Namespace{}
 	ns.GenerateName = prefix
 	// The restricted Pod Security profile: everything pqcache creates must pass it.
 	ns.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
 	Expect(c.Create(ctx, ns)).To(Succeed())
-	Expect(c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: workerServiceAccount}})).To(Succeed())
-	Expect(c.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "pqcache-worker-progress"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "pqcache-worker-progress"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: workerServiceAccount, Namespace: ns.Name}},
-	})).To(Succeed())
+	// Nothing of pqcache's is made by hand: the workers' account and its binding are the operator's to
+	// make, as in a tenant's new namespace (a spec that made them here would hide a path that lacks one).
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() && os.Getenv("PQCACHE_E2E_KEEP") != "" {
 			fmt.Fprintf(GinkgoWriter, "keeping namespace %s\n", ns.Name)
@@ -212,6 +207,19 @@ func newNamespace(prefix string) string {
 		Expect(client.IgnoreNotFound(c.Delete(ctx, ns))).To(Succeed())
 	})
 	return ns.Name
+}
+
+// handMadeWorkerAccount makes, in ns, the sync workers' ServiceAccount bound to the chart's
+// worker-progress ClusterRole, by hand, as users did before the operator made them: the operator must
+// use such an account as it is, and leave it behind.
+func handMadeWorkerAccount(ns string) {
+	GinkgoHelper()
+	Expect(c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: workerServiceAccount}})).To(Succeed())
+	Expect(c.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pqcache-worker-progress"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "pqcache-worker-progress"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: workerServiceAccount, Namespace: ns}},
+	})).To(Succeed())
 }
 
 var _ = Describe("An installed pqcache", func() {

@@ -19,8 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -35,28 +33,11 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// bareNamespace creates a namespace as a new tenant gets it: restricted Pod Security and nothing of
-// pqcache's (newNamespace makes the workers' account by hand; here the operator must).
-func bareNamespace(prefix string) string {
-	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix,
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	Expect(c.Create(ctx, ns)).To(Succeed())
-	DeferCleanup(func() {
-		if CurrentSpecReport().Failed() && os.Getenv("PQCACHE_E2E_KEEP") != "" {
-			fmt.Fprintf(GinkgoWriter, "keeping namespace %s\n", ns.Name)
-			return
-		}
-		Expect(client.IgnoreNotFound(c.Delete(ctx, ns))).To(Succeed())
-	})
-	return ns.Name
-}
-
 // These specs need the chart's live progress on (hack/local-cluster's values set
 // worker.progress.enabled).
 var _ = Describe("Namespaces as they come", func() {
 	It("shows live progress in a new namespace with nothing made by hand", func() {
-		ns := bareNamespace("pqcache-e2e-fresh-")
+		ns := newNamespace("pqcache-e2e-fresh-")
 		endpoint := startS3(ns)
 		const slowPrefix = "fresh/sf0.01/"
 		rep := parsePutReport(runJob(ns, "upload",
@@ -101,7 +82,7 @@ spec:
 	})
 
 	It("says within 60 s that a namespace's quota admits no pods, in the API server's words", func() {
-		ns := bareNamespace("pqcache-e2e-nopods-")
+		ns := newNamespace("pqcache-e2e-nopods-")
 		Expect(c.Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nopods"},
 			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}})).To(Succeed())
 		Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: objectMeta(ns, s3Secret),
