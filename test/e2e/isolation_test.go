@@ -58,9 +58,12 @@ spec:
 		Expect(r.Isolation).To(Equal(want), r.Engine)
 		Expect(r.Timing).To(Equal(datav1alpha1.TimingEngine), r.Engine+": DuckDB times its own queries")
 		Expect(r.StartupMillis).To(BeNumerically(">", 0), r.Engine+": start-up")
-		// In a session a query's wall time runs from the previous query's last row to its own: the query
-		// and the printing of its rows, which at SF 0.01 can round to the same milliseconds.
-		Expect(r.GeometricMeanMillis).To(BeNumerically("<=", r.WallGeometricMeanMillis), r.Engine+": query time within the whole process's")
+		// In a session a query's wall time runs from the previous query's delimiter to its own, as the
+		// runner reads them from the pipe; the engine starts the next query before the runner has read
+		// the delimiter, so at SF 0.01 (queries of about 10 ms) the wall time can come out a millisecond
+		// or two below the query time (13 against 12 once). Within 2 ms plus 10 % of it, then.
+		Expect(r.GeometricMeanMillis).To(BeNumerically("<=", r.WallGeometricMeanMillis+2+r.WallGeometricMeanMillis/10),
+			r.Engine+": query time within the whole process's")
 		if r.Isolation == datav1alpha1.IsolationProcess {
 			Expect(r.GeometricMeanMillis).To(BeNumerically("<", r.WallGeometricMeanMillis), r.Engine+": query time below the whole process's")
 			// Each process's wall time holds its start-up too (per query in the runner's JSON; per
