@@ -66,7 +66,8 @@ func (b *laggingBody) Read(p []byte) (int, error) {
 // TestACopyStartsWhenItsDatasetReachesTheAgentLate: a Dataset created while the agent's watch of
 // Datasets lags by 2 s reaches the agent after its DatasetReplica does. The agent's first reconcile
 // finds no Dataset; the Dataset's arrival must start the copy (before, nothing did: the copy waited
-// for ever, and CI once saw it as TestASlowBucketGivesBackItsSlots's calm Dataset never copied).
+// for ever: a run of the agent's tests on a loaded machine once saw TestASlowBucketGivesBackItsSlots's
+// calm Dataset never copied).
 func TestACopyStartsWhenItsDatasetReachesTheAgentLate(t *testing.T) {
 	cl := startCluster(t, nil)
 	cl.startS3()

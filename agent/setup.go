@@ -73,8 +73,8 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(a)
 }
 
-// pruner removes, now and then, the copies of this node that no DatasetReplica asks for any more.
-// replicasOf is this node's DatasetReplicas of the Dataset obj (the cache holds only this node's).
+// replicasOf is this node's DatasetReplicas of the Dataset obj: the cache holds only this node's, and
+// a shortened label value can name another Dataset too, so the spec's name decides.
 func (a *Agent) replicasOf(ctx context.Context, obj client.Object) []reconcile.Request {
 	var reps datav1alpha1.DatasetReplicaList
 	if err := a.List(ctx, &reps, client.InNamespace(obj.GetNamespace()),
@@ -84,13 +84,14 @@ func (a *Agent) replicasOf(ctx context.Context, obj client.Object) []reconcile.R
 	}
 	var out []reconcile.Request
 	for _, r := range reps.Items {
-		if r.Spec.DatasetName == obj.GetName() && r.Spec.NodeName == a.Node {
+		if r.Spec.DatasetName == obj.GetName() {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&r)})
 		}
 	}
 	return out
 }
 
+// pruner removes, now and then, the copies of this node that no DatasetReplica asks for any more.
 type pruner struct{ a *Agent }
 
 func (p pruner) Start(ctx context.Context) error {

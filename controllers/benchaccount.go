@@ -20,9 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
@@ -79,9 +76,5 @@ func (r *BenchRunReconciler) ensureBenchAccount(ctx context.Context, run *datav1
 	if run.Spec.ServiceAccountName != "" || r.Worker.ServiceAccount == "" {
 		return nil
 	}
-	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: r.Worker.ServiceAccount}}
-	if err := shareOwnership(ctx, r.Client, r.APIReader, run, account); err != nil {
-		return fmt.Errorf("making the workers' ServiceAccount %s/%s: %w", run.Namespace, r.Worker.ServiceAccount, err)
-	}
-	return nil
+	return shareWorkerAccount(ctx, r.Client, r.APIReader, run, r.Worker.ServiceAccount)
 }

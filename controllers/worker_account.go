@@ -51,9 +51,8 @@ func (r *DatasetReconciler) ensureWorkerAccount(ctx context.Context, ds *datav1a
 	if sa == "" || credentialsAccount(ds) != "" {
 		return nil // no live progress, or the pods run under the Dataset's own account
 	}
-	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: sa}}
-	if err := shareOwnership(ctx, r.Client, r.APIReader, ds, account); err != nil {
-		return fmt.Errorf("making the workers' ServiceAccount %s/%s: %w", ds.Namespace, sa, err)
+	if err := shareWorkerAccount(ctx, r.Client, r.APIReader, ds, sa); err != nil {
+		return err
 	}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: WorkerProgressRole},
@@ -62,6 +61,16 @@ func (r *DatasetReconciler) ensureWorkerAccount(ctx context.Context, ds *datav1a
 	}
 	if err := shareOwnership(ctx, r.Client, r.APIReader, ds, binding); err != nil {
 		return fmt.Errorf("binding the workers' ServiceAccount %s/%s to %s: %w", ds.Namespace, sa, WorkerProgressRole, err)
+	}
+	return nil
+}
+
+// shareWorkerAccount makes the workers' ServiceAccount named sa in owner's namespace, or adds owner to
+// its owners (shareOwnership): a Dataset's sync Jobs and a BenchRun's Jobs both run as it.
+func shareWorkerAccount(ctx context.Context, c client.Client, reader client.Reader, owner client.Object, sa string) error {
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: owner.GetNamespace(), Name: sa}}
+	if err := shareOwnership(ctx, c, reader, owner, account); err != nil {
+		return fmt.Errorf("making the workers' ServiceAccount %s/%s: %w", owner.GetNamespace(), sa, err)
 	}
 	return nil
 }

@@ -64,16 +64,20 @@ func peakFiles(line string) []peakFile {
 	if len(parts) != 3 {
 		return nil
 	}
+	var root, name, src string
 	switch {
 	case parts[0] == "0" && parts[1] == "":
-		const src = "cgroup v2 memory.peak"
-		return []peakFile{{filepath.Join("/sys/fs/cgroup", parts[2], "memory.peak"), src}, {"/sys/fs/cgroup/memory.peak", src}}
+		root, name, src = "/sys/fs/cgroup", "memory.peak", "cgroup v2 memory.peak"
 	case parts[2] == "/":
 		return nil
 	case strings.Contains(","+parts[1]+",", ",memory,"):
-		const src = "cgroup v1 memory.max_usage_in_bytes"
-		return []peakFile{{filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.max_usage_in_bytes"), src},
-			{"/sys/fs/cgroup/memory/memory.max_usage_in_bytes", src}}
+		root, name, src = "/sys/fs/cgroup/memory", "memory.max_usage_in_bytes", "cgroup v1 memory.max_usage_in_bytes"
+	default:
+		return nil
 	}
-	return nil
+	own, atRoot := filepath.Join(root, parts[2], name), filepath.Join(root, name)
+	if own == atRoot { // v2 in a cgroup namespace: the container's cgroup is the mount's root
+		return []peakFile{{own, src}}
+	}
+	return []peakFile{{own, src}, {atRoot, src}}
 }

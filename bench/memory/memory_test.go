@@ -176,7 +176,7 @@ func TestCgroupPeak(t *testing.T) {
 func TestPeakFilesOfAContainersCgroup(t *testing.T) {
 	for line, want := range map[string][]string{
 		"4:memory:/kubepods/burstable/podx/abc": {"/sys/fs/cgroup/memory/kubepods/burstable/podx/abc/memory.max_usage_in_bytes", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes"},
-		"0::/":                                  {"/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory.peak"},
+		"0::/":                                  {"/sys/fs/cgroup/memory.peak"},
 		"0::/kubepods.slice/x":                  {"/sys/fs/cgroup/kubepods.slice/x/memory.peak", "/sys/fs/cgroup/memory.peak"},
 		"4:memory:/":                            nil,
 		"3:cpuset:/x":                           nil,
