@@ -155,10 +155,19 @@ func TestCopiesOverTLSByIdentity(t *testing.T) {
 	cl.addNode("node-c")
 	ds := cl.dataset("sales", 3)
 	cl.waitFor("every node holds generation 1", time.Minute, func() (bool, string) { return cl.copiesAt(ds, 1, "node-a", "node-b", "node-c") })
+	// An agent publishes the generation on its disk before it writes the sync into its replica's status.
 	var reps datav1alpha1.DatasetReplicaList
-	if err := cl.c.List(cl.ctx, &reps, client.InNamespace("default")); err != nil {
-		t.Fatal(err)
-	}
+	cl.waitFor("every copy has reported its sync", 30*time.Second, func() (bool, string) {
+		if err := cl.c.List(cl.ctx, &reps, client.InNamespace("default")); err != nil {
+			return false, err.Error()
+		}
+		for _, r := range reps.Items {
+			if r.Status.LastSync == nil {
+				return false, "no sync reported on " + r.Spec.NodeName
+			}
+		}
+		return len(reps.Items) == 3, fmt.Sprintf("%d replicas", len(reps.Items))
+	})
 	for _, r := range reps.Items {
 		ls := r.Status.LastSync
 		if ls == nil || r.Spec.Role == datav1alpha1.RoleFollower && (ls.FilesFromFallback != 0 || ls.FilesCopied != 4) {

@@ -487,7 +487,8 @@ var _ = Describe("BenchRun controller", func() {
 			}
 		}
 		finishAll()
-		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(6)) }).WithTimeout(10 * time.Second).Should(Succeed())
+		// 30 s: with other suites on the 2 cores, the last of the next Jobs once came after 10 s.
+		Eventually(func(g Gomega) { jobs = benchJobsOf(g, run); g.Expect(jobs).To(HaveLen(6)) }).WithTimeout(30 * time.Second).Should(Succeed())
 		finishAll()
 		Expect(byKind).To(HaveLen(6))
 		for kind, j := range byKind {
