@@ -228,31 +228,6 @@ func withBenchPlacement(job *batchv1.Job, exclusive bool, perNode int, avoid []s
 	avoidNodes(pod.Affinity, avoid)
 }
 
-// avoidExclusiveBench keeps a sync Job's pod off the nodes where an exclusive bench Job runs.
-func avoidExclusiveBench(pod *corev1.PodSpec) {
-	if pod.Affinity == nil {
-		pod.Affinity = &corev1.Affinity{}
-	}
-	addAntiAffinity(pod.Affinity, exclusiveBenchTerm())
-}
-
-// exclusiveBenchTerm matches the pods of exclusive bench Jobs, in every namespace, on one node.
-func exclusiveBenchTerm() corev1.PodAffinityTerm {
-	return onOtherNodes(&metav1.LabelSelector{MatchLabels: map[string]string{LabelExclusiveBench: "true"}})
-}
-
-// onOtherNodes is a term for "not on a node running pods that sel matches, in any namespace".
-func onOtherNodes(sel *metav1.LabelSelector) corev1.PodAffinityTerm {
-	return corev1.PodAffinityTerm{LabelSelector: sel, NamespaceSelector: &metav1.LabelSelector{}, TopologyKey: corev1.LabelHostname}
-}
-
-func addAntiAffinity(a *corev1.Affinity, terms ...corev1.PodAffinityTerm) {
-	if a.PodAntiAffinity == nil {
-		a.PodAntiAffinity = &corev1.PodAntiAffinity{}
-	}
-	a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, terms...)
-}
-
 // avoidNodes keeps the pod off the named nodes: a NotIn on the node's name in every ORed term (a
 // field requirement names one node, so one per node).
 func avoidNodes(a *corev1.Affinity, nodes []string) {

@@ -18,8 +18,6 @@ package controllers
 
 import (
 	"encoding/json"
-	"strings"
-	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -137,18 +135,3 @@ var _ = Describe("A BenchRun of a user's workload", func() {
 		}
 	})
 })
-
-func TestCopyTooBig(t *testing.T) {
-	small := runWorkload{w: &workload.Workload{Name: "w", Queries: []workload.Query{{Name: "q", SQL: "SELECT 1"}}}}
-	if why := copyTooBig(small); why != "" {
-		t.Fatalf("a small workload refused: %s", why)
-	}
-	big := runWorkload{w: &workload.Workload{Name: "w", Queries: []workload.Query{{Name: "q", SQL: "SELECT '" + strings.Repeat("x", maxWorkloadCopy) + "'"}}}}
-	if why := copyTooBig(big); !strings.Contains(why, "must fit a ConfigMap") {
-		t.Fatalf("copyTooBig = %q", why)
-	}
-	builtin := runWorkload{builtin: "tpch", w: big.w}
-	if copyTooBig(builtin) != "" {
-		t.Fatal("a built-in workload is never copied")
-	}
-}

@@ -416,22 +416,6 @@ func (r *DatasetReconciler) activeSyncs(ctx context.Context) int {
 	return activeJobs(ctx, r.Client, componentSync, r.MaxConcurrentSyncs)
 }
 
-// activeJobs counts the running pqcache Jobs of one component across the watched namespaces; when it
-// cannot tell, it says full (limit) rather than overshoot a cap.
-func activeJobs(ctx context.Context, c client.Client, component string, limit int) int {
-	var list batchv1.JobList
-	if err := c.List(ctx, &list, client.MatchingLabels{LabelComponent: component, labelManagedBy: "pqcache"}); err != nil {
-		return limit
-	}
-	n := 0
-	for i := range list.Items {
-		if !jobStateOf(&list.Items[i]).Finished {
-			n++
-		}
-	}
-	return n
-}
-
 // record reads a finished Job's report from its pod and writes it into status.
 func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobState, facts *syncRound) error {
 	pods, err := listJobPods(ctx, r.APIReader, j)

@@ -68,10 +68,6 @@ var (
 		Name: "pqcache_dataset_next_sync_timestamp_seconds",
 		Help: "Unix time the schedule's next listing sync is due (status.nextSyncTime), absent while a listing sync runs; alert on time() minus this: a listing overdue.",
 	}, datasetLabels)
-	benchRunsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pqcache_benchruns_finished_total",
-		Help: "BenchRuns that finished, by result (Succeeded or Failed) and reason (Completed, OOMKilled, ResultMismatch, ...).",
-	}, []string{"namespace", "result", "reason"})
 	copiesWithoutAgent = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pqcache_dataset_copies_without_agent",
 		Help: "Copies of a Dataset with spec.replicas whose node runs no Ready node agent (status reason NoAgent): nobody keeps them fresh, and pods there cannot mount them.",
@@ -83,7 +79,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, copiesWithoutAgent, benchRunsFinished)
+	metrics.Registry.MustRegister(eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, copiesWithoutAgent)
 }
 
 // observeSync records one finished sync of ds, ls as recorded; it is called once per Job.
@@ -157,13 +153,4 @@ func forgetDataset(namespace, name string) {
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{eventLagSeconds, syncDurationSeconds, syncBytesCopied, syncFilesCopied, syncFailures, lastSuccessfulSync, outOfSync, cacheBytes, changesFoundByListing, nextListing, copiesWithoutAgent} {
 		v.DeletePartialMatch(l)
 	}
-}
-
-// observeRunFinished counts a BenchRun that has just finished.
-func observeRunFinished(namespace string, succeeded bool, reason string) {
-	result := "Failed"
-	if succeeded {
-		result = "Succeeded"
-	}
-	benchRunsFinished.With(prometheus.Labels{"namespace": namespace, "result": result, "reason": reason}).Inc()
 }

@@ -18,7 +18,6 @@ package controllers
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -59,43 +58,6 @@ type Options struct {
 	// AgentAccount is the node agents' ServiceAccount: the manager grants it, by name, the Secret
 	// each Dataset with spec.replicas names (agent_grant.go). Empty: no agents, no grants.
 	AgentAccount types.NamespacedName
-}
-
-// minJobTTL is the shortest TTLAfterFinished the operator accepts: a finished Job's report is read
-// from its pod, which the TTL deletes with it, so the controller needs a moment to read it.
-const minJobTTL = time.Minute
-
-// withDefaults fills the worker options a caller left empty from DefaultWorkerOptions, field by
-// field: an operator that sets only a CA bundle keeps it, and gets the default image.
-func (o WorkerOptions) withDefaults() WorkerOptions {
-	d := DefaultWorkerOptions()
-	if o.Image == "" {
-		o.Image = d.Image
-	}
-	if o.PolarsImage == "" {
-		o.PolarsImage = d.PolarsImage
-	}
-	if o.SparkImage == "" {
-		o.SparkImage = d.SparkImage
-	}
-	if o.ImagePullPolicy == "" {
-		o.ImagePullPolicy = d.ImagePullPolicy
-	}
-	if o.Resources.Requests == nil && o.Resources.Limits == nil && o.Resources.Claims == nil {
-		o.Resources = d.Resources
-	}
-	if o.TTLAfterFinished == 0 {
-		o.TTLAfterFinished = d.TTLAfterFinished
-	}
-	return o
-}
-
-// validate refuses options the Jobs cannot carry.
-func (o WorkerOptions) validate() error {
-	if o.TTLAfterFinished < minJobTTL || o.TTLAfterFinished.Seconds() > math.MaxInt32 {
-		return fmt.Errorf("the finished-Job TTL %s must be between %s and %d seconds: a Job's report is read from its pod, which the TTL deletes", o.TTLAfterFinished, minJobTTL, math.MaxInt32)
-	}
-	return nil
 }
 
 // CacheOptions configures the manager's informers: only the watched namespaces (none: all), and of

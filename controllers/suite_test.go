@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -65,11 +64,6 @@ const testWorkerImage = "example.test/pqcache:test"
 
 // testAgentAccount is the node agents' ServiceAccount that the suite's manager grants Secrets to.
 var testAgentAccount = types.NamespacedName{Namespace: "pqcache-system", Name: "pqcache-agent"}
-
-func TestControllers(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Controllers Suite")
-}
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))

@@ -17,13 +17,11 @@ limitations under the License.
 package controllers
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -32,18 +30,9 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// Labels and annotations on the objects the Dataset controller creates. Annotations on a sync Job
-// carry the facts the Job was started with, so its result can be recorded against them.
+// Annotations on a sync Job carry the facts the Job was started with, so its result can be recorded
+// against them.
 const (
-	// LabelDataset holds the Dataset's name on its Jobs and claim, shortened with a hash when longer
-	// than a label value may be (AnnotationDataset has it whole).
-	LabelDataset   = "data.pqcache.dev/dataset"
-	LabelComponent = "app.kubernetes.io/component"
-	labelName      = "app.kubernetes.io/name"
-	labelManagedBy = "app.kubernetes.io/managed-by"
-	componentSync  = "sync"
-	componentSize  = "size"
-
 	AnnotationTrigger        = "data.pqcache.dev/trigger"
 	AnnotationSourceHash     = "data.pqcache.dev/source-hash"
 	AnnotationSpecGeneration = "data.pqcache.dev/spec-generation"
@@ -51,79 +40,7 @@ const (
 	// AnnotationAfter names the Job whose result was the last recorded when this one was created
 	// (empty for the first): a chain that tells which finished Job is still to be recorded.
 	AnnotationAfter = "data.pqcache.dev/after"
-
-	dataMountPath     = "/data"
-	syncContainerName = "sync"
 )
-
-// WorkerOptions are the operator-wide settings of worker Jobs.
-type WorkerOptions struct {
-	// Image runs `pqcache sync`; by default the operator's own image.
-	Image string
-	// PolarsImage runs BenchRuns' polars engine: Python Polars and pqcache's run.py (the runner is
-	// injected from Image).
-	PolarsImage string
-	// SparkImage runs BenchRuns' spark engine, its driver (with the runner injected) and its
-	// executors: a JRE, PySpark with its jars, s3a's jars and pqcache's Spark programs.
-	SparkImage string
-	// ImagePullPolicy of the worker container.
-	ImagePullPolicy corev1.PullPolicy
-	// Resources of a worker container whose Dataset does not set spec.sync.resources.
-	Resources corev1.ResourceRequirements
-	// TTLAfterFinished keeps finished Jobs (and their pods' termination messages) this long.
-	TTLAfterFinished time.Duration
-	// ServiceAccount runs worker pods whose Dataset names no service account of its own. With it set,
-	// the pod gets a token and publishes live progress on its own pod (the account needs get and patch
-	// on pods; config/rbac/worker_progress_policy.yaml limits that to its own pod's progress annotation).
-	// Empty: the namespace's default account, no token, no live progress.
-	ServiceAccount string
-	// CABundle, when set, is a ConfigMap (in each Dataset's namespace, as trust-manager distributes
-	// them) holding the CA certificates of an S3-compatible store with a private CA. Workers mount it
-	// and point AWS_CA_BUNDLE at it.
-	CABundle *ConfigMapKey
-	// Access is whose identity workers read a bucket with and where they may connect.
-	Access AccessPolicy
-}
-
-// ConfigMapKey names one key of a ConfigMap.
-type ConfigMapKey struct {
-	Name, Key string
-}
-
-const caBundleDir = "/etc/pqcache/ca"
-
-// withCABundle mounts the CA bundle, if one is configured, into the given container of a pod (by
-// default the first): a ConfigMap volume, a read-only mount, and AWS_CA_BUNDLE pointing at the key.
-func withCABundle(spec *corev1.PodSpec, ca *ConfigMapKey, into ...*corev1.Container) {
-	if ca == nil {
-		return
-	}
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "ca-bundle", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: ca.Name},
-		Items:                []corev1.KeyToPath{{Key: ca.Key, Path: ca.Key}},
-	}}})
-	c := &spec.Containers[0]
-	if len(into) > 0 {
-		c = into[0]
-	}
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "ca-bundle", MountPath: caBundleDir, ReadOnly: true})
-	c.Env = append(c.Env, corev1.EnvVar{Name: "AWS_CA_BUNDLE", Value: caBundleDir + "/" + ca.Key})
-}
-
-// DefaultWorkerOptions are used where the operator's flags leave a field empty.
-func DefaultWorkerOptions() WorkerOptions {
-	return WorkerOptions{
-		Image:           "pqcache:dev",
-		PolarsImage:     "pqcache-polars:dev",
-		SparkImage:      "pqcache-spark:dev",
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
-		},
-		TTLAfterFinished: time.Hour,
-	}
-}
 
 // syncJobName names the sync Job of one round: the same Dataset and the same last recorded sync give
 // the same name, so a reconcile working from a stale cache cannot start a second Job for the round.
@@ -250,6 +167,3 @@ func syncPod(ds *datav1alpha1.Dataset, opts WorkerOptions, args wire.SyncArgs) c
 	avoidExclusiveBench(&pod)
 	return pod
 }
-
-// describeJob is used in messages.
-func describeJob(j *batchv1.Job) string { return fmt.Sprintf("job %s/%s", j.Namespace, j.Name) }

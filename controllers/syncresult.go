@@ -30,32 +30,6 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// jobState is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline
-// has no failed pod to count, only a Failed condition with reason DeadlineExceeded.
-type jobState struct {
-	Finished bool
-	Failed   bool
-	// Reason is the Failed condition's reason (DeadlineExceeded, BackoffLimitExceeded, ...).
-	Reason  string
-	Message string
-	At      time.Time
-}
-
-func jobStateOf(j *batchv1.Job) jobState {
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return jobState{Finished: true, At: c.LastTransitionTime.Time}
-		case batchv1.JobFailed:
-			return jobState{Finished: true, Failed: true, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time}
-		}
-	}
-	return jobState{}
-}
-
 // workerOutcome is what the worker's pod left: its report (the termination message), or why there is
 // none.
 type workerOutcome struct {

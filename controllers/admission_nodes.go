@@ -37,11 +37,6 @@ import (
 // cannot place for that long waits in the scheduler, not in front of everyone else. Without a cap per
 // node, only the exclusive runs' Jobs are counted so; the others only keep off exclusive nodes.
 
-// LabelExclusiveBench marks the pods of an exclusive run's bench Jobs. Other bench pods and sync pods
-// keep off their node with a required pod anti-affinity on it: no node is written, and no RBAC is
-// needed beyond what the Jobs already have.
-const LabelExclusiveBench = "data.pqcache.dev/exclusive-bench"
-
 // placingGrace is how long an admitted bench Job without a node holds the per-node admission of the
 // others.
 const placingGrace = 30 * time.Second

@@ -18,18 +18,15 @@ package controllers
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -40,29 +37,6 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
-
-// planned is a run's Jobs.
-func planned(run *datav1alpha1.BenchRun) []benchJob { return plannedJobs(run) }
-
-func TestAdmissionForgetsEveryKeyOfAnOwner(t *testing.T) {
-	a := newAdmission(1)
-	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	k := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
-	a.Admit(k("run/job-1"), 1, now)
-	a.Admit(k("run/job-2"), 1, now)
-	a.Admit(k("runner/job-1"), 1, now) // a run whose name starts like the other's
-	a.Admit(k("dataset"), 1, now)
-	a.ForgetOwner(k("run"))
-	if got := a.Waiting(); len(got) != 2 {
-		t.Fatalf("after ForgetOwner(run): waiting %v, want runner/job-1 and dataset", got)
-	}
-	// A missed delete event: the sweep drops the keys of owners that are gone, and only those.
-	gone := map[string]bool{"runner": true}
-	n := a.Sweep(context.Background(), func(_ context.Context, o types.NamespacedName) bool { return !gone[o.Name] })
-	if n != 1 || a.Len() != 1 || a.Waiting()[0] != k("dataset") {
-		t.Fatalf("sweep dropped %d, left %v", n, a.Waiting())
-	}
-}
 
 func TestDerivedNamesAreValidForEveryNameTheAPIAdmits(t *testing.T) {
 	longest := strings.Repeat("long-name.", 25) + "end" // 253 characters: the most a custom resource may have
@@ -98,26 +72,6 @@ func TestDerivedNamesAreValidForEveryNameTheAPIAdmits(t *testing.T) {
 	}
 }
 
-func TestBenchJobNamesDoNotCollideAcrossRuns(t *testing.T) {
-	run := func(name, uid, config string) *datav1alpha1.BenchRun {
-		return &datav1alpha1.BenchRun{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid)}, Spec: datav1alpha1.BenchRunSpec{
-			Configs: []datav1alpha1.ResourceConfig{{Name: config}}, Inputs: []datav1alpha1.BenchInput{{Type: datav1alpha1.InputVolume}},
-		}}
-	}
-	// "x-a" with config "b" and "x" with config "a-b" used to share the Job x-a-b-0.
-	j1, j2 := planned(run("x-a", "u1", "b"))[0].name, planned(run("x", "u2", "a-b"))[0].name
-	if j1 == j2 {
-		t.Fatalf("two runs share the Job name %s", j1)
-	}
-	// The same run asks for the same name every time (a reconcile must find the Job it created).
-	if planned(run("x-a", "u1", "b"))[0].name != j1 {
-		t.Fatal("a run's Job names are not stable")
-	}
-	if !regexp.MustCompile(`^x-a-b-[0-9a-f]{8}$`).MatchString(j1) {
-		t.Errorf("job name %q does not read as run-config-hash", j1)
-	}
-}
-
 func TestParseScheduleRefusesWhatNeverOrTooOftenFires(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for _, bad := range []string{"0 0 30 2 *", "0 0 31 4 *", "@every 1s", "@every 59s", "not a schedule"} {
@@ -129,61 +83,6 @@ func TestParseScheduleRefusesWhatNeverOrTooOftenFires(t *testing.T) {
 		if _, err := parseSchedule(good, now); err != nil {
 			t.Errorf("parseSchedule(%q): %v", good, err)
 		}
-	}
-}
-
-func TestWorkerOptionsKeepWhatIsSetAndRefuseAZeroTTL(t *testing.T) {
-	got := WorkerOptions{CABundle: &ConfigMapKey{Name: "ca", Key: "ca.crt"}, ServiceAccount: "worker"}.withDefaults()
-	if got.Image == "" || got.TTLAfterFinished != time.Hour || got.Resources.Limits == nil {
-		t.Errorf("defaults not filled: %+v", got)
-	}
-	if got.CABundle == nil || got.ServiceAccount != "worker" {
-		t.Errorf("an empty image replaced the options that were set: %+v", got)
-	}
-	for _, ttl := range []time.Duration{time.Second, 59 * time.Second, 100 * 365 * 24 * time.Hour} {
-		if err := (WorkerOptions{TTLAfterFinished: ttl}).validate(); err == nil {
-			t.Errorf("TTL %s accepted", ttl)
-		}
-	}
-	if err := (WorkerOptions{TTLAfterFinished: time.Minute}).validate(); err != nil {
-		t.Error(err)
-	}
-}
-
-func TestInspectPodsSaysWhatKeepsAContainerFromStarting(t *testing.T) {
-	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	scheduled := func(at time.Time) corev1.PodCondition {
-		return corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)}
-	}
-	waiting := func(reason, msg string) []corev1.ContainerStatus {
-		return []corev1.ContainerStatus{{Name: "sync", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
-	}
-	pod := func(conds []corev1.PodCondition, cs, inits []corev1.ContainerStatus) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: conds, ContainerStatuses: cs, InitContainerStatuses: inits}}
-	}
-	for _, tc := range []struct {
-		name      string
-		pod       corev1.Pod
-		state     podState
-		reason    string
-		contains  string
-		wantQuiet bool
-	}{
-		{"image", pod([]corev1.PodCondition{scheduled(now)}, waiting("ImagePullBackOff", `Back-off pulling image "x"`), nil), podStuck, datav1alpha1.ReasonPodNotStarting, `ImagePullBackOff: Back-off pulling image "x"`, false},
-		{"secret, in an init container", pod([]corev1.PodCondition{scheduled(now)}, nil, waiting("CreateContainerConfigError", `secret "s3" not found`)), podStuck, datav1alpha1.ReasonPodNotStarting, `secret "s3" not found`, false},
-		{"creating, just scheduled", pod([]corev1.PodCondition{scheduled(now.Add(-5 * time.Second))}, waiting("ContainerCreating", ""), nil), podNotStarted, "", "", false},
-		{"creating for long: read its events", pod([]corev1.PodCondition{scheduled(now.Add(-time.Minute))}, waiting("ContainerCreating", ""), nil), podNotStarted, "", "", true},
-		{"no room", pod([]corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes"}}, nil, nil), podStuck, datav1alpha1.ReasonUnschedulable, "0/1 nodes", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			state, problem, quiet := inspectPods([]corev1.Pod{tc.pod}, now)
-			if state != tc.state || problem.Reason != tc.reason || !strings.Contains(problem.Message, tc.contains) || (quiet != nil) != tc.wantQuiet {
-				t.Errorf("inspectPods = %v %+v quiet=%v", state, problem, quiet != nil)
-			}
-		})
-	}
-	if state, _, _ := inspectPods([]corev1.Pod{{Status: corev1.PodStatus{Phase: corev1.PodRunning}}}, now); state != podRunning {
-		t.Error("a running pod is not stuck")
 	}
 }
 
