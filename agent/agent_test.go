@@ -63,8 +63,10 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/notify"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
 	"github.com/pqcache/pqcache/controllers/eventhub"
+	"github.com/pqcache/pqcache/controllers/jobs"
+	"github.com/pqcache/pqcache/controllers/manager"
 	"github.com/pqcache/pqcache/test/s3test"
 	"github.com/pqcache/pqcache/test/testfiles"
 )
@@ -147,13 +149,13 @@ func startCluster(t *testing.T, debounce *notify.DebounceConfig) *cluster {
 	t.Cleanup(counting.Close)
 	cl.bucket = counting.URL
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil),
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: jobs.CacheOptions(nil),
 		// Each test runs the operator's controllers again in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := controllers.Options{Worker: controllers.DefaultWorkerOptions()}
+	opts := manager.Options{Worker: jobs.DefaultWorkerOptions()}
 	if debounce != nil {
 		// versitygw posts its events with the token in the query string.
 		cl.hub = eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: scheme, BindAddress: "127.0.0.1:0",
@@ -163,7 +165,7 @@ func startCluster(t *testing.T, debounce *notify.DebounceConfig) *cluster {
 		}
 		opts.Events = cl.hub
 	}
-	if err := controllers.SetupAll(mgr, opts); err != nil {
+	if err := manager.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
@@ -427,7 +429,7 @@ func TestAPutReachesEveryCopy(t *testing.T) {
 	}
 	const token = "webhook-token-for-tests"
 	if err := cl.c.Create(cl.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hook"},
-		StringData: map[string]string{controllers.EventTokenKey: token}}); err != nil {
+		StringData: map[string]string{dataset.EventTokenKey: token}}); err != nil {
 		t.Fatal(err)
 	}
 	ds := cl.dataset("stream", 3, func(ds *datav1alpha1.Dataset) {

@@ -27,12 +27,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
 )
 
 // testAgents is where the managers of these tests look for node agents (envOptions.agents): no
 // kubelet runs in envtest, so the tests create the agents' pods and set their readiness themselves.
-var testAgents = controllers.AgentPods{Namespace: "pqcache-system", Selector: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/component": "agent"})}
+var testAgents = dataset.AgentPods{Namespace: "pqcache-system", Selector: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/component": "agent"})}
 
 // copyWithoutAgent creates a Ready node, an agent pod on it that is not Ready, and a Dataset with a
 // copy on that node whose DatasetReplica the agent has reported on (it has an endpoint): only the

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package eventhub is the operator's side of S3 event notifications: the controllers.EventHub the
+// Package eventhub is the operator's side of S3 event notifications: the dataset.EventHub the
 // manager runs. It keeps each Dataset's source going (an SQS queue it long-polls with the Dataset's
 // credentials, or its share of the webhook endpoint, with a token in a Secret), feeds one
 // cache/notify Debouncer, holds each Dataset's batch until the Dataset controller has synced it, and
@@ -51,7 +51,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/notify"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
 )
 
 // Options configure a Hub.
@@ -78,7 +78,7 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Hub implements controllers.EventHub. Start runs it (a manager Runnable).
+// Hub implements dataset.EventHub. Start runs it (a manager Runnable).
 type Hub struct {
 	opts     Options
 	log      *slog.Logger
@@ -146,7 +146,7 @@ func New(opts Options) *Hub {
 	return h
 }
 
-var _ controllers.EventHub = (*Hub)(nil)
+var _ dataset.EventHub = (*Hub)(nil)
 
 // Start serves the webhook endpoint, if one is configured, until ctx ends; then it stops every
 // source. The manager runs it on the leader only: batches are for the controller that acts on them.
@@ -255,7 +255,7 @@ func (h *Hub) Watch(ctx context.Context, ds *datav1alpha1.Dataset) error {
 			return err
 		}
 	} else {
-		w.tokenSecret = controllers.EventTokenSecret(ds)
+		w.tokenSecret = dataset.EventTokenSecret(ds)
 		if spec.Webhook.TokenSecretRef == nil {
 			if err := h.ensureToken(ctx, ds, w.tokenSecret); err != nil {
 				return err
@@ -367,7 +367,7 @@ func (h *Hub) Forget(key types.NamespacedName) {
 }
 
 // Pending is the Dataset's batch waiting to be synced.
-func (h *Hub) Pending(key types.NamespacedName) *controllers.EventBatch {
+func (h *Hub) Pending(key types.NamespacedName) *dataset.EventBatch {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	held := h.batches[key]
@@ -375,7 +375,7 @@ func (h *Hub) Pending(key types.NamespacedName) *controllers.EventBatch {
 		return nil
 	}
 	b := held.batch
-	out := &controllers.EventBatch{ID: held.id, Overflow: b.Overflow, Fresh: b.Fresh}
+	out := &dataset.EventBatch{ID: held.id, Overflow: b.Overflow, Fresh: b.Fresh}
 	for _, c := range b.Changes {
 		out.Changes = append(out.Changes, wire.Change{Key: c.Key, Removed: c.Removed, Size: c.Size, ETag: c.ETag, Sequencer: c.Sequencer, EventTime: c.EventTime})
 	}
@@ -408,12 +408,12 @@ func (h *Hub) Done(key types.NamespacedName, id string, applied bool, outcome *w
 const unauthorizedRecently = 10 * time.Minute
 
 // Status is a Dataset's event counters and source health.
-func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *controllers.EventProblem) {
+func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *dataset.EventProblem) {
 	h.mu.Lock()
 	w := h.watched[key]
 	h.mu.Unlock()
 	if w == nil {
-		return datav1alpha1.EventStatus{}, &controllers.EventProblem{Reason: wire.ReasonUnavailable, Message: "the event source has not started yet"}
+		return datav1alpha1.EventStatus{}, &dataset.EventProblem{Reason: wire.ReasonUnavailable, Message: "the event source has not started yet"}
 	}
 	st := datav1alpha1.EventStatus{Source: w.kind}
 	if w.kind == "webhook" {
@@ -431,16 +431,16 @@ func (h *Hub) Status(key types.NamespacedName) (datav1alpha1.EventStatus, *contr
 		st.LastPublishTime = &metav1.Time{Time: stats.LastPublished.Truncate(time.Second)}
 	}
 	if w.refused != "" {
-		return st, &controllers.EventProblem{Reason: wire.ReasonAmbientCredentialsNotAllowed, Message: w.refused + "; the schedule keeps the data fresh meanwhile"}
+		return st, &dataset.EventProblem{Reason: wire.ReasonAmbientCredentialsNotAllowed, Message: w.refused + "; the schedule keeps the data fresh meanwhile"}
 	}
 	if w.sqs != nil {
 		if hl := w.sqs.Health(); hl.Reason != "" {
-			return st, &controllers.EventProblem{Reason: hl.Reason, Message: fmt.Sprintf("polling %s: %s (since %s); the schedule keeps the data fresh meanwhile",
+			return st, &dataset.EventProblem{Reason: hl.Reason, Message: fmt.Sprintf("polling %s: %s (since %s); the schedule keeps the data fresh meanwhile",
 				w.queueURL, wire.Truncate(hl.Message, 512), hl.Since.UTC().Format(time.RFC3339))}
 		}
 	}
 	if !stats.LastUnauthorized.IsZero() && time.Since(stats.LastUnauthorized) < unauthorizedRecently {
-		return st, &controllers.EventProblem{Reason: datav1alpha1.ReasonTokenRejected, Message: fmt.Sprintf(
+		return st, &dataset.EventProblem{Reason: datav1alpha1.ReasonTokenRejected, Message: fmt.Sprintf(
 			"%d notifications were refused for a missing or wrong token, the last at %s: check the token the store sends against Secret %s",
 			stats.Unauthorized, stats.LastUnauthorized.UTC().Format(time.RFC3339), w.tokenSecret)}
 	}
@@ -532,7 +532,7 @@ func (h *Hub) readToken(ctx context.Context, key types.NamespacedName, w *watche
 		}
 		return "", fmt.Errorf("reading webhook token secret %s: %w", w.tokenSecret, err)
 	}
-	tok := strings.TrimSpace(string(sec.Data[controllers.EventTokenKey]))
+	tok := strings.TrimSpace(string(sec.Data[dataset.EventTokenKey]))
 	h.mu.Lock()
 	if h.watched[key] == w {
 		h.tokens[key] = cachedToken{token: tok, at: time.Now()}
@@ -550,7 +550,7 @@ func (h *Hub) ensureToken(ctx context.Context, ds *datav1alpha1.Dataset, name st
 	}
 	sec = corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": "pqcache"}},
-		Data:       map[string][]byte{controllers.EventTokenKey: []byte(randomHex(32))},
+		Data:       map[string][]byte{dataset.EventTokenKey: []byte(randomHex(32))},
 	}
 	if err := controllerutil.SetControllerReference(ds, &sec, h.opts.Scheme); err != nil {
 		return err

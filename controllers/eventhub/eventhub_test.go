@@ -49,7 +49,9 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/notify"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
+	"github.com/pqcache/pqcache/controllers/jobs"
+	"github.com/pqcache/pqcache/controllers/manager"
 	"github.com/pqcache/pqcache/test/sqstest"
 )
 
@@ -103,7 +105,7 @@ func startWith(t *testing.T, o envOptions) *env {
 	scheme := k8sruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: metricsAddr}, Cache: controllers.CacheOptions(nil),
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: metricsAddr}, Cache: jobs.CacheOptions(nil),
 		// Each test runs its own manager in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
@@ -122,13 +124,13 @@ func startWith(t *testing.T, o envOptions) *env {
 	if err := mgr.Add(hub); err != nil {
 		t.Fatal(err)
 	}
-	worker := controllers.DefaultWorkerOptions()
+	worker := jobs.DefaultWorkerOptions()
 	worker.Image = "example.test/pqcache:test"
-	opts := controllers.Options{Worker: worker, Events: hub, Clock: clock}
+	opts := manager.Options{Worker: worker, Events: hub, Clock: clock}
 	if o.agents {
 		opts.AgentPods = &testAgents
 	}
-	if err := controllers.SetupAll(mgr, opts); err != nil {
+	if err := manager.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -207,7 +209,7 @@ func (e *env) runningJob(ds *datav1alpha1.Dataset) *batchv1.Job {
 	var job *batchv1.Job
 	e.eventually("a running sync Job of "+ds.Name, 15*time.Second, func() error {
 		var list batchv1.JobList
-		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.LabelDataset: ds.Name}); err != nil {
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{jobs.LabelDataset: ds.Name}); err != nil {
 			return err
 		}
 		for i := range list.Items {
@@ -313,7 +315,7 @@ func TestEventsDriveTargetedSyncs(t *testing.T) {
 			t.Fatalf("webhook answered %d", code)
 		}
 		job := e.runningJob(ds)
-		if job.Annotations[controllers.AnnotationTrigger] != controllers.TriggerEvents || job.Annotations[controllers.AnnotationEventBatch] == "" {
+		if job.Annotations[dataset.AnnotationTrigger] != dataset.TriggerEvents || job.Annotations[dataset.AnnotationEventBatch] == "" {
 			t.Fatalf("Job annotations %v", job.Annotations)
 		}
 		c := job.Spec.Template.Spec.Containers[0]
@@ -347,10 +349,10 @@ func TestEventsDriveTargetedSyncs(t *testing.T) {
 			}
 		}
 		job = e.runningJob(ds)
-		if job.Annotations[controllers.AnnotationTrigger] != controllers.TriggerEventsOverflow || contains(job.Spec.Template.Spec.Containers[0].Args, "--changes") {
+		if job.Annotations[dataset.AnnotationTrigger] != dataset.TriggerEventsOverflow || contains(job.Spec.Template.Spec.Containers[0].Args, "--changes") {
 			var cm corev1.ConfigMap
 			_ = e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: job.Name}, &cm)
-			t.Fatalf("an overflow should list: trigger %q, args %v, changes %s", job.Annotations[controllers.AnnotationTrigger], job.Spec.Template.Spec.Containers[0].Args, cm.Data["changes.json"])
+			t.Fatalf("an overflow should list: trigger %q, args %v, changes %s", job.Annotations[dataset.AnnotationTrigger], job.Spec.Template.Spec.Containers[0].Args, cm.Data["changes.json"])
 		}
 		e.finish(job, report(4, nil))
 
@@ -382,8 +384,8 @@ func TestEventsDriveTargetedSyncs(t *testing.T) {
 		e.finish(e.runningJob(ds), report(10, nil))
 		srv.Send(t, queue, s3Event("tpch/orders/date=2026-12-02/part-1.parquet", false, time.Now()))
 		job := e.runningJob(ds)
-		if job.Annotations[controllers.AnnotationTrigger] != controllers.TriggerEvents {
-			t.Fatalf("trigger %q", job.Annotations[controllers.AnnotationTrigger])
+		if job.Annotations[dataset.AnnotationTrigger] != dataset.TriggerEvents {
+			t.Fatalf("trigger %q", job.Annotations[dataset.AnnotationTrigger])
 		}
 		if held := srv.Held(t, queue); held != 1 {
 			t.Fatalf("%d messages held while the sync runs, want 1 (deleted only after publication)", held)
@@ -464,9 +466,9 @@ func TestNotifiedPutsNeverPostponeTheListing(t *testing.T) {
 		clk.Step(25 * time.Second)
 		put(i)
 		job := e.runningJob(ds)
-		trigger := job.Annotations[controllers.AnnotationTrigger]
+		trigger := job.Annotations[dataset.AnnotationTrigger]
 		if clk.Now().Before(nextListing) {
-			if trigger != controllers.TriggerEvents {
+			if trigger != dataset.TriggerEvents {
 				t.Fatalf("notified PUT %d, %s before the listing is due: trigger %q, want a targeted sync", i, nextListing.Sub(clk.Now()), trigger)
 			}
 			e.finishAt(job, report(1, &wire.ChangeOutcome{Applied: 1, PublishedAt: time.Now()}), clk.Now())
@@ -482,7 +484,7 @@ func TestNotifiedPutsNeverPostponeTheListing(t *testing.T) {
 			})
 			continue
 		}
-		if trigger != controllers.TriggerScheduled {
+		if trigger != dataset.TriggerScheduled {
 			t.Fatalf("notified PUT %d, %s past the listing due at %s: trigger %q, want the scheduled listing", i, clk.Now().Sub(nextListing), nextListing, trigger)
 		}
 		// The listing applies the notified change and finds two that no notification announced.
@@ -515,12 +517,12 @@ func TestNotifiedPutsNeverPostponeTheListing(t *testing.T) {
 	clk.Step(time.Minute)
 	put(4)
 	job := e.runningJob(ds)
-	if job.Annotations[controllers.AnnotationTrigger] == controllers.TriggerEvents {
+	if job.Annotations[dataset.AnnotationTrigger] == dataset.TriggerEvents {
 		// The third PUT's batch, if the listing started before it flushed: applied by a targeted sync.
 		e.finishAt(job, report(1, &wire.ChangeOutcome{Applied: 1, PublishedAt: time.Now()}), clk.Now())
 		job = e.runningJob(ds)
 	}
-	if trigger := job.Annotations[controllers.AnnotationTrigger]; trigger != controllers.TriggerScheduled {
+	if trigger := job.Annotations[dataset.AnnotationTrigger]; trigger != dataset.TriggerScheduled {
 		t.Fatalf("a minute after the listing: trigger %q, want the scheduled listing", trigger)
 	}
 	// Four copied: more than the notified changes the source can still hold.

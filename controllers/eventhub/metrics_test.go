@@ -43,7 +43,7 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/benchrun"
 	"github.com/pqcache/pqcache/test/testproc"
 )
 
@@ -121,7 +121,7 @@ func (e *env) finishedBenchRun(ds *datav1alpha1.Dataset) {
 	var job batchv1.Job
 	e.eventually("the BenchRun's Job", 15*time.Second, func() error {
 		var list batchv1.JobList
-		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{controllers.LabelBenchRun: "run"}); err != nil {
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns), client.MatchingLabels{benchrun.LabelBenchRun: "run"}); err != nil {
 			return fmt.Errorf("listing the BenchRun's Jobs: %w", err)
 		}
 		if len(list.Items) != 1 {

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
 )
 
 // slowReader serves one Secret's token, and blocks every read while its gate is closed: an API server
@@ -45,7 +45,7 @@ func (r *slowReader) Get(ctx context.Context, _ client.ObjectKey, obj client.Obj
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	obj.(*corev1.Secret).Data = map[string][]byte{controllers.EventTokenKey: []byte(r.token.Load().(string))}
+	obj.(*corev1.Secret).Data = map[string][]byte{dataset.EventTokenKey: []byte(r.token.Load().(string))}
 	return nil
 }
 

@@ -42,9 +42,11 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
 	"github.com/pqcache/pqcache/controllers/eventhub"
+	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/controllers/locality"
+	"github.com/pqcache/pqcache/controllers/manager"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -174,7 +176,7 @@ func runManager(opts managerOptions) error {
 		// The manager exits as soon as it loses the lease, so that a new leader never overlaps with a
 		// stale one that still creates Jobs.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(opts.watchNamespaces),
+		Cache:                         jobs.CacheOptions(opts.watchNamespaces),
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.localityWebhookPort, CertDir: opts.webhookCertDir}),
 	})
 	if err != nil {
@@ -203,7 +205,7 @@ func runManager(opts managerOptions) error {
 	if err := mgr.Add(hub); err != nil {
 		return fmt.Errorf("adding the event hub: %w", err)
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
+	if err := manager.SetupAll(mgr, manager.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
 		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode, Events: hub, Namespaces: opts.watchNamespaces,
 		AgentPods: agents, AgentAccount: agentAccount, PricesFile: opts.pricesFile}); err != nil {
 		return err
@@ -226,8 +228,8 @@ func runManager(opts managerOptions) error {
 }
 
 // managerWorkerOptions are the worker Jobs' options that the manager's flags give.
-func managerWorkerOptions(opts managerOptions) (controllers.WorkerOptions, error) {
-	worker := controllers.DefaultWorkerOptions()
+func managerWorkerOptions(opts managerOptions) (jobs.WorkerOptions, error) {
+	worker := jobs.DefaultWorkerOptions()
 	if opts.syncJobTTL < time.Minute {
 		return worker, fmt.Errorf("--sync-job-ttl %s: must be at least 1m, or finished Jobs go before the operator reads their reports", opts.syncJobTTL)
 	}
@@ -239,7 +241,7 @@ func managerWorkerOptions(opts managerOptions) (controllers.WorkerOptions, error
 		if !ok || name == "" || key == "" {
 			return worker, fmt.Errorf("--worker-ca-bundle %q: want CONFIGMAP/KEY", opts.workerCABundle)
 		}
-		worker.CABundle = &controllers.ConfigMapKey{Name: name, Key: key}
+		worker.CABundle = &jobs.ConfigMapKey{Name: name, Key: key}
 	}
 	if opts.workerResources != "" {
 		var res corev1.ResourceRequirements
@@ -248,7 +250,7 @@ func managerWorkerOptions(opts managerOptions) (controllers.WorkerOptions, error
 		}
 		worker.Resources = res
 	}
-	worker.Access = controllers.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
+	worker.Access = jobs.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
 		DeniedCIDRs: opts.access.deniedCIDRs, AllowedCIDRs: opts.access.allowedCIDRs}
 	return worker, nil
 }
@@ -268,7 +270,7 @@ func addLocalityWebhook(mgr ctrl.Manager, opts managerOptions) error {
 
 // agentPods is where the node agents run, from --agent-namespace and --agent-selector: both or
 // neither.
-func agentPods(opts managerOptions) (*controllers.AgentPods, error) {
+func agentPods(opts managerOptions) (*dataset.AgentPods, error) {
 	if opts.agentNamespace == "" && opts.agentSelector == "" {
 		return nil, nil
 	}
@@ -282,7 +284,7 @@ func agentPods(opts managerOptions) (*controllers.AgentPods, error) {
 	if sel.Empty() {
 		return nil, fmt.Errorf("--agent-selector %q selects every pod of %s", opts.agentSelector, opts.agentNamespace)
 	}
-	return &controllers.AgentPods{Namespace: opts.agentNamespace, Selector: sel}, nil
+	return &dataset.AgentPods{Namespace: opts.agentNamespace, Selector: sel}, nil
 }
 
 // agentAccount is the node agents' ServiceAccount, from --agent-service-account in --agent-namespace,

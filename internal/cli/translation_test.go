@@ -32,7 +32,7 @@ import (
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
 )
 
 // The Dataset fields that are not the sync's options: a Job's deadline and its container's
@@ -125,7 +125,7 @@ func jobPath(t *testing.T, ds *datav1alpha1.Dataset) (s3store.Config, cache.Opti
 		a     wire.SyncArgs
 		local localSyncFlags
 	)
-	parse(t, syncCommand(func(_ *cobra.Command, got wire.SyncArgs, l localSyncFlags) error { a, local = got, l; return nil }), controllers.SyncJobArgs(ds))
+	parse(t, syncCommand(func(_ *cobra.Command, got wire.SyncArgs, l localSyncFlags) error { a, local = got, l; return nil }), dataset.SyncJobArgs(ds))
 	f := syncFlags{SyncOptions: a.SyncOptions, GenerationOptions: a.GenerationOptions, changes: a.Changes, local: local}
 	cfg, opts, err := workerOptions(f, a.Source, a.Dir, nil)
 	if err != nil {

@@ -30,7 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/internal/cli"
 )
 
@@ -73,7 +73,7 @@ func (kl *kubelet) runJob(ctx context.Context, job *batchv1.Job) {
 	c := job.Spec.Template.Spec.Containers[0]
 	restore := kl.environment(ctx, job.Namespace, c.Env)
 	defer restore()
-	dataset := job.Labels[controllers.LabelDataset]
+	dataset := job.Labels[jobs.LabelDataset]
 	if kl.volumes[dataset] == "" {
 		kl.volumes[dataset] = kl.k.t.TempDir()
 	}

@@ -45,7 +45,9 @@ import (
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/dataset"
+	"github.com/pqcache/pqcache/controllers/jobs"
+	"github.com/pqcache/pqcache/controllers/manager"
 	"github.com/pqcache/pqcache/internal/plugin"
 	"github.com/pqcache/pqcache/test/s3test"
 )
@@ -76,12 +78,12 @@ func startCluster(t *testing.T) *cluster {
 	scheme := k8sruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(nil),
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: jobs.CacheOptions(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Worker: controllers.DefaultWorkerOptions()}); err != nil {
+	if err := manager.SetupAll(mgr, manager.Options{Worker: jobs.DefaultWorkerOptions()}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -277,7 +279,7 @@ func TestSyncWaitFollowsTheSyncToItsEnd(t *testing.T) {
 	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(ds), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Manifest.Files != 2 || got.Status.LastSync.Trigger != controllers.TriggerManual || got.Status.LastManualSync != got.Spec.Refresh.Manual {
+	if got.Status.Manifest.Files != 2 || got.Status.LastSync.Trigger != dataset.TriggerManual || got.Status.LastManualSync != got.Spec.Refresh.Manual {
 		t.Errorf("after sync --wait: manifest %+v, last sync %+v", got.Status.Manifest, got.Status.LastSync)
 	}
 

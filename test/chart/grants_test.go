@@ -46,7 +46,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/jobs"
+	"github.com/pqcache/pqcache/controllers/manager"
 )
 
 // TestManagerGrantsWithTheChartsRBAC runs the manager as the chart's ServiceAccount, with the chart's
@@ -136,7 +137,7 @@ func (e chartEnv) may(ctx context.Context, t *testing.T, sa types.NamespacedName
 
 // startManager runs the manager as the chart's ServiceAccount and nothing more, with the options the
 // chart's flags give it.
-func (e chartEnv) startManager(ctx context.Context, t *testing.T, watch []string, opts controllers.Options) *syncWriter {
+func (e chartEnv) startManager(ctx context.Context, t *testing.T, watch []string, opts manager.Options) *syncWriter {
 	logs := &syncWriter{b: &bytes.Buffer{}}
 	as := rest.CopyConfig(e.cfg)
 	as.Impersonate = rest.ImpersonationConfig{
@@ -144,7 +145,7 @@ func (e chartEnv) startManager(ctx context.Context, t *testing.T, watch []string
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:pqcache-system", "system:authenticated"},
 	}
 	mgr, err := ctrl.NewManager(as, ctrl.Options{
-		Scheme: e.scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: controllers.CacheOptions(watch),
+		Scheme: e.scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Cache: jobs.CacheOptions(watch),
 		Logger:     zap.New(zap.WriteTo(logs)),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -152,7 +153,7 @@ func (e chartEnv) startManager(ctx context.Context, t *testing.T, watch []string
 		t.Fatal(err)
 	}
 	opts.Namespaces = watch
-	if err := controllers.SetupAll(mgr, opts); err != nil {
+	if err := manager.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
@@ -187,7 +188,7 @@ func grantWithChartRBAC(t *testing.T, sets, watch []string) {
 	if e.may(ctx, t, e.agent, "get", "secrets", "data", "s3-creds") {
 		t.Fatal("before any Dataset, the chart lets the agents read Secret data/s3-creds")
 	}
-	logs := e.startManager(ctx, t, watch, controllers.Options{AgentAccount: e.agent, Worker: controllers.WorkerOptions{ServiceAccount: worker}})
+	logs := e.startManager(ctx, t, watch, manager.Options{AgentAccount: e.agent, Worker: jobs.WorkerOptions{ServiceAccount: worker}})
 
 	copies := &datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Namespace: "data", Name: "lake"}, Spec: datav1alpha1.DatasetSpec{
 		Source: datav1alpha1.DatasetSource{S3: datav1alpha1.S3Source{Bucket: "analytics",

@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/benchrun"
 )
 
 const pricesArg = "--prices-file=/etc/pqcache/prices/prices.yaml"
@@ -60,11 +60,11 @@ func TestPricesConfigMapFromValues(t *testing.T) {
 		t.Errorf("prices volume: ConfigMap %q, mounted %v; want pq-pqcache-prices, mounted", cm, mounted)
 	}
 	data, _, _ := unstructured.NestedString(r.named(t, "ConfigMap", "pq-pqcache-prices").Object, "data", "prices.yaml")
-	got, err := controllers.ParsePriceFile([]byte(data))
+	got, err := benchrun.ParsePriceFile([]byte(data))
 	if err != nil {
 		t.Fatalf("the rendered prices.yaml does not parse: %v\n%s", err, data)
 	}
-	if d := cmp.Diff(controllers.BuiltinPrices(), got); d != "" {
+	if d := cmp.Diff(benchrun.BuiltinPrices(), got); d != "" {
 		t.Errorf("chart prices differ from the built-in ones (-builtin +chart):\n%s", d)
 	}
 
@@ -75,7 +75,7 @@ func TestPricesConfigMapFromValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _, _ = unstructured.NestedString(parseYAML(t, out).one(t, "ConfigMap").Object, "data", "prices.yaml")
-	got, err = controllers.ParsePriceFile([]byte(data))
+	got, err = benchrun.ParsePriceFile([]byte(data))
 	if err != nil {
 		t.Fatalf("the rendered prices.yaml does not parse: %v\n%s", err, data)
 	}

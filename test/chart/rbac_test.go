@@ -45,7 +45,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/manager"
 )
 
 // TestManagerRunsWithTheChartsRBAC installs the rendered chart's CRDs, ServiceAccount and RBAC into a
@@ -137,7 +137,7 @@ func runWithChartRBAC(t *testing.T, sets, watch []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{}); err != nil {
+	if err := manager.SetupAll(mgr, manager.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = mgr.Start(ctx) }()

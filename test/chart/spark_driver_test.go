@@ -22,7 +22,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/benchrun"
 )
 
 // TestSparkDriverRole: the ClusterRole the operator binds to each Spark run's driver names exactly the
@@ -31,7 +31,7 @@ import (
 // its pod rights itself.
 func TestSparkDriverRole(t *testing.T) {
 	r := render(t)
-	role := r.named(t, "ClusterRole", controllers.SparkDriverRole)
+	role := r.named(t, "ClusterRole", benchrun.SparkDriverRole)
 	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
 	got := map[string][]string{}
 	for _, rule := range rules {
@@ -73,11 +73,11 @@ func TestSparkDriverRole(t *testing.T) {
 		if slices.Contains(res, "pods") && slices.ContainsFunc(verbs, func(v string) bool { return v == "create" || v == "delete" || v == "*" }) {
 			t.Errorf("the manager may %v pods: it binds the driver's role instead of holding its rights", verbs)
 		}
-		if slices.Contains(res, "clusterroles") && slices.Contains(verbs, "bind") && slices.Contains(names, controllers.SparkDriverRole) {
+		if slices.Contains(res, "clusterroles") && slices.Contains(verbs, "bind") && slices.Contains(names, benchrun.SparkDriverRole) {
 			bindsIt = true
 		}
 	}
 	if !bindsIt {
-		t.Errorf("the manager may not bind %s by name", controllers.SparkDriverRole)
+		t.Errorf("the manager may not bind %s by name", benchrun.SparkDriverRole)
 	}
 }

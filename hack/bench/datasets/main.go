@@ -60,7 +60,8 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/controllers"
+	"github.com/pqcache/pqcache/controllers/jobs"
+	"github.com/pqcache/pqcache/controllers/manager"
 )
 
 func main() {
@@ -101,7 +102,7 @@ func run(n int, idle time.Duration, unrelated int, unfiltered bool) (err error) 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 		return err
 	}
-	jobs, err := watchJobs(ctx, c)
+	watch, err := watchJobs(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -112,13 +113,13 @@ func run(n int, idle time.Duration, unrelated int, unfiltered bool) (err error) 
 		return err
 	}
 	r := result{n: n, unrelated: unrelated, unfiltered: unfiltered, beforeManager: beforeManager, applied: time.Since(start)}
-	if err := jobs.waitFor(n, 5*time.Minute); err != nil {
+	if err := watch.waitFor(n, 5*time.Minute); err != nil {
 		return err
 	}
 	r.allJobs = time.Since(start)
-	r.latencies = jobs.latencies(created)
+	r.latencies = watch.latencies(created)
 	r.perSec = steadyReconciles(idle)
-	if err := oneMore(ctx, c, jobs); err != nil {
+	if err := oneMore(ctx, c, watch); err != nil {
 		return err
 	}
 	r.print()
@@ -144,7 +145,7 @@ func startEnv() (*rest.Config, func() error, error) {
 // startManager runs pqcache's controllers in this process until ctx ends (with the Job cache
 // filtered as the operator's, or not), and returns a client of the benchmark's own.
 func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Scheme, unfiltered bool) (client.WithWatch, error) {
-	cacheOpts := controllers.CacheOptions(nil)
+	cacheOpts := jobs.CacheOptions(nil)
 	if unfiltered {
 		cacheOpts = crcache.Options{}
 	}
@@ -152,7 +153,7 @@ func startManager(ctx context.Context, cfg *rest.Config, scheme *k8sruntime.Sche
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{}); err != nil {
+	if err := manager.SetupAll(mgr, manager.Options{}); err != nil {
 		return nil, err
 	}
 	go func() { _ = mgr.Start(ctx) }()
@@ -171,19 +172,19 @@ func watchJobs(ctx context.Context, c client.WithWatch) (*jobWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs := &jobWatch{seen: map[string]time.Time{}}
+	watch := &jobWatch{seen: map[string]time.Time{}}
 	go func() {
 		for ev := range w.ResultChan() {
 			if j, ok := ev.Object.(*batchv1.Job); ok {
-				jobs.mu.Lock()
-				if _, ok := jobs.seen[j.Labels[controllers.LabelDataset]]; !ok {
-					jobs.seen[j.Labels[controllers.LabelDataset]] = time.Now()
+				watch.mu.Lock()
+				if _, ok := watch.seen[j.Labels[jobs.LabelDataset]]; !ok {
+					watch.seen[j.Labels[jobs.LabelDataset]] = time.Now()
 				}
-				jobs.mu.Unlock()
+				watch.mu.Unlock()
 			}
 		}
 	}()
-	return jobs, nil
+	return watch, nil
 }
 
 // at is when the Job of Dataset name appeared, if it has.
