@@ -16,7 +16,7 @@ limitations under the License.
 
 package watch
 
-// The freshness an event-driven refresh gives, measured from outside: `pqcache testdata lag` runs
+// The freshness an event-driven refresh gives, measured from outside: `pqcache-testkit lag` (test/cmd/pqcache-testkit) runs
 // it against pqcache watch, or against a Dataset's volume mounted read-only in a pod.
 
 import (

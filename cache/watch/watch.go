@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package watch is continuous refresh of one directory without Kubernetes: the operator's event path
 // (package notify's sources and debouncer, targeted syncs, a listing sync as the safety net) run by
-// one process. `pqcache watch` wires it to flags; `pqcache testdata lag` measures what it gives.
+// one process. `pqcache watch` wires it to flags; `pqcache-testkit lag` measures what it gives.
 package watch
 
 import (

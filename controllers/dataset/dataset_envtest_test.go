@@ -18,7 +18,6 @@ package dataset
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,7 +43,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/controllers/testenv"
-	"github.com/pqcache/pqcache/internal/podprogress"
+	"github.com/pqcache/pqcache/worker/podprogress"
 )
 
 // statusWriteCounter counts status writes made through it.
@@ -374,7 +373,7 @@ var _ = Describe("Dataset controller", func() {
 	})
 
 	It("ships a worker progress policy that the API server accepts", func() {
-		f := testenv.LoadFixture(filepath.Join("..", "config", "rbac", "worker_progress.yaml"))
+		f := testenv.LoadFixture(testenv.Path("config", "rbac", "worker_progress.yaml"))
 		for _, u := range f.Objects {
 			u.SetResourceVersion("")
 			Expect(k8sClient.Create(ctx, u)).To(Succeed(), "%s %s", u.GetKind(), u.GetName())

@@ -51,7 +51,6 @@ import (
 	"github.com/pqcache/pqcache/cache/notify"
 	"github.com/pqcache/pqcache/controllers/dataset"
 	"github.com/pqcache/pqcache/controllers/jobs"
-	"github.com/pqcache/pqcache/controllers/manager"
 	"github.com/pqcache/pqcache/test/sqstest"
 )
 
@@ -126,11 +125,11 @@ func startWith(t *testing.T, o envOptions) *env {
 	}
 	worker := jobs.DefaultWorkerOptions()
 	worker.Image = "example.test/pqcache:test"
-	opts := manager.Options{Worker: worker, Events: hub, Clock: clock}
+	opts := dataset.Options{Worker: worker, Events: hub, Clock: clock}
 	if o.agents {
 		opts.AgentPods = &testAgents
 	}
-	if err := manager.SetupAll(mgr, opts); err != nil {
+	if err := dataset.Setup(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

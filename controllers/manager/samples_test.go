@@ -17,7 +17,6 @@ limitations under the License.
 package manager
 
 import (
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,7 +45,7 @@ var _ = Describe("The samples", func() {
 		ns := testenv.NewNamespace()
 		apply := func() *unstructured.Unstructured {
 			GinkgoHelper()
-			f := testenv.LoadFixture(filepath.Join("..", "config", "samples", "data_v1alpha1_dataset.yaml"))
+			f := testenv.LoadFixture(testenv.Path("config", "samples", "data_v1alpha1_dataset.yaml"))
 			u := f.Objects[0]
 			u.SetNamespace(ns)
 			Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("gitops"), client.ForceOwnership)).To(Succeed())
@@ -80,7 +79,7 @@ var _ = Describe("The samples", func() {
 		ns := testenv.NewNamespace()
 		samples := map[string]testenv.Fixture{}
 		for _, name := range []string{"data_v1alpha1_dataset", "data_v1alpha1_benchrun"} {
-			f := testenv.LoadFixture(filepath.Join("..", "config", "samples", name+".yaml"))
+			f := testenv.LoadFixture(testenv.Path("config", "samples", name+".yaml"))
 			Expect(f.Apply(ns)).To(Succeed(), "sample %s", name)
 			samples[name] = f
 		}

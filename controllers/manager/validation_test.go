@@ -59,7 +59,7 @@ var _ = Describe("CRD validation", func() {
 	}
 
 	It("fills in the documented defaults of a minimal Dataset", func() {
-		Expect(testenv.LoadFixture(filepath.Join("testdata", "valid", "ds-minimal.yaml")).Apply(ns)).To(Succeed())
+		Expect(testenv.LoadFixture(testenv.Path("controllers", "testdata", "valid", "ds-minimal.yaml")).Apply(ns)).To(Succeed())
 		var ds datav1alpha1.Dataset
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "ds-minimal"}, &ds)).To(Succeed())
 		Expect(ds.Spec.Volume.AccessModes).To(Equal([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}))
@@ -73,7 +73,7 @@ var _ = Describe("CRD validation", func() {
 	})
 
 	It("fills in the documented defaults of a minimal BenchRun", func() {
-		Expect(testenv.LoadFixture(filepath.Join("testdata", "valid", "br-minimal.yaml")).Apply(ns)).To(Succeed())
+		Expect(testenv.LoadFixture(testenv.Path("controllers", "testdata", "valid", "br-minimal.yaml")).Apply(ns)).To(Succeed())
 		var run datav1alpha1.BenchRun
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "br-minimal"}, &run)).To(Succeed())
 		Expect(run.Spec.Engines).To(Equal([]datav1alpha1.BenchEngine{{Name: datav1alpha1.EngineDuckDB}}), "isolation unset: the engine's own default (process for duckdb)")

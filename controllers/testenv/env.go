@@ -146,6 +146,9 @@ func Stop() {
 	}
 }
 
+// Path is a path in the repository, from its root: Path("config", "samples") wherever the test runs.
+func Path(elem ...string) string { return filepath.Join(append([]string{repoRoot()}, elem...)...) }
+
 // repoRoot is the repository's root, found from this file's place in it.
 func repoRoot() string {
 	_, file, _, _ := goruntime.Caller(0)

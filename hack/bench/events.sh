@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # events.sh: freshness by S3 event notifications with the standalone data plane, and what a change
 # costs by the event path against the listing path. Everything on 127.0.0.1:
-#   1. versitygw posts its bucket notifications to `pqcache watch` (its webhook); `pqcache testdata lag`
+#   1. versitygw posts its bucket notifications to `pqcache watch` (its webhook); `pqcache-testkit lag`
 #      writes objects at 1 and 20 per second and times each from the end of its PUT to the moment it
 #      is published in the watched directory: p50/p90/p99/max, and the requests per change from
 #      watch's own report (target: 0 LIST, 1 GET per changed object);
@@ -20,6 +20,8 @@ HOOK_PORT=${HOOK_PORT:-7174}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 build_tools
+# The lag probe is a test tool, not in the shipped binary.
+go build -o bin/pqcache-testkit ./test/cmd/pqcache-testkit
 rm -rf "$WORK"
 mkdir -p "$WORK"
 S3=http://127.0.0.1:$S3_PORT
@@ -48,7 +50,7 @@ lag() {
   local label=$1 rate=$2 count=$3 sub=$4 before after
   before=$(wc -l <"$WORK/watch.jsonl")
   log "lag: $label"
-  bin/pqcache testdata lag "${common[@]}" --bucket events --prefix "live/$sub" --data "$WORK/live/$sub" \
+  bin/pqcache-testkit lag "${common[@]}" --bucket events --prefix "live/$sub" --data "$WORK/live/$sub" \
     --rate "$rate" --count "$count" --timeout 2m >"$WORK/lag.json"
   sleep 1
   after=$(wc -l <"$WORK/watch.jsonl")

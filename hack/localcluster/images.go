@@ -48,6 +48,7 @@ const (
 	versitygwImage = "pqcache.local/versitygw:" + versitygwVersion
 	pqcacheImage   = "pqcache.local/pqcache:dev"
 	polarsImage    = "pqcache.local/pqcache-polars:dev"
+	testkitImage   = "pqcache.local/pqcache-testkit:dev"
 	sparkImage     = "pqcache.local/pqcache-spark:dev"
 	shapeImage     = "pqcache.local/shapeproxy:dev"
 	coreDNSImage   = "pqcache.local/coredns:" + coreDNSVersion
@@ -81,7 +82,7 @@ type image struct {
 	inputs []string
 }
 
-// buildImages builds the seven images from the working tree and the module proxy into imagesDir as
+// buildImages builds the images from the working tree and the module proxy into imagesDir as
 // docker-archive tarballs (what `ctr images import` reads).
 func (c *cluster) buildImages(ctx context.Context) error {
 	return writeImages(c.imagesDir(), c.images(ctx))
@@ -171,6 +172,9 @@ func (c *cluster) allImages(ctx context.Context) []image {
 			}},
 		{title: "pqcache image from the working tree", name: "pqcache", ref: pqcacheImage, entrypoint: []string{"/usr/local/bin/pqcache"}, user: nonRoot,
 			fill: func(rootfs string) error { return c.runScript(ctx, "image-rootfs.sh", rootfs) }},
+		// The tests' servers and probes (test/cmd/pqcache-testkit), which the pqcache image does not hold.
+		{title: "test kit image from the working tree", name: "testkit", ref: testkitImage, entrypoint: []string{"/usr/local/bin/pqcache-testkit"}, user: nonRoot,
+			fill: func(rootfs string) error { return c.runScript(ctx, "image-rootfs-testkit.sh", rootfs) }},
 		// Python Polars: a venv beside bench/polars's run.py; BenchRun Jobs inject the runner into it.
 		{title: "Polars engine image from the working tree", name: "polars", ref: polarsImage, user: nonRoot,
 			entrypoint: []string{"/usr/local/lib/pqcache/polars/venv/bin/python", "/usr/local/lib/pqcache/polars/run.py"},
@@ -185,7 +189,7 @@ func (c *cluster) allImages(ctx context.Context) []image {
 
 // sparkImageInputs are what the Spark image is made of: its programs, its pins and the scripts that
 // assemble it (the JRE is Debian's, which the pins do not name).
-var sparkImageInputs = []string{"bench/spark/*.py", "bench/spark/*.txt", "hack/image-rootfs-spark.sh", "hack/spark-env.sh", "hack/spark-jars.sh"}
+var sparkImageInputs = []string{"bench/spark/*.py", "bench/canon/canon.py", "bench/spark/*.txt", "hack/image-rootfs-spark.sh", "hack/spark-env.sh", "hack/spark-jars.sh"}
 
 // fromRoot is the globs from the checkout's root.
 func (c *cluster) fromRoot(globs []string) []string {

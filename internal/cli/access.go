@@ -17,10 +17,7 @@ limitations under the License.
 package cli
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -52,37 +49,4 @@ func (a *accessFlags) guard() (*s3store.DialGuard, error) {
 		return nil, fmt.Errorf("--denied-cidrs/--allowed-cidrs: %w", err)
 	}
 	return g, nil
-}
-
-// workerEnvGuard is the endpoint guard that the manager gave a worker pod in its environment.
-func workerEnvGuard() (*s3store.DialGuard, error) {
-	split := func(env string) []string {
-		if v := os.Getenv(env); v != "" {
-			return strings.Split(v, ",")
-		}
-		return nil
-	}
-	g, err := s3store.NewDialGuard(split(wire.EnvDeniedCIDRs), split(wire.EnvAllowedCIDRs), wire.EndpointsSetting)
-	if err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", wire.EnvDeniedCIDRs, wire.EnvAllowedCIDRs, err)
-	}
-	return g, nil
-}
-
-// newWorkerStore is s3store.New for a worker (sync, stage, bench), with the policy its environment
-// gives: anonymous requests where the manager refused ambient credentials, and the endpoint guard.
-// ambientRefused says the first applies (the sync's reason on a refusal).
-func newWorkerStore(ctx context.Context, cfg s3store.Config) (st *s3store.Store, ambientRefused bool, err error) {
-	if os.Getenv(wire.EnvNoAmbientCredentials) == "true" && cfg.Credentials == nil {
-		cfg.Anonymous, ambientRefused = true, true
-	}
-	g, err := workerEnvGuard()
-	if err != nil {
-		return nil, false, err
-	}
-	if g != nil && cfg.HTTPClient == nil {
-		cfg.HTTPClient = g.Guard(s3store.NewHTTPClient(s3store.DefaultClientTimeouts))
-	}
-	st, err = s3store.New(ctx, cfg)
-	return st, ambientRefused, err
 }

@@ -20,24 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"sync"
-	"syscall"
-	"time"
 
-	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/csi"
-	"github.com/pqcache/pqcache/agent/mountapi"
 	"github.com/pqcache/pqcache/internal/version"
+	"github.com/pqcache/pqcache/worker"
 )
 
 // defaultMountSocket is where the agent listens for its mount container, in an emptyDir the two
@@ -74,66 +64,12 @@ func runAgentMount(ctx context.Context, o mountOptions) error {
 	if o.node == "" {
 		return errors.New("--node-name (or NODE_NAME) is required")
 	}
-	log, err := newLogger(o.logLevel)
+	log, err := worker.NewLogger(o.logLevel)
 	if err != nil {
 		return err
 	}
-	root, err := filepath.Abs(o.cacheRoot)
-	if err != nil {
-		return err
-	}
-	paths := csi.Paths{KubeletDir: o.kubeletDir}
-	vols, err := csi.OpenVolumes(paths.VolumesDir())
-	if err != nil {
-		return err
-	}
-	n, err := vols.Restore(csi.BindMounter{})
-	if err != nil {
-		log.Warn("Some published volumes could not be held again", "error", err)
-	}
-	log.Info("Holding the generations of published volumes", "volumes", n)
-	client := &mountapi.Client{Path: o.socket}
-	reporter := &csi.InUseReporter{Volumes: vols, Client: client, Log: log}
-	reg := &csi.Registration{Endpoint: paths.Socket(), Log: log}
-	driver := &csi.Driver{Node: o.node, Locator: client, CacheRoot: root, OnChange: reporter.Notify,
-		Mounter: csi.BindMounter{}, Volumes: vols, Version: version.Version, Log: log}
-	srv := &csi.Server{Paths: paths, Driver: driver, Registration: reg, Log: log}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	var wg sync.WaitGroup
-	wg.Go(func() { reporter.Run(ctx) })
-	wg.Go(func() { markRegistered(ctx, reg, registeredMarker(paths), log) })
-	log.Info("Starting the agent's mount container", "version", version.Version, "node", o.node, "cacheRoot", root, "socket", o.socket)
-	err = srv.Start(ctx)
-	stop()
-	wg.Wait()
-	return err
-}
-
-// registeredMarker is the file whose presence says kubelet registered the driver: the mount
-// container serves no HTTP, so its readiness probe (`agent mount probe`) reads this file.
-func registeredMarker(p csi.Paths) string { return filepath.Join(p.PluginDir(), "registered") }
-
-// markRegistered keeps the marker in step with the registration until ctx ends, then removes it.
-func markRegistered(ctx context.Context, reg *csi.Registration, marker string, log *slog.Logger) {
-	_ = os.Remove(marker) // an earlier container's marker says nothing about this one
-	defer func() { _ = os.Remove(marker) }()
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for marked := false; ; {
-		if reg.Registered() && !marked {
-			if err := os.WriteFile(marker, nil, 0o600); err != nil {
-				log.Warn("Marking the driver registered", "error", err)
-			} else {
-				marked = true
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	return csi.MountContainer{Node: o.node, CacheRoot: o.cacheRoot, KubeletDir: o.kubeletDir, Socket: o.socket,
+		Version: version.Version, Log: log}.Run(ctx)
 }
 
 // newAgentMountProbeCommand is the mount container's exec probe: the CSI socket answers, and (unless
@@ -146,34 +82,12 @@ func newAgentMountProbeCommand() *cobra.Command {
 		Short: "Exit 0 when the mount container's CSI socket answers and kubelet registered the driver",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			paths := csi.Paths{KubeletDir: kubeletDir}
-			if err := probeCSISocket(cmd.Context(), paths.Socket()); err != nil {
-				return err
-			}
-			if _, err := os.Stat(registeredMarker(paths)); err != nil && !live {
-				return fmt.Errorf("kubelet has not registered the CSI driver yet: %w", err)
-			}
-			return nil
+			return csi.Probe(cmd.Context(), csi.Paths{KubeletDir: kubeletDir}, live)
 		},
 	}
 	cmd.Flags().StringVar(&kubeletDir, "kubelet-dir", "/var/lib/kubelet", "kubelet's root directory.")
 	cmd.Flags().BoolVar(&live, "live", false, "Check only that the CSI socket answers (the liveness probe).")
 	return cmd
-}
-
-// probeCSISocket calls GetPluginInfo on the CSI socket, within 3 seconds.
-func probeCSISocket(ctx context.Context, socket string) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", socket, err)
-	}
-	defer func() { _ = conn.Close() }() // a probe's connection; the call's error is the one to report
-	if _, err := csipb.NewIdentityClient(conn).GetPluginInfo(ctx, &csipb.GetPluginInfoRequest{}); err != nil {
-		return fmt.Errorf("the CSI socket %s does not answer: %w", socket, err)
-	}
-	return nil
 }
 
 // newAgentChownCommand is the chart's init container: it gives the cache root to the agent's user,
@@ -195,12 +109,4 @@ func newAgentChownCommand() *cobra.Command {
 	cmd.Flags().IntVar(&uid, "uid", 65532, "The agent's user.")
 	cmd.Flags().IntVar(&gid, "gid", 65532, "The agent's group.")
 	return cmd
-}
-
-// addMountSocket answers the mount container (`pqcache agent mount`) from this agent: where each
-// copy is, and what published volumes still show, which the pruner keeps.
-func addMountSocket(mgr ctrl.Manager, a *agent.Agent, path string, log *slog.Logger) error {
-	side := &csi.AgentSide{Node: a.Node, Reader: mgr.GetClient(), Copies: a.Copies}
-	a.InUse = side.Dirs
-	return mgr.Add(&mountapi.Server{Path: path, Handler: side, Log: log})
 }

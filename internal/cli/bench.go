@@ -29,6 +29,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/report"
+	"github.com/pqcache/pqcache/worker"
 )
 
 func newReportCommand() *cobra.Command {
@@ -101,7 +102,7 @@ func newProbeCommand() *cobra.Command {
 			if data == "" {
 				return errors.New("--data is required")
 			}
-			src, err := probeSource(cmd.Context(), data, s3)
+			src, err := worker.ProbeInput(cmd.Context(), data, "", nil, s3)
 			if err != nil {
 				return err
 			}

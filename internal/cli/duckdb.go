@@ -22,24 +22,20 @@ package cli
 // the static runner injected into other engines' images, has the rest.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
-	"github.com/pqcache/pqcache/bench/workload"
 )
 
 func duckdbVersion() (string, bool) { return duckdb.Version, true }
 
 func addDuckDBCommands(root *cobra.Command) {
-	root.AddCommand(newBenchQueryCommand(), newDatagenCommand(), newTestdataCommand(), newReadCheckCommand(), newQueryCommand())
+	root.AddCommand(newBenchQueryCommand(), newDatagenCommand(), newQueryCommand())
 }
 
 const memoryLimitUsage = "DuckDB's memory_limit: auto (a share of the container's cgroup memory limit, else DuckDB's default), none (DuckDB's default: 80% of the machine's RAM), or a size such as 2Gi."
@@ -59,38 +55,15 @@ func newBenchQueryCommand() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := workload.Read(file)
-			if err != nil {
-				return err
-			}
 			if len(queries) == 0 {
 				return errors.New("--queries is required")
 			}
-			for _, name := range queries {
-				if _, err := r.Query(name); err != nil {
-					return err
-				}
-			}
-			cfg, err := duckdbConfig(threads, memoryLimit)
+			limit, err := parseMemoryLimit(memoryLimit)
 			if err != nil {
 				return err
 			}
-			db, err := duckdb.OpenConfig(cfg)
-			if err != nil {
-				return err
-			}
-			// The database only runs read-only queries; its spill directory is scratch space.
-			defer func() { _ = os.RemoveAll(cfg.TempDir) }()
-			defer func() { _ = db.Close() }()
-			db.SetMaxOpenConns(1)
-			if err := duckdb.Prepare(cmd.Context(), db, r, settings, httpfs); err != nil {
-				return err
-			}
-			tw := bench.NewTimingWriter()
-			if err := tw.Ready(); err != nil {
-				return err
-			}
-			return duckdb.RunQueries(cmd.Context(), db, r, queries, bufio.NewWriter(cmd.OutOrStdout()), tw)
+			return duckdb.QueryProcess{Workload: file, Queries: queries, Threads: threads, MemoryLimit: limit, Settings: settings,
+				HTTPFS: httpfs}.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&file, "workload", "", "The resolved workload (JSON), as bench writes it.")
@@ -169,20 +142,18 @@ func newDatagenCommand() *cobra.Command {
 	return cmd
 }
 
-// duckdbConfig is the DuckDB of one query process (duckdb.ProcessConfig), its --memory-limit parsed:
-// auto, none, or a size of at least 1Mi.
-func duckdbConfig(threads int, memoryLimit string) (duckdb.Config, error) {
-	limit := duckdb.MemoryLimitAuto
+// parseMemoryLimit reads --memory-limit: auto (duckdb.MemoryLimitAuto), none (0: DuckDB's default),
+// or a size of at least 1Mi.
+func parseMemoryLimit(memoryLimit string) (int64, error) {
 	switch memoryLimit {
 	case "auto", "":
+		return duckdb.MemoryLimitAuto, nil
 	case "none":
-		limit = 0
-	default:
-		q, err := resource.ParseQuantity(memoryLimit)
-		if err != nil || q.Value() < 1<<20 {
-			return duckdb.Config{}, fmt.Errorf("--memory-limit %q: want auto, none or a size of at least 1Mi", memoryLimit)
-		}
-		limit = q.Value()
+		return 0, nil
 	}
-	return duckdb.ProcessConfig(threads, limit)
+	q, err := resource.ParseQuantity(memoryLimit)
+	if err != nil || q.Value() < 1<<20 {
+		return 0, fmt.Errorf("--memory-limit %q: want auto, none or a size of at least 1Mi", memoryLimit)
+	}
+	return q.Value(), nil
 }

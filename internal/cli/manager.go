@@ -20,32 +20,19 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
-	"github.com/pqcache/pqcache/cache/s3store"
+	"github.com/pqcache/pqcache/agent/peer/peertls"
 	"github.com/pqcache/pqcache/controllers/dataset"
-	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/controllers/jobs"
-	"github.com/pqcache/pqcache/controllers/locality"
 	"github.com/pqcache/pqcache/controllers/manager"
 	"github.com/pqcache/pqcache/internal/version"
 )
@@ -77,7 +64,7 @@ type managerOptions struct {
 	webhookCertDir         string
 	agentNamespace         string
 	agentSelector          string
-	peerCA, peerAgentSA    string // peersigner.go
+	peerCA, peerAgentSA    string
 	agentServiceAccount    string
 	access                 accessFlags
 	zap                    zap.Options
@@ -119,7 +106,8 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key.")
 	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
-	addPeerSignerFlags(f, &opts)
+	f.StringVar(&opts.peerCA, "peer-ca", "", "NAMESPACE/NAME of the Secret the manager keeps the node agents' peer CA in (made on first start) and of the ConfigMap it publishes the CA certificate in; with --peer-agent-service-account, the manager approves and signs the agents' "+peertls.SignerName+" certificate requests.")
+	f.StringVar(&opts.peerAgentSA, "peer-agent-service-account", "", "NAMESPACE/NAME of the node agents' ServiceAccount: the only requester whose "+peertls.SignerName+" certificate requests are approved.")
 	f.StringVar(&opts.agentServiceAccount, "agent-service-account", "", "ServiceAccount of the node agents in --agent-namespace: granted, by name and in its namespace only, the credentials Secret that each Dataset with spec.replicas names (docs/security.md). Empty: no grants.")
 	opts.access.bind(f)
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -128,103 +116,49 @@ func newManagerCommand() *cobra.Command {
 	return cmd
 }
 
-// newScheme knows Kubernetes' built-in kinds and pqcache's: what the manager and the node agent read
-// and write.
-func newScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(datav1alpha1.AddToScheme(scheme))
-	return scheme
-}
-
-// newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless addr is "0",
-// the webhook endpoint on addr. It reads Secrets uncached. Its SQS clients connect through guard
-// (nil: anywhere), and poll with the manager's identity only for the namespaces access allows.
-func newEventHub(mgr ctrl.Manager, addr string, queryToken bool, access accessFlags, guard *s3store.DialGuard) *eventhub.Hub {
-	if addr == "0" {
-		addr = ""
-	}
-	var sqsOpts []func(*sqs.Options)
-	if guard != nil {
-		hc := guard.Guard(s3store.NewHTTPClient(s3store.DefaultClientTimeouts))
-		sqsOpts = append(sqsOpts, func(o *sqs.Options) { o.HTTPClient = hc })
-	}
-	return eventhub.New(eventhub.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), BindAddress: addr, QueryToken: queryToken,
-		SQSClientOptions: sqsOpts, AmbientNamespaces: access.ambientNamespaces,
-		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("events")))})
-}
-
 func runManager(opts managerOptions) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zap)))
-	log := ctrl.Log.WithName("manager")
-
-	scheme := newScheme()
-	cfg, err := ctrl.GetConfig()
+	cfg, err := managerConfig(opts)
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	// controller-runtime's default (20/s, bursts of 30) queues requests for seconds once many
-	// Datasets poll their Jobs' pods; and a webhook token read that waits loses the store's post.
-	cfg.QPS, cfg.Burst = opts.kubeAPIQPS, opts.kubeAPIBurst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
-		HealthProbeBindAddress:  opts.probeAddr,
-		LeaderElection:          opts.leaderElect,
-		LeaderElectionID:        opts.leaderElectionID,
-		LeaderElectionNamespace: opts.leaderElectionNS,
-		// The manager exits as soon as it loses the lease, so that a new leader never overlaps with a
-		// stale one that still creates Jobs.
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         jobs.CacheOptions(opts.watchNamespaces),
-		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.localityWebhookPort, CertDir: opts.webhookCertDir}),
-	})
-	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
-	}
-	if err := addLocalityWebhook(mgr, opts); err != nil {
 		return err
 	}
+	return manager.Run(ctrl.SetupSignalHandler(), cfg)
+}
+
+// managerConfig is the operator's configuration the flags give.
+func managerConfig(opts managerOptions) (manager.Config, error) {
 	worker, err := managerWorkerOptions(opts)
 	if err != nil {
-		return err
+		return manager.Config{}, err
 	}
 	agents, err := agentPods(opts)
 	if err != nil {
-		return err
+		return manager.Config{}, err
 	}
 	agentAccount, err := agentAccount(opts)
 	if err != nil {
-		return err
+		return manager.Config{}, err
 	}
 	guard, err := opts.access.guard()
 	if err != nil {
-		return err
+		return manager.Config{}, err
 	}
-	hub := newEventHub(mgr, opts.eventsAddr, opts.eventsQueryToken, opts.access, guard)
-	if err := mgr.Add(hub); err != nil {
-		return fmt.Errorf("adding the event hub: %w", err)
+	cfg := manager.Config{Version: version.Version, MetricsAddr: opts.metricsAddr, ProbeAddr: opts.probeAddr,
+		LeaderElect: opts.leaderElect, LeaderElectionID: opts.leaderElectionID, LeaderElectionNamespace: opts.leaderElectionNS,
+		KubeAPIQPS: opts.kubeAPIQPS, KubeAPIBurst: opts.kubeAPIBurst, EventsAddr: opts.eventsAddr, EventsQueryToken: opts.eventsQueryToken,
+		LocalityWebhookPort: opts.localityWebhookPort, WebhookCertDir: opts.webhookCertDir, Guard: guard,
+		Reconcilers: manager.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
+			MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode,
+			Namespaces: opts.watchNamespaces, AgentPods: agents, AgentAccount: agentAccount, PricesFile: opts.pricesFile}}
+	if opts.peerCA != "" || opts.peerAgentSA != "" {
+		if cfg.PeerCA, err = namespacedName("--peer-ca", opts.peerCA); err != nil {
+			return manager.Config{}, err
+		}
+		if cfg.PeerAgentAccount, err = namespacedName("--peer-agent-service-account", opts.peerAgentSA); err != nil {
+			return manager.Config{}, err
+		}
 	}
-	if err := manager.SetupAll(mgr, manager.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
-		MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode, Events: hub, Namespaces: opts.watchNamespaces,
-		AgentPods: agents, AgentAccount: agentAccount, PricesFile: opts.pricesFile}); err != nil {
-		return err
-	}
-	if err := addPeerSigner(mgr, opts); err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return fmt.Errorf("adding health check: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return fmt.Errorf("adding ready check: %w", err)
-	}
-
-	log.Info("Starting manager", "version", version.Version, "leaderElection", opts.leaderElect)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		return fmt.Errorf("running manager: %w", err)
-	}
-	return nil
+	return cfg, nil
 }
 
 // managerWorkerOptions are the worker Jobs' options that the manager's flags give.
@@ -253,19 +187,6 @@ func managerWorkerOptions(opts managerOptions) (jobs.WorkerOptions, error) {
 	worker.Access = jobs.AccessPolicy{AmbientNamespaces: opts.access.ambientNamespaces,
 		DeniedCIDRs: opts.access.deniedCIDRs, AllowedCIDRs: opts.access.allowedCIDRs}
 	return worker, nil
-}
-
-// addLocalityWebhook serves the locality webhook when its port is set; the manager is ready only once
-// it serves, so that its Service never sends the API server to a pod that cannot answer.
-func addLocalityWebhook(mgr ctrl.Manager, opts managerOptions) error {
-	if opts.localityWebhookPort == 0 {
-		return nil
-	}
-	locality.Register(mgr.GetWebhookServer(), mgr.GetClient(), admission.NewDecoder(mgr.GetScheme()))
-	if err := mgr.AddReadyzCheck("locality-webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return fmt.Errorf("adding the webhook's readiness check: %w", err)
-	}
-	return nil
 }
 
 // agentPods is where the node agents run, from --agent-namespace and --agent-selector: both or

@@ -18,10 +18,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,22 +29,8 @@ import (
 
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/peer"
-	"github.com/pqcache/pqcache/cache"
+	"github.com/pqcache/pqcache/worker"
 )
-
-// The peer key comes from the environment, never from flags: a flag shows in every process list.
-const (
-	envPeerKeyID  = "PQCACHE_PEER_KEY_ID"
-	envPeerSecret = "PQCACHE_PEER_SECRET"
-)
-
-func peerKeyFromEnv() (peer.Key, error) {
-	k := peer.Key{ID: os.Getenv(envPeerKeyID), Secret: os.Getenv(envPeerSecret)}
-	if k.ID == "" || k.Secret == "" {
-		return k, fmt.Errorf("peers authenticate with a shared key: set %s and %s", envPeerKeyID, envPeerSecret)
-	}
-	return k, nil
-}
 
 func newPeerCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "peer", Short: "Serve synced directories to other nodes' syncs, as a read-only S3 endpoint"}
@@ -75,11 +59,11 @@ PQCACHE_PEER_SECRET, on both sides.`,
 			if err != nil {
 				return err
 			}
-			key, err := peerKeyFromEnv()
+			key, err := worker.PeerKeyFromEnv()
 			if err != nil {
 				return err
 			}
-			log, err := newLogger(logLevel)
+			log, err := worker.NewLogger(logLevel)
 			if err != nil {
 				return err
 			}
@@ -117,32 +101,4 @@ func servePeer(ctx context.Context, listen string, srv *peer.Server, cmd *cobra.
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "serving peers on http://%s\n", l.Addr())
 	return agent.PeerServer{Listener: l, Server: srv}.Start(ctx)
-}
-
-// followPeer turns a sync's options into a follower's: it reads the peer's generation (opts.Follow),
-// and the bucket, which cache.Sync is still given, is the fallback.
-func followPeer(ctx context.Context, peerURL string, g int64, opts *cache.Options) error {
-	if g <= 0 {
-		return errors.New("--peer needs --peer-generation: the generation the peer published, which this copy becomes")
-	}
-	if opts.Generations == nil {
-		return errors.New("--peer publishes the peer's generation: --generations must be at least 1")
-	}
-	u, err := url.Parse(peerURL)
-	name := strings.Trim(u.Path, "/")
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" || name == "" || strings.Contains(name, "/") {
-		return fmt.Errorf("--peer %q: want http://HOST:PORT/NAME", peerURL)
-	}
-	key, err := peerKeyFromEnv()
-	if err != nil {
-		return err
-	}
-	from, err := peer.NewStore(ctx, u.Scheme+"://"+u.Host, key, name)
-	if err != nil {
-		return err
-	}
-	opts.Follow = &cache.Follow{Peer: cache.Source{Store: from, Prefix: peer.Prefix(g)}, Generation: g}
-	opts.Requests = from.Requests()
-	opts.Generations.Index = true
-	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/pqcache/pqcache/agent/peer"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/worker"
 )
 
 // TestSyncFromPeerCommandLine: `sync --serve-peers` indexes the seed's generation, and `sync --peer`
@@ -37,8 +38,8 @@ func TestSyncFromPeerCommandLine(t *testing.T) {
 	srv.PutObject(t, "lake", "sales/a.csv", []byte("a,b\n1,2\n"))
 	srv.PutObject(t, "lake", "sales/day=1/b.csv", []byte("a,b\n3,4\n"))
 	useTestCredentials(t)
-	t.Setenv(envPeerKeyID, "peer-id")
-	t.Setenv(envPeerSecret, "peer-secret")
+	t.Setenv(worker.EnvPeerKeyID, "peer-id")
+	t.Setenv(worker.EnvPeerSecret, "peer-secret")
 	seed, follower := filepath.Join(t.TempDir(), "seed"), filepath.Join(t.TempDir(), "follower")
 	common := []string{"--endpoint", srv.Endpoint, "--path-style", "--progress", "none", "--json"}
 
@@ -91,8 +92,8 @@ func TestSyncFromPeerCommandLine(t *testing.T) {
 			t.Errorf("%v: %v, want an error naming %s", bad.args, err, bad.want)
 		}
 	}
-	t.Setenv(envPeerSecret, "")
-	if _, err := run(t, append([]string{"sync", "s3://lake/sales/", follower, "--peer", p.URL + "/sales", "--peer-generation", "1"}, common...)...); err == nil || !strings.Contains(err.Error(), envPeerSecret) {
+	t.Setenv(worker.EnvPeerSecret, "")
+	if _, err := run(t, append([]string{"sync", "s3://lake/sales/", follower, "--peer", p.URL + "/sales", "--peer-generation", "1"}, common...)...); err == nil || !strings.Contains(err.Error(), worker.EnvPeerSecret) {
 		t.Errorf("a follower without the peer key: %v", err)
 	}
 }

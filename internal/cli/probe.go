@@ -17,17 +17,9 @@ limitations under the License.
 package cli
 
 import (
-	"context"
-	"io"
-	"slices"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/pqcache/pqcache/api/wire"
-	"github.com/pqcache/pqcache/bench"
-	"github.com/pqcache/pqcache/cache/plan"
-	"github.com/pqcache/pqcache/cache/s3store"
 )
 
 // registerS3Endpoint adds --endpoint, --region and --path-style for s3:// data to cmd, filling s;
@@ -38,74 +30,4 @@ func registerS3Endpoint(cmd *cobra.Command, s *wire.S3Access, scope string) {
 	f.StringVar(&s.Endpoint, "endpoint", "", scope+": URL of an S3-compatible store (default: AWS S3, or $AWS_ENDPOINT_URL).")
 	f.StringVar(&s.Region, "region", "", scope+": the bucket's region (default: $AWS_REGION).")
 	f.BoolVar(&s.PathStyle, "path-style", false, scope+": address buckets as endpoint/bucket (most S3-compatible stores need it).")
-}
-
-// probeSource is what a throughput probe of data reads: the objects under an s3:// prefix, read with
-// the same endpoint flags and credentials as the Polars engine, or a directory's files.
-func probeSource(ctx context.Context, data string, s wire.S3Access) (bench.ProbeSource, error) {
-	if !strings.HasPrefix(data, "s3://") {
-		return bench.DirSource(data), nil
-	}
-	bucket, prefix, err := parseS3URL(data)
-	if err != nil {
-		return nil, err
-	}
-	store, _, err := newWorkerStore(ctx, s3store.Config{Bucket: bucket, Region: s.Region, Endpoint: s.Endpoint, PathStyle: s.PathStyle})
-	if err != nil {
-		return nil, err
-	}
-	// The prefix is a directory, as the engines read it: s3://b/tpch is tpch/..., not tpch-old/...
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	return s3Source{store: store, prefix: prefix}, nil
-}
-
-// s3Source is the objects under a bucket prefix, each read with one GET of the whole object: how an
-// engine scanning s3:// without a cache reads, minus the engine.
-type s3Source struct {
-	store  *s3store.Store
-	prefix string
-}
-
-// Files lists the prefix's objects in key order, leaving out "directory" markers (keys ending in /)
-// and the cache's own bookkeeping under .pqcache/, as the directory probe does.
-func (s s3Source) Files(ctx context.Context) ([]string, error) {
-	var keys []string
-	err := s.store.List(ctx, s.prefix, "", func(objs []plan.Object) error {
-		for _, o := range objs {
-			if strings.HasSuffix(o.Key, "/") || slices.Contains(strings.Split(o.Key, "/"), ".pqcache") {
-				continue
-			}
-			keys = append(keys, o.Key)
-		}
-		return nil
-	})
-	return keys, err
-}
-
-// Open GETs a whole object; the probe closes the body early when it has read its fill.
-func (s s3Source) Open(ctx context.Context, key string) (io.ReadCloser, error) {
-	body, _, err := s.store.Get(ctx, key, "", s3store.Whole)
-	return body, err
-}
-
-// probeInput is the probe source of a bench run's input: the data, or for a mixed input (fresh
-// prefixes read from elsewhere) both paths.
-func probeInput(ctx context.Context, data, freshData string, freshPrefixes []string, s wire.S3Access) (bench.ProbeSource, error) {
-	static, err := probeSource(ctx, data, s)
-	if err != nil || freshData == "" || len(freshPrefixes) == 0 {
-		return static, err
-	}
-	fresh, err := probeSource(ctx, freshData, s)
-	if err != nil {
-		return nil, err
-	}
-	root := func(src string) string {
-		if _, prefix, err := parseS3URL(src); err == nil && strings.HasPrefix(src, "s3://") {
-			return prefix
-		}
-		return src
-	}
-	return bench.MixedSource{Static: static, Fresh: fresh, StaticRoot: root(data), FreshRoot: root(freshData), Prefixes: freshPrefixes}, nil
 }

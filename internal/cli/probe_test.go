@@ -28,6 +28,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/test/s3test"
+	"github.com/pqcache/pqcache/worker"
 )
 
 // TestProbeS3 probes a bucket prefix on a real versitygw as the directory it mirrors: every object
@@ -94,7 +95,7 @@ func TestProbeS3(t *testing.T) {
 		t.Errorf("probe bounded to 2 MiB: %+v (all: %d bytes)", bounded, total)
 	}
 	// A mixed input: the static files from the directory, the fresh prefix from the bucket, each once.
-	src, err := probeInput(t.Context(), filepath.Join(dir, "tpch"), "s3://lake/tpch/", []string{"lineitem/batch=0/", "lineitem/batch=5/"},
+	src, err := worker.ProbeInput(t.Context(), filepath.Join(dir, "tpch"), "s3://lake/tpch/", []string{"lineitem/batch=0/", "lineitem/batch=5/"},
 		wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true})
 	if err != nil {
 		t.Fatal(err)

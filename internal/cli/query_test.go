@@ -19,25 +19,25 @@ limitations under the License.
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/pqcache/pqcache/test/readcheck"
 	"github.com/pqcache/pqcache/test/s3test"
 )
 
 // TestQueryAndReadCheckOnAGeneration writes two versions of the marked table, syncs the second, and
-// reads it the ways a reader pod would: `pqcache query` on the current generation, and `read-check`
-// until it has seen the last version.
+// reads it the ways a reader pod would: `pqcache query` on the current generation, and the read check of
+// test/readcheck until it has seen the last version.
 func TestQueryAndReadCheckOnAGeneration(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "lake")
 	useTestCredentials(t)
 	work := t.TempDir()
-	if out, err := run(t, "testdata", "marks", "--out", work, "--versions", "2", "--partitions", "3", "--rows", "10"); err != nil {
-		t.Fatalf("testdata marks: %v\n%s", err, out)
+	if err := readcheck.WriteMarks(t.Context(), readcheck.Marks{Out: work, Marker: 1, Versions: 2, Partitions: 3, Rows: 10, Skip: -1}); err != nil {
+		t.Fatalf("writing the marked table: %v", err)
 	}
 	// Version 2 leaves out partition 2 mod 3 = 2.
 	if _, err := os.Stat(filepath.Join(work, "v2", "marks", "part=2")); !os.IsNotExist(err) {
@@ -62,20 +62,19 @@ func TestQueryAndReadCheckOnAGeneration(t *testing.T) {
 		t.Fatalf("--output: %q", saved)
 	}
 
-	out, err = run(t, "read-check", "--data", dir, "--rows", "10", "--until-marker", "2", "--duration", "30s")
-	var rep readcheck.Report
-	if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
-		t.Fatalf("read-check: %v\n%s", err, out)
+	rep, err := readcheck.Run(t.Context(), readcheck.Config{Data: dir, Rows: 10, UntilMarker: 2, Duration: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("read-check: %v", err)
 	}
 	if rep.Errors != 0 || rep.Mixed != 0 || rep.Queries != 3 || len(rep.Generation) != 1 || rep.Generation[0] != "1" {
 		t.Fatalf("read-check: %+v", rep)
 	}
 
 	// --pinned: the directory is one generation as it is, as the CSI driver mounts it.
-	out, err = run(t, "read-check", "--data", filepath.Join(dir, ".pqcache", "generations", "1"), "--pinned", "--rows", "10", "--until-marker", "2", "--duration", "30s")
-	rep = readcheck.Report{}
-	if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
-		t.Fatalf("read-check --pinned: %v\n%s", err, out)
+	rep, err = readcheck.Run(t.Context(), readcheck.Config{Data: filepath.Join(dir, ".pqcache", "generations", "1"), Pinned: true, Rows: 10,
+		UntilMarker: 2, Duration: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("read-check --pinned: %v", err)
 	}
 	if rep.Errors != 0 || rep.Mixed != 0 || rep.Queries != 3 || len(rep.Generation) != 0 || len(rep.Markers) != 1 || rep.Markers[0] != 2 {
 		t.Fatalf("read-check --pinned: %+v", rep)

@@ -29,9 +29,8 @@ limitations under the License.
 //   - duckdb.go, built with cgo: `datagen`, `bench-query`, the embedded DuckDB, and the commands
 //     below that need it (noduckdb.go leaves them out of a build without cgo);
 //   - query.go: `query`, SQL over a directory; report.go: reading BenchRuns back for `report`;
-//   - s3.go: `s3 put|rm`, a loader for demos and tests; readcheck.go and eventlag.go: `testdata`
-//     and `read-check`, readers and writers the e2e suite checks the operator with; hostiles3.go:
-//     `hostile-s3`, hidden, the misbehaving S3 endpoint (test/hostiles3) the e2e suite runs as a pod.
+//   - s3.go: `s3 put|rm`, a loader for demos and tests. The tests' own servers and probes are not
+//     here but in test/cmd/pqcache-testkit, which the shipped binary does not link.
 //
 // The commands a controller starts (sync, stage, bench) bind their flags to the worker contract's
 // argument types (api/wire), so the command line a Job runs is the one these commands parse. It is a
@@ -55,7 +54,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version.Version,
 	}
-	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand(), newS3Command(), newWatchCommand(), newGenerationsCommand(), newPeerCommand(), newAgentCommand(), newHostileS3Command())
+	root.AddCommand(newManagerCommand(), newSyncCommand(), newStageCommand(), newVerifyCommand(), newManifestCommand(), newBenchCommand(), newReportCommand(), newInstallRunnerCommand(), newS3Command(), newWatchCommand(), newGenerationsCommand(), newPeerCommand(), newAgentCommand())
 	addDuckDBCommands(root)
 	return root
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package cli
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -34,19 +33,6 @@ func (s *sparkFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.dir, "spark-dir", "", "With --engine spark: the directory of run.py (default: $"+spark.EnvDir+", ../lib/pqcache/spark beside this binary, the checkout's bench/spark, or "+spark.ImageDir+").")
 	f.StringVar(&s.python, "spark-python", "", "With --engine spark: the Python interpreter that has PySpark (default: $"+spark.EnvPython+", the venv beside run.py, the checkout's "+spark.CheckoutVenv+" (make spark-env), or python3 on PATH).")
 	f.StringVar(&s.jars, "spark-jars", "", "With --engine spark: the directory of the jars s3a:// needs (default: $"+spark.EnvJars+", jars beside run.py, or the checkout's "+spark.CheckoutJars+").")
-}
-
-// sparkEngine finds the Spark program, interpreter and jars and returns the engine and PySpark's
-// version. Local mode has --threads task slots (local[N]; 0: local[*]) unless $PQCACHE_SPARK_MASTER
-// names a master.
-func sparkEngine(ctx context.Context, a wire.BenchArgs, s sparkFlags) (spark.Engine, string, error) {
-	e, err := spark.Find(ctx, s.dir, s.python, s.jars)
-	if err != nil {
-		return e, "", err
-	}
-	e.Threads = a.Threads
-	version, err := e.Version(ctx)
-	return e, version, err
 }
 
 // sparkIsolation is the isolation a Spark run uses: session, which the engine defaults to, since one

@@ -17,16 +17,11 @@ limitations under the License.
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/pprof"
-	"runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -36,9 +31,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/cache/manifest"
-	"github.com/pqcache/pqcache/cache/plan"
-	"github.com/pqcache/pqcache/cache/s3store"
-	"github.com/pqcache/pqcache/internal/podprogress"
+	"github.com/pqcache/pqcache/worker"
 )
 
 // syncFlags are what `sync`, `stage` and `watch` run with: the worker's options from the contract
@@ -149,148 +142,18 @@ func newStageCommand() *cobra.Command {
 // parseS3URL splits s3://bucket/prefix.
 func parseS3URL(s string) (bucket, prefix string, err error) { return wire.ParseS3URL(s) }
 
-func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (err error) {
+// syncRequest is the worker's request for the flags of sync, stage or watch.
+func syncRequest(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) worker.SyncRequest {
+	return worker.SyncRequest{SyncArgs: wire.SyncArgs{Source: src, Dir: dir, SyncOptions: f.SyncOptions, GenerationOptions: f.GenerationOptions,
+		Changes: f.changes}, Prefixes: subs, Ephemeral: f.ephemeral, Peer: f.local.peer, PeerGeneration: f.local.peerGeneration,
+		ServePeers: f.local.servePeers, JSON: f.local.jsonOut, CPUProfile: f.local.cpuProfile, Trace: f.local.trace,
+		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+}
+
+func runSync(cmd *cobra.Command, f syncFlags, src, dir string, subs []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	store, opts, err := prepareSync(ctx, cmd, f, src, dir, subs)
-	if err != nil {
-		return err
-	}
-	stderr := cmd.ErrOrStderr()
-	stopProfiles, err := startProfiles(f.local)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, stopProfiles()) }()
-	if f.local.peer != "" {
-		if err := followPeer(ctx, f.local.peer, f.local.peerGeneration, &opts); err != nil {
-			return err
-		}
-	} else if f.local.servePeers && opts.Generations != nil {
-		opts.Generations.Index = true
-	}
-	rep, syncErr := cache.Sync(ctx, store, opts)
-	if opts.Progress != nil && f.Progress == "auto" {
-		fmt.Fprintln(stderr)
-	}
-	if err := writeReport(cmd.OutOrStdout(), f, rep); err != nil {
-		return err
-	}
-	return syncErr
-}
-
-// prepareSync checks the flags shared by sync, stage and watch and returns the store and the
-// options of a sync: the options as a node agent gets them too (cache.OptionsFromArgs), and this
-// process's own (logs, progress, sub-prefixes, a scratch volume, a change set).
-func prepareSync(ctx context.Context, cmd *cobra.Command, f syncFlags, src, dir string, subs []string) (*s3store.Store, cache.Options, error) {
-	cfg, opts, err := workerOptions(f, src, dir, subs)
-	if err != nil {
-		return nil, opts, err
-	}
-	log, err := newLogger(f.LogLevel)
-	if err != nil {
-		return nil, opts, err
-	}
-	store, ambientRefused, err := newWorkerStore(ctx, cfg)
-	if err != nil {
-		return nil, opts, err
-	}
-	opts.Log, opts.Requests, opts.AmbientRefused = log, store.Requests(), ambientRefused
-	if f.changes != "" {
-		if subs != nil {
-			return nil, opts, errors.New("--changes applies to sync, not stage")
-		}
-		if opts.Changes, err = readChangeSet(f.changes); err != nil {
-			return nil, opts, err
-		}
-	}
-	stderr := cmd.ErrOrStderr()
-	if f.DryRun {
-		opts.OnPlan = func(a plan.Action) {
-			if a.Copy {
-				fmt.Fprintf(cmd.OutOrStdout(), "copy   %s (%s, %s)\n", a.Object.Key, wire.Bytes(a.Object.Size), a.Why)
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "delete %s\n", a.Old.Key)
-			}
-		}
-	}
-	switch f.Progress {
-	case "json":
-		enc := json.NewEncoder(stderr)
-		// In a worker pod, progress also goes to an annotation on the pod, for the controller to read.
-		pod := podprogress.FromEnvironment(5*time.Second, func(err error) { log.Warn("Live progress disabled", "error", err) })
-		opts.Progress = func(p wire.SyncProgress) {
-			_ = enc.Encode(p)
-			pod.Publish(ctx, p, false)
-		}
-	case "auto":
-		if isTerminal(os.Stderr) && !f.DryRun {
-			opts.Progress = func(p wire.SyncProgress) { fmt.Fprint(stderr, "\r"+progressLine(p)) }
-		}
-	case "none":
-	default:
-		return nil, opts, fmt.Errorf("--progress %q: must be auto, json or none", f.Progress)
-	}
-	return store, opts, nil
-}
-
-// workerOptions are the bucket's address and the options a sync's flags give, before this process's
-// logs and progress: the Dataset's translation that a node agent shares (cache.OptionsFromArgs), and
-// stage's sub-prefixes and scratch volume.
-func workerOptions(f syncFlags, src, dir string, subs []string) (s3store.Config, cache.Options, error) {
-	cfg, opts, err := cache.OptionsFromArgs(wire.SyncArgs{Source: src, Dir: dir, SyncOptions: f.SyncOptions, GenerationOptions: f.GenerationOptions})
-	if err != nil {
-		return cfg, opts, err
-	}
-	for _, s := range subs {
-		if strings.HasPrefix(s, "/") {
-			return cfg, opts, fmt.Errorf("--prefix %q is relative to %s and must not start with '/'", s, src)
-		}
-	}
-	opts.SubPrefixes, opts.Ephemeral = subs, f.ephemeral
-	if subs != nil {
-		opts.Generations = nil
-	}
-	return cfg, opts, nil
-}
-
-func writeReport(stdout io.Writer, f syncFlags, rep *wire.SyncReport) error {
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if f.ReportFile != "" {
-		compact, err := rep.Compact(wire.TerminationMessageLimit)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(f.ReportFile, compact, 0o644); err != nil {
-			return fmt.Errorf("writing report: %w", err)
-		}
-	}
-	if f.local.jsonOut {
-		_, err = fmt.Fprintln(stdout, string(data))
-		return err
-	}
-	if rep.DryRun {
-		fmt.Fprintf(stdout, "dry run: %d to copy (%s), %d to delete, %d unchanged\n",
-			rep.Plan.Copies, wire.Bytes(rep.Plan.CopyBytes), rep.Plan.Deletes, rep.FilesUnchanged)
-		return nil
-	}
-	fmt.Fprintf(stdout, "%s: %d copied (%s at %s/s), %d deleted, %d unchanged, %d failed in %s; requests: %d LIST, %d GET\n",
-		strings.ToLower(rep.Result), rep.FilesCopied, wire.Bytes(rep.BytesCopied), wire.Bytes(rep.BytesPerSecond),
-		rep.FilesDeleted, rep.FilesUnchanged, rep.FilesFailed, time.Duration(rep.DurationMillis)*time.Millisecond,
-		rep.Requests.List, rep.Requests.Get)
-	if rep.Manifest.Generation > 0 {
-		fmt.Fprintf(stdout, "manifest: %d files, %s, generation %d, %s\n", rep.Manifest.Files, wire.Bytes(rep.Manifest.Bytes), rep.Manifest.Generation, rep.Manifest.Digest)
-	}
-	for _, a := range rep.Layout.Advice {
-		fmt.Fprintf(stdout, "layout: %s\n", a)
-	}
-	for _, fe := range rep.Failed {
-		fmt.Fprintf(stdout, "failed: %s: %s\n", fe.Key, fe.Error)
-	}
-	return nil
+	return worker.Sync(ctx, syncRequest(cmd, f, src, dir, subs))
 }
 
 func newVerifyCommand() *cobra.Command {
@@ -364,90 +227,4 @@ func shortHash(h string) string {
 		return fmt.Sprintf("%-12s", h)
 	}
 	return h[:12]
-}
-
-// startProfiles starts the CPU profile and the execution trace the flags ask for, until the returned
-// stop is called. stop returns the errors of closing their files: a profile cut short (a full disk)
-// must not pass for written.
-func startProfiles(local localSyncFlags) (stop func() error, err error) {
-	stopCPU := func() error { return nil }
-	if local.cpuProfile != "" {
-		if stopCPU, err = startCPUProfile(local.cpuProfile); err != nil {
-			return nil, err
-		}
-	}
-	stopTrace := func() error { return nil }
-	if local.trace != "" {
-		if stopTrace, err = startTrace(local.trace); err != nil {
-			return nil, errors.Join(err, stopCPU())
-		}
-	}
-	return func() error { return errors.Join(stopTrace(), stopCPU()) }, nil
-}
-
-// startCPUProfile profiles the process into path until the returned stop is called.
-func startCPUProfile(path string) (stop func() error, err error) {
-	return recordInto(path, "--cpuprofile", pprof.StartCPUProfile, pprof.StopCPUProfile)
-}
-
-// startTrace traces the process into path until the returned stop is called.
-func startTrace(path string) (stop func() error, err error) {
-	return recordInto(path, "--trace", trace.Start, trace.Stop)
-}
-
-// recordInto creates path and starts a recorder (the CPU profiler or the execution tracer) writing
-// into it; the returned stop ends the recording and closes the file, whose error counts: the file
-// is the output the user asked for.
-func recordInto(path, flag string, start func(io.Writer) error, end func()) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
-	}
-	if err := start(f); err != nil {
-		_ = f.Close() // nothing written; the start error is the one to report
-		return nil, fmt.Errorf("%s: %w", flag, err)
-	}
-	return func() error {
-		end()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("%s: %w", flag, err)
-		}
-		return nil
-	}, nil
-}
-
-func newLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", level, err)
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
-}
-
-func isTerminal(f *os.File) bool {
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-func progressLine(p wire.SyncProgress) string {
-	line := fmt.Sprintf("%d/%d files, %s/%s, %s/s", p.FilesDone, p.FilesTotal, wire.Bytes(p.BytesDone), wire.Bytes(p.BytesTotal), wire.Bytes(p.BytesPerSecond))
-	if p.Listing {
-		line += ", listing..."
-	} else if p.RemainingMillis > 0 {
-		line += ", ETA " + wire.Duration(time.Duration(p.RemainingMillis)*time.Millisecond)
-	}
-	return line + "\x1b[K"
-}
-
-// readChangeSet reads a targeted sync's change set.
-func readChangeSet(path string) (*wire.ChangeSet, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading --changes: %w", err)
-	}
-	var cs wire.ChangeSet
-	if err := json.Unmarshal(data, &cs); err != nil {
-		return nil, fmt.Errorf("reading --changes %s: %w", path, err)
-	}
-	return &cs, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/controllers/dataset"
+	"github.com/pqcache/pqcache/worker"
 )
 
 // The Dataset fields that are not the sync's options: a Job's deadline and its container's
@@ -127,7 +128,8 @@ func jobPath(t *testing.T, ds *datav1alpha1.Dataset) (s3store.Config, cache.Opti
 	)
 	parse(t, syncCommand(func(_ *cobra.Command, got wire.SyncArgs, l localSyncFlags) error { a, local = got, l; return nil }), dataset.SyncJobArgs(ds))
 	f := syncFlags{SyncOptions: a.SyncOptions, GenerationOptions: a.GenerationOptions, changes: a.Changes, local: local}
-	cfg, opts, err := workerOptions(f, a.Source, a.Dir, nil)
+	req := syncRequest(&cobra.Command{}, f, a.Source, a.Dir, nil)
+	cfg, opts, err := worker.SyncOptions(req.SyncArgs, req.Prefixes, req.Ephemeral)
 	if err != nil {
 		t.Fatalf("worker: %v", err)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/watch"
+	"github.com/pqcache/pqcache/worker"
 )
 
 type watchFlags struct {
@@ -95,7 +96,7 @@ func runWatch(cmd *cobra.Command, f syncFlags, w watchFlags, src, dir string) er
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	store, opts, err := prepareSync(ctx, cmd, f, src, dir, nil)
+	store, opts, err := worker.PrepareSync(ctx, syncRequest(cmd, f, src, dir, nil))
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pqcache/pqcache/cache/s3store"
 	"github.com/pqcache/pqcache/cache/watch"
 	"github.com/pqcache/pqcache/test/s3test"
 )
@@ -127,12 +128,14 @@ func TestWatchAppliesVersitygwNotificationsWithoutListing(t *testing.T) {
 	}
 	waitFor("the delete", func() bool { return !exists("old.bin") })
 
-	// The lag tool of the benchmarks, against the same watch: every object it writes is published.
-	lagOut, err := run(t, "testdata", "lag", "--endpoint", srv.Endpoint, "--path-style", "--bucket", "lake", "--prefix", "live/",
-		"--data", dir, "--rate", "20", "--count", "10", "--timeout", "20s")
-	var lag watch.LagReport
-	if err != nil || json.Unmarshal([]byte(lagOut), &lag) != nil || lag.Published != 10 || lag.P50 <= 0 || lag.Max < lag.P50 {
-		t.Fatalf("testdata lag: %v\n%s", err, lagOut)
+	// The lag measurement of the benchmarks, against the same watch: every object it writes is published.
+	store, err := s3store.New(ctx, s3store.Config{Bucket: "lake", Region: s3test.Region, Endpoint: srv.Endpoint, PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lag, err := watch.MeasureLag(ctx, store, "live/", dir, 20, 10, 4096, 20*time.Second)
+	if err != nil || lag.Published != 10 || lag.P50 <= 0 || lag.Max < lag.P50 {
+		t.Fatalf("the lag measurement: %v %+v", err, lag)
 	}
 
 	// Watch prints a sync's line once the sync has returned, a moment after its files appear.

@@ -54,9 +54,9 @@ var _ = Describe("Freshness by S3 event notifications", Label("benchmark"), Orde
 		})
 	})
 
-	// lag runs `pqcache testdata lag` in a pod that mounts the Dataset's claim read-only.
+	// lag runs `pqcache-testkit lag` in a pod that mounts the Dataset's claim read-only.
 	lag := func(name string, rate float64, count int, sub string) map[string]any {
-		job := claimReaderJob(ns, name, ds.Status.ClaimName, "/cache", pqcacheContainer("lag", "testdata", "lag", "--endpoint", endpoint, "--path-style", "--bucket", bucket,
+		job := claimReaderJob(ns, name, ds.Status.ClaimName, "/cache", testkitContainer("lag", "lag", "--endpoint", endpoint, "--path-style", "--bucket", bucket,
 			"--prefix", prefix+sub, "--data", "/cache/"+sub, "--rate", strconv.FormatFloat(rate, 'f', -1, 64),
 			"--count", strconv.Itoa(count), "--timeout", "3m", "--report-file", "/dev/termination-log"))
 		Expect(c.Create(ctx, job)).To(Succeed())

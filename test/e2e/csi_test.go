@@ -231,7 +231,7 @@ func markedCopies(nsPrefix, prefix string, versions, partitions, rows int, nodes
 	ns := newNamespace(nsPrefix)
 	endpoint := startS3(ns)
 	runJob(ns, "versions",
-		pqcacheContainer("marks", "testdata", "marks", "--out", "/work/m", "--versions", strconv.Itoa(versions),
+		testkitContainer("marks", "marks", "--out", "/work/m", "--versions", strconv.Itoa(versions),
 			"--partitions", strconv.Itoa(partitions), "--rows", strconv.Itoa(rows)),
 		pqcacheContainer("put", "s3", "put", "/work/m", "s3://"+bucket+"/"+prefix+"/", "--endpoint", endpoint, "--path-style"))
 	var ds datav1alpha1.Dataset
@@ -264,7 +264,7 @@ func csiReaderPod(ns, name, dataset string, rows int) *corev1.Pod {
 }
 
 func csiReaderSpec(dataset string, rows int, duration time.Duration) corev1.PodSpec {
-	read := pqcacheContainer("read", "read-check", "--data", "/data", "--pinned", "--rows", strconv.Itoa(rows),
+	read := testkitContainer("read", "read-check", "--data", "/data", "--pinned", "--rows", strconv.Itoa(rows),
 		"--duration", duration.String(), "--report-file", "/dev/termination-log")
 	read.VolumeMounts = append(read.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/data", ReadOnly: true})
 	// Small, so that several readers fit beside the suite's other pods on nodes that share two cores.

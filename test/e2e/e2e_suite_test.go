@@ -26,6 +26,8 @@ limitations under the License.
 //
 //	KUBECONFIG               the cluster (required)
 //	PQCACHE_E2E_IMAGE        the pqcache image (default pqcache.local/pqcache:dev)
+//	PQCACHE_E2E_TESTKIT_IMAGE the test kit image: the tests' servers and probes (default
+//	                         pqcache.local/pqcache-testkit:dev)
 //	PQCACHE_E2E_S3_IMAGE     a versitygw image (default pqcache.local/versitygw:v1.8.0)
 //	PQCACHE_E2E_HELM_VALUES  extra values for the chart (hack/local-cluster writes one)
 //	PQCACHE_HELM             the helm binary (default bin/helm)
@@ -80,10 +82,11 @@ var (
 	ctx = context.Background()
 	c   client.Client
 	// cs serves what controller-runtime's client does not: pod logs.
-	cs          *kubernetes.Clientset
-	image       = envOr("PQCACHE_E2E_IMAGE", "pqcache.local/pqcache:dev")
-	s3Image     = envOr("PQCACHE_E2E_S3_IMAGE", "pqcache.local/versitygw:v1.8.0")
-	repoRoot, _ = filepath.Abs(filepath.Join("..", ".."))
+	cs           *kubernetes.Clientset
+	image        = envOr("PQCACHE_E2E_IMAGE", "pqcache.local/pqcache:dev")
+	testkitImage = envOr("PQCACHE_E2E_TESTKIT_IMAGE", "pqcache.local/pqcache-testkit:dev")
+	s3Image      = envOr("PQCACHE_E2E_S3_IMAGE", "pqcache.local/versitygw:v1.8.0")
+	repoRoot, _  = filepath.Abs(filepath.Join("..", ".."))
 )
 
 func envOr(key, def string) string {

@@ -58,7 +58,7 @@ var _ = Describe("A busy bucket whose store loses some notifications", Ordered, 
 	It("repairs them at the next listing, which targeted syncs never postpone", func() {
 		filesBefore := ds.Status.Manifest.Files
 		By("streaming a notified PUT every 25 s, each timed until it is on the volume")
-		stream := claimReaderJob(ns, "stream", ds.Status.ClaimName, "/cache", pqcacheContainer("lag", "testdata", "lag", "--endpoint", endpoint, "--path-style",
+		stream := claimReaderJob(ns, "stream", ds.Status.ClaimName, "/cache", testkitContainer("lag", "lag", "--endpoint", endpoint, "--path-style",
 			"--bucket", bucket, "--prefix", prefix, "--data", "/cache", "--rate", "0.04", "--count", strconv.Itoa(streamed), "--timeout", "2m", "--report-file", "/dev/termination-log"))
 		Expect(c.Create(ctx, stream)).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -32,7 +32,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// readCheck is what `pqcache read-check` reports.
+// readCheck is what `pqcache-testkit read-check` reports.
 type readCheck struct {
 	Queries     int      `json:"queries"`
 	Errors      int      `json:"errors"`
@@ -58,7 +58,7 @@ var _ = Describe("A reader of a Dataset that refreshes under it", Ordered, func(
 		endpoint = startS3(ns)
 		By("writing 11 versions of a 4-partition table, every row marked with its version, each from the second on without one partition")
 		runJob(ns, "versions",
-			pqcacheContainer("marks", "testdata", "marks", "--out", "/work/m", "--versions", strconv.Itoa(versions),
+			testkitContainer("marks", "marks", "--out", "/work/m", "--versions", strconv.Itoa(versions),
 				"--partitions", strconv.Itoa(partitions), "--rows", strconv.Itoa(rows)),
 			pqcacheContainer("put", "s3", "put", "/work/m", "s3://"+bucket+"/readers/", "--endpoint", endpoint, "--path-style"),
 		)
@@ -77,7 +77,7 @@ spec:
 
 	It("sees exactly one generation's rows in every query, and no error, through ten refreshes", func() {
 		By("starting a reader pod that queries the current generation in a loop")
-		job := claimReaderJob(ns, "reader", ds.Status.ClaimName, "/data", pqcacheContainer("read", "read-check", "--data", "/data", "--rows", strconv.Itoa(rows),
+		job := claimReaderJob(ns, "reader", ds.Status.ClaimName, "/data", testkitContainer("read", "read-check", "--data", "/data", "--rows", strconv.Itoa(rows),
 			"--until-marker", strconv.Itoa(versions), "--duration", "10m", "--report-file", "/dev/termination-log"))
 		Expect(c.Create(ctx, job)).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -122,7 +122,7 @@ spec:
 	lag := func(sub string) map[string]float64 {
 		GinkgoHelper()
 		copyDir := fmt.Sprintf("%s/%s/%s-%s", agentCacheRoot, goodNS, good.Name, good.UID)
-		run := pqcacheContainer("lag", "testdata", "lag", "--endpoint", endpoint, "--path-style", "--bucket", bucket,
+		run := testkitContainer("lag", "lag", "--endpoint", endpoint, "--path-style", "--bucket", bucket,
 			"--prefix", goodPrefix+sub+"/", "--data", "/copy/"+sub, "--rate", "1", "--count", strconv.Itoa(lagObjects),
 			"--timeout", "2m", "--report-file", "/dev/termination-log")
 		run.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(int64(0)), ReadOnlyRootFilesystem: ptr.To(true)}
@@ -261,7 +261,7 @@ func privilegedNamespace(prefix string) string {
 	return ns.Name
 }
 
-// startHostileS3 runs `pqcache hostile-s3` with hostileRules behind a Service, with a few objects in
+// startHostileS3 runs `pqcache-testkit hostile-s3` with hostileRules behind a Service, with a few objects in
 // every bucket, and returns its endpoint. Its credentials Secret holds any keys: it checks none.
 func startHostileS3(ns string) string {
 	GinkgoHelper()
@@ -272,7 +272,7 @@ func startHostileS3(ns string) string {
 		args = append(args, "--rule", b+"="+rule)
 	}
 	podSec, _ := restricted()
-	server := pqcacheContainer("hostile", args...)
+	server := testkitContainer("hostile", args...)
 	// It streams endless and huge answers: bounded, and small enough to leave the nodes' CPUs to the
 	// tenants' agents and the lag's pod.
 	server.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("256Mi")}

@@ -146,6 +146,14 @@ func objectMeta(ns, name string) metav1.ObjectMeta {
 }
 
 // pqcacheContainer runs the pqcache image with args, with the S3 credentials in its environment.
+// testkitContainer is pqcacheContainer running the test kit (test/cmd/pqcache-testkit) instead: the
+// servers and probes that the shipped binary does not hold.
+func testkitContainer(name string, args ...string) corev1.Container {
+	c := pqcacheContainer(name, args...)
+	c.Image = testkitImage
+	return c
+}
+
 func pqcacheContainer(name string, args ...string) corev1.Container {
 	_, sec := restricted()
 	secretEnv := func(key string) corev1.EnvVar {

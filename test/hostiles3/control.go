@@ -25,7 +25,7 @@ import (
 )
 
 // controlPath is where the control API lives, beside the buckets: a test that runs the server in
-// another process (`pqcache hostile-s3` in a pod) switches behaviours with plain HTTP requests:
+// another process (`pqcache-testkit hostile-s3` in a pod) switches behaviours with plain HTTP requests:
 //
 //	PUT /_hostile/rules/BUCKET?behaviour=endless-body&op=list   switch BUCKET (op: list, get, head, or none for all)
 //	PUT /_hostile/rules/BUCKET                                  make BUCKET well-behaved again

@@ -19,7 +19,7 @@ limitations under the License.
 // slowloris, a wrong Content-Length, a redirect loop, a 5xx storm, a listing that never ends...)
 // must end a sync with a clear reason and leave the last good copy and the process alone; this server
 // is how the tests (cache/, agent/, and the e2e suite, which runs it as a pod with the hidden
-// `pqcache hostile-s3`) produce each of them.
+// `pqcache-testkit hostile-s3`) produce each of them.
 //
 // It keeps objects in memory and serves path-style ListObjectsV2, HeadObject, GetObject and
 // PutObject, with any credentials or none (it checks no signature). Each bucket is well-behaved

@@ -19,7 +19,7 @@ limitations under the License.
 // Package readcheck proves what readers of a refreshing Dataset see: WriteMarks writes a table whose
 // every row carries the marker of the refresh that wrote it, and Run queries it in a loop with
 // DuckDB, as a reader pod would, counting queries that failed or saw rows of two refreshes at once.
-// The hidden commands `pqcache testdata marks` and `pqcache read-check` run them; the e2e suite runs
+// The test kit's commands `pqcache-testkit marks` and `read-check` run them; the e2e suite runs
 // those on the local cluster.
 package readcheck
 

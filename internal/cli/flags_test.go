@@ -18,6 +18,7 @@ package cli
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -35,10 +36,13 @@ func TestPeerFlags(t *testing.T) {
 			t.Errorf("%q was taken", bad)
 		}
 	}
-	if err := addPeerSigner(nil, managerOptions{}); err != nil {
-		t.Errorf("no flags: %v", err)
+	base := managerOptions{syncJobTTL: time.Hour}
+	if cfg, err := managerConfig(base); err != nil || cfg.PeerCA.Name != "" {
+		t.Errorf("no flags: %+v %v", cfg.PeerCA, err)
 	}
-	if err := addPeerSigner(nil, managerOptions{peerCA: "pqcache/ca"}); err == nil {
+	withCA := base
+	withCA.peerCA = "pqcache/ca"
+	if _, err := managerConfig(withCA); err == nil {
 		t.Error("--peer-ca without --peer-agent-service-account was taken")
 	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package cli
+package worker
 
 import (
 	"context"
@@ -53,17 +53,9 @@ func lister(ctx context.Context, root string, s3 wire.S3Access) (workload.Lister
 	if !strings.HasPrefix(root, "s3://") {
 		return workload.Dir(root), nil
 	}
-	bucket, prefix, err := parseS3URL(root)
+	store, prefix, err := prefixStore(ctx, root, s3)
 	if err != nil {
 		return nil, err
-	}
-	store, _, err := newWorkerStore(ctx, s3store.Config{Bucket: bucket, Region: s3.Region, Endpoint: s3.Endpoint, PathStyle: s3.PathStyle})
-	if err != nil {
-		return nil, err
-	}
-	// The prefix is a directory, as the engines read it: s3://b/tpch is tpch/..., not tpch-old/...
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
 	}
 	return s3Lister{store: store, prefix: prefix}, nil
 }

@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package cli
+package main
 
-// `pqcache testdata lag` measures the freshness an event-driven refresh gives: it writes objects into
+// `pqcache-testkit lag` measures the freshness an event-driven refresh gives: it writes objects into
 // a bucket at a steady rate and watches a directory that a refresh keeps (pqcache watch, or a
 // Dataset's volume mounted read-only) for each to appear, timing each from the end of its PUT to its
 // publication. The benchmarks run it standalone and in a pod of the local cluster.

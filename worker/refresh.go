@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package cli
+package worker
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func startRefresh(ctx context.Context, a wire.BenchArgs, resolved *workload.Reso
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	store, _, err := newWorkerStore(ctx, s3store.Config{Bucket: bucket, Region: a.Region, Endpoint: a.Endpoint, PathStyle: a.PathStyle})
+	store, _, err := NewStore(ctx, s3store.Config{Bucket: bucket, Region: a.Region, Endpoint: a.Endpoint, PathStyle: a.PathStyle})
 	if err != nil {
 		return nil, err
 	}

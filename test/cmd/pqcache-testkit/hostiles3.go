@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package cli
+package main
 
 import (
 	"bytes"
@@ -30,9 +30,8 @@ import (
 	"github.com/pqcache/pqcache/test/hostiles3"
 )
 
-// newHostileS3Command is `pqcache hostile-s3`, hidden: the misbehaving S3 endpoint of package
-// test/hostiles3 as a process, so that the e2e suite runs it as a pod from the image it already has.
-// It is a test tool, not part of the product.
+// newHostileS3Command is `pqcache-testkit hostile-s3`: the misbehaving S3 endpoint of package
+// test/hostiles3 as a process, which the e2e suite runs as a pod.
 func newHostileS3Command() *cobra.Command {
 	var (
 		listen   string
@@ -42,10 +41,9 @@ func newHostileS3Command() *cobra.Command {
 		objects  int
 	)
 	cmd := &cobra.Command{
-		Use:    "hostile-s3",
-		Short:  "Serve an S3 endpoint that misbehaves on demand (tests only; see docs/sync.md)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "hostile-s3",
+		Short: "Serve an S3 endpoint that misbehaves on demand (see docs/sync.md)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s := hostiles3.New()
 			s.Interval, s.HugeBytes = interval, huge

@@ -16,11 +16,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package cli
+package main
 
-// Two hidden commands that prove what readers of a refreshing Dataset see (package test/readcheck):
-// `testdata marks` writes the marked table, `read-check` queries it in a loop. The e2e suite runs
-// them on the local cluster.
+// Two commands that prove what readers of a refreshing Dataset see (package test/readcheck): `marks`
+// writes the marked table, `read-check` queries it in a loop. The e2e suite runs them on the local
+// cluster.
 
 import (
 	"encoding/json"
@@ -34,10 +34,9 @@ import (
 	"github.com/pqcache/pqcache/test/readcheck"
 )
 
-func newTestdataCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "testdata", Short: "Write data sets that tests check readers against", Hidden: true}
+func newMarksCommand() *cobra.Command {
 	var m readcheck.Marks
-	marks := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "marks --out DIR --marker K",
 		Short: "Write DIR/marks/part=N/data.parquet, every row carrying the marker K",
 		Args:  cobra.NoArgs,
@@ -48,14 +47,13 @@ func newTestdataCommand() *cobra.Command {
 			return readcheck.WriteMarks(cmd.Context(), m)
 		},
 	}
-	f := marks.Flags()
+	f := cmd.Flags()
 	f.StringVar(&m.Out, "out", "", "Directory to write into.")
 	f.Int64Var(&m.Marker, "marker", 1, "The marker every row carries.")
 	f.IntVar(&m.Partitions, "partitions", 4, "Partitions (files).")
 	f.IntVar(&m.Rows, "rows", 10000, "Rows per partition.")
 	f.IntVar(&m.Skip, "skip", -1, "A partition to leave out (deleted by this refresh).")
 	f.IntVar(&m.Versions, "versions", 0, "Write versions 1..N into OUT/v1...OUT/vN instead, version K marked K, each leaving out partition K mod partitions (from version 2).")
-	cmd.AddCommand(marks, newLagCommand())
 	return cmd
 }
 
@@ -65,10 +63,9 @@ func newReadCheckCommand() *cobra.Command {
 		reportFile string
 	)
 	cmd := &cobra.Command{
-		Use:    "read-check --data DIR --duration 2m",
-		Short:  "Query DIR/marks in a loop with DuckDB and count failed and mixed answers",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "read-check --data DIR --duration 2m",
+		Short: "Query DIR/marks in a loop with DuckDB and count failed and mixed answers",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := readcheck.Run(cmd.Context(), c)
 			if err != nil {
@@ -85,7 +82,7 @@ func newReadCheckCommand() *cobra.Command {
 	cmd.Flags().StringVar(&c.Data, "data", "/data", "The Dataset's volume: each query holds its current generation (.pqcache/generations).")
 	cmd.Flags().DurationVar(&c.Duration, "duration", time.Minute, "How long to keep querying (at most, with --until-marker).")
 	cmd.Flags().Int64Var(&c.UntilMarker, "until-marker", 0, "Stop once three queries saw only this marker (the last refresh).")
-	cmd.Flags().IntVar(&c.Rows, "rows", 10000, "Rows per partition that `testdata marks` wrote.")
+	cmd.Flags().IntVar(&c.Rows, "rows", 10000, "Rows per partition that `marks` wrote.")
 	cmd.Flags().BoolVar(&c.Pinned, "pinned", false, "DIR is one generation, held for as long as it is mounted (the CSI driver's volume): query it as it is.")
 	cmd.Flags().StringVar(&reportFile, "report-file", "", "Also write the findings (JSON) here, e.g. /dev/termination-log.")
 	return cmd
