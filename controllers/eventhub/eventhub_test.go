@@ -49,6 +49,7 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/cache/notify"
+	"github.com/pqcache/pqcache/controllers/benchrun"
 	"github.com/pqcache/pqcache/controllers/dataset"
 	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/test/sqstest"
@@ -130,6 +131,10 @@ func startWith(t *testing.T, o envOptions) *env {
 		opts.AgentPods = &testAgents
 	}
 	if err := dataset.Setup(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	// The BenchRun side too, as the manager runs it: the metrics test finishes a BenchRun.
+	if err := benchrun.Setup(mgr, benchrun.Options{Worker: worker, Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
