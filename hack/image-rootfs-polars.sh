@@ -4,9 +4,10 @@
 # /usr/local/bin/python3.X with its standard library and the shared libraries ldd finds for it and its
 # extension modules; a virtual environment at /usr/local/lib/pqcache/polars/venv holding the venv's
 # site-packages (Polars exactly as bench/polars/requirements.txt pins it, no pip); pqcache's Polars
-# program (bench/polars: run.py, canon.py) beside it; CA certificates; the nonroot user 65532. No
-# pqcache binary: BenchRun Jobs inject the static runner, which finds run.py at
-# /usr/local/lib/pqcache/polars and its interpreter in the venv beside it. The image's entrypoint is
+# program (bench/polars/run.py, with bench/canon/canon.py, which the Spark engine shares) beside it;
+# CA certificates; the nonroot user 65532. No pqcache binary: BenchRun Jobs inject the static runner,
+# which finds run.py at /usr/local/lib/pqcache/polars and its interpreter in the venv beside it. The
+# image's entrypoint is
 #   /usr/local/lib/pqcache/polars/venv/bin/python /usr/local/lib/pqcache/polars/run.py
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -54,7 +55,7 @@ for d in "$VENV/lib/python$ver/site-packages/"*; do
   *) cp -a "$d" "$site/" ;;
   esac
 done
-cp "$ROOT/bench/polars/run.py" "$ROOT/bench/polars/canon.py" "$ROOT/bench/polars/requirements.txt" "$OUT$PROGRAM/"
+cp "$ROOT/bench/polars/run.py" "$ROOT/bench/canon/canon.py" "$ROOT/bench/polars/requirements.txt" "$OUT$PROGRAM/"
 
 # Shared libraries of the interpreter, its extension modules and Polars' runtime, at the paths the
 # dynamic loader looks for them; those under the interpreter's own prefix (libpython, which its

@@ -10,7 +10,8 @@
 #                                        whose jars hold Spark and its Kubernetes scheduler);
 #   /usr/local/lib/pqcache/spark/jars    bin/spark-jars (hack/spark-jars.sh: hadoop-aws and the AWS SDK
 #                                        bundle at pyspark's Hadoop version, for s3a://);
-#   /usr/local/lib/pqcache/spark/        run.py and canon.py (bench/spark: the driver's program) and
+#   /usr/local/lib/pqcache/spark/        run.py (bench/spark: the driver's program) with canon.py
+#                                        (bench/canon, which the Polars engine shares) and
 #                                        executor.py (an executor's entrypoint: the pod template's command)
 #                                        and k8s_usage.py (what run.py reports of the executors);
 # CA certificates (PEM for Python, the JRE's cacerts for Java) and the nonroot user 65532.
@@ -81,12 +82,12 @@ for d in "$VENV/lib/python$ver/site-packages/"*; do
   esac
 done
 cp "$JARS/"*.jar "$OUT$PROGRAM/jars/"
-for f in run.py canon.py executor.py k8s_usage.py; do
-  [[ -f $ROOT/bench/spark/$f ]] || {
-    echo "image-rootfs-spark: bench/spark/$f is missing" >&2
+for f in spark/run.py canon/canon.py spark/executor.py spark/k8s_usage.py; do
+  [[ -f $ROOT/bench/$f ]] || {
+    echo "image-rootfs-spark: bench/$f is missing" >&2
     exit 1
   }
-  cp "$ROOT/bench/spark/$f" "$OUT$PROGRAM/"
+  cp "$ROOT/bench/$f" "$OUT$PROGRAM/"
 done
 
 # PySpark starts its JVM through bin/spark-submit and bin/spark-class, which are bash scripts

@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package canon is the canonical row format in which the built-in engines (DuckDB here, Polars in
-// bench/polars/canon.py) print a query's answer, so that bench's order-insensitive digest of the rows
-// is equal across engines exactly when the answers are. Engines differ in types (DuckDB's HUGEINT
-// sums, Polars' u32 counts; exact decimals against floats) and in how they print them; the format
-// fixes one spelling per value:
+// Package canon is the canonical row format in which the built-in engines (DuckDB through this
+// package; Polars and Spark through canon.py beside it, its one Python twin, which both Python engines'
+// run.py import) print a query's answer, so that bench's order-insensitive digest of the rows is equal
+// across engines exactly when the answers are. Engines differ in types (DuckDB's HUGEINT sums, Polars'
+// u32 counts, Spark's widened floats; exact decimals against floats) and in how they print them; the
+// format fixes one spelling per value:
 //
 //	row       fields in the query's SELECT order, separated by "|", one row per line
 //	NULL      NULL
@@ -32,8 +33,8 @@ limitations under the License.
 // Rounding is half away from zero on the decimal digits (2.345 → 2.35, -2.345 → -2.35) and a value
 // that rounds to zero has no sign (-0.001 → 0.00). Two places is TPC-H's answer precision. A number
 // one engine computes exactly (a DECIMAL sum) and the other as a float prints the same unless it lies
-// within an ulp of a half cent; both engines here compute money exactly, so only averages and ratios,
-// floats in both, carry that risk.
+// within an ulp of a half cent; the built-in engines compute money exactly, so only averages and
+// ratios, floats in all of them, carry that risk.
 package canon
 
 import (

@@ -17,7 +17,6 @@ limitations under the License.
 package polars
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/bench/enginetest"
 	"github.com/pqcache/pqcache/bench/netdev"
 	"github.com/pqcache/pqcache/bench/workload"
 	"github.com/pqcache/pqcache/test/s3test"
@@ -88,14 +88,14 @@ func loopbackNoise(d time.Duration) int64 {
 // measures beside them over as long a window (and which can only add to the s3 figures' lower bounds).
 func TestNetworkReadBytesFromS3(t *testing.T) {
 	e := engine(t)
-	dir := tpch(t, duckdb.LayoutFlat)
+	dir := enginetest.TPCH(t, duckdb.LayoutFlat)
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "tpch")
-	putTree(t, srv, "tpch", "net/", dir)
-	withCredentials(t)
+	enginetest.PutTree(t, srv, "tpch", "net/", dir)
+	enginetest.WithCredentials(t)
 	access := wire.S3Access{Endpoint: srv.Endpoint, Region: s3test.Region, PathStyle: true}
-	local := resolve(t, tpchWorkload(t), dir, "q1", "q6")
-	workloads := map[string]*workload.Resolved{dir: local, "s3://tpch/net": inBucket(local, dir, "s3://tpch/net", access)}
+	local := enginetest.Resolve(t, enginetest.TPCHWorkload(t), dir, "q1", "q6")
+	workloads := map[string]*workload.Resolved{dir: local, "s3://tpch/net": enginetest.InBucket(local, dir, "s3://tpch/net", access)}
 	lineitem := filepath.Join(dir, "lineitem.parquet")
 	info, err := os.Stat(lineitem)
 	if err != nil {
@@ -108,10 +108,7 @@ func TestNetworkReadBytesFromS3(t *testing.T) {
 		t.Helper()
 		s := spec
 		s.Data, s.Workload = data, workloads[data]
-		res, err := bench.Run(context.Background(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := enginetest.Bench(t, s)
 		for _, q := range res.Queries {
 			if q.Status != wire.StatusSucceeded {
 				t.Fatalf("%s over %s: %s: %s", q.Name, data, q.Status, q.StderrTail)

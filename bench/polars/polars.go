@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package polars is pqcache's built-in Polars engine: Python Polars, as Polars' users run it. A small
-// Python program kept beside this file (run.py, with canon.py for the canonical row format) runs one
-// query of a resolved workload: its Polars form (Python defining query(t) over the tables as
+// Python program kept beside this file (run.py, printing rows with bench/canon's canon.py, which the
+// Spark engine shares) runs one query of a resolved workload: its Polars form (Python defining query(t) over the tables as
 // LazyFrames; TPC-H's are bench/queries/polars/qN.py) or else its SQL through Polars' SQL interface.
 // Polars itself is pinned with hashes in requirements.txt and installed into a virtual environment by
 // hack/python-env.sh (`make polars-env`: bin/polars-venv) or into the engine image

@@ -212,15 +212,29 @@ def build_query(pl, query, t):
 
 
 def write_rows(canon, df, out):
-    """Print the result in the canonical row format, one line per row."""
+    """Print the result in the canonical row format, one line per row: each column's kind from its
+    Polars type (canon.column_kind raises for a type with no canonical form, a Datetime), its values as
+    Polars hands them to Python (a Float32 widened to a float, a Decimal as a decimal.Decimal)."""
+    kinds = [canon.column_kind(s.name, str(s.dtype)) for s in df.get_columns()]
     lines = []
-    for line in canon.format_rows(df):
+    for line in canon.format_rows(df.iter_rows(), kinds):
         lines.append(line)
         if len(lines) == CHUNK_ROWS:
             out.write("\n".join(lines) + "\n")
             lines.clear()
     if lines:
         out.write("\n".join(lines) + "\n")
+
+
+def import_canon():
+    """The canonical row format (canon.py), shared with the Spark engine: beside this program in an
+    engine image, in bench/canon in a checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(here, "canon.py")):
+        sys.path.insert(1, os.path.join(os.path.dirname(here), "canon"))
+    import canon
+
+    return canon
 
 
 def resident_bytes():
@@ -264,8 +278,7 @@ def run(args, env):
         # Imported here, after the environment is final: Polars reads its settings when it loads.
         import polars as pl
 
-        import canon
-
+        canon = import_canon()
         t = tables(pl, workload, env)
         warm_up(pl, args.engine)
         report(env, f"ready_unix_ns={time.time_ns()} rss_bytes={resident_bytes()}")

@@ -16,7 +16,9 @@ limitations under the License.
 
 // Package pyfind locates a Python engine's program and interpreter: the Polars and Spark engines keep
 // their run.py in the same places (a flag or an environment variable, beside an install, in a
-// checkout, in their image) and their interpreter in a venv beside it or in the checkout's bin/.
+// checkout, in their image) and their interpreter in a venv beside it or in the checkout's bin/. Each
+// run.py imports the canonical row format both share, canon.py, from beside it (an image, an install)
+// or else from the checkout's bench/canon, so the program's directory is all that is looked for.
 package pyfind
 
 import (

@@ -385,6 +385,17 @@ def wait_for_executors(spark, conf, timeout_s=300):
         time.sleep(0.2)
 
 
+def import_canon():
+    """The canonical row format (canon.py), shared with the Polars engine: beside this program in an
+    engine image, in bench/canon in a checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(here, "canon.py")):
+        sys.path.insert(1, os.path.join(os.path.dirname(here), "canon"))
+    import canon
+
+    return canon
+
+
 def write_rows(canon, kinds, rows, out):
     """Print collected rows in the canonical row format, one line per row."""
     lines = []
@@ -417,7 +428,7 @@ def start_session(conf):
 def run(args, env):
     """Load the workload, start the application, run the queries in turn and print their rows."""
     workload, queries = load_workload(args.workload, args.names)
-    import canon
+    canon = import_canon()
 
     workdir = tempfile.mkdtemp(prefix="pqcache-spark-")
     spark = None

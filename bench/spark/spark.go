@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package spark is pqcache's built-in Spark engine: PySpark running the workload's SQL, as Spark's
-// users run it. A small Python program kept beside this file (run.py, with canon.py for the canonical
-// row format) starts one Spark application per iteration and runs every query of it in turn (session
+// users run it. A small Python program kept beside this file (run.py, printing rows with bench/canon's
+// canon.py, which the Polars engine shares) starts one Spark application per iteration and runs every query of it in turn (session
 // isolation only: a JVM and an application per query would time their start-up, not the query). PySpark
 // is pinned with hashes in requirements.txt and installed into a virtual environment by
 // hack/spark-env.sh (`make spark-env`: bin/spark-venv), the jars s3a:// needs by hack/spark-jars.sh
@@ -58,7 +58,7 @@ const (
 
 // Where the program, its interpreter and the jars are, when neither a flag nor the environment says.
 const (
-	// ImageDir is where the engine image keeps run.py and canon.py.
+	// ImageDir is where the engine image keeps run.py, and canon.py beside it.
 	ImageDir = "/usr/local/lib/pqcache/spark"
 	// ImageVenv is the image's virtual environment, relative to the program's directory.
 	ImageVenv = "venv"

@@ -48,7 +48,7 @@ type Queue struct {
 	limit   int
 	waiting map[types.NamespacedName]time.Time // since when each Dataset has had a sync due
 	started map[types.NamespacedName]time.Time // admitted, not yet seen as a running Job
-	// For bench Jobs admitted per node (benchplacement.go): where each waiting key may run, and the
+	// For bench Jobs admitted per node (the NodeWant of each, nodes.go): where each waiting key may run, and the
 	// keys admitted whose pod has no node yet.
 	wants   map[types.NamespacedName]NodeWant
 	placing map[types.NamespacedName]time.Time

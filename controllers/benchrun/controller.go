@@ -59,7 +59,7 @@ type BenchRunReconciler struct {
 	// fight over nodes more than the cap allows.
 	MaxConcurrentJobs int
 	// MaxJobsPerNode caps the unfinished bench pods on one node (0: no cap); with the cluster cap,
-	// a Job is admitted only when one of the nodes it can run on has room (benchplacement.go).
+	// a Job is admitted only when one of the nodes it can run on has room (placement.go; controllers/admission).
 	MaxJobsPerNode int
 	// Namespaces are the watched namespaces (none: all), where the per-node admission counts pods.
 	Namespaces []string

@@ -32,8 +32,8 @@ func CacheOptions(namespaces []string) crcache.Options {
 	ours := labels.SelectorFromSet(labels.Set{LabelManagedBy: "pqcache"})
 	opts := crcache.Options{ByObject: map[client.Object]crcache.ByObject{
 		&batchv1.Job{}: {Label: ours},
-		// The Roles, RoleBindings and ServiceAccounts the manager makes (agent_grant.go,
-		// worker_account.go): the cluster's others are none of its business.
+		// The Roles, RoleBindings and ServiceAccounts the manager makes (dataset's agent_grant.go and
+		// worker_account.go, jobs.ShareOwnership): the cluster's others are none of its business.
 		&rbacv1.Role{}:           {Label: ours},
 		&rbacv1.RoleBinding{}:    {Label: ours},
 		&corev1.ServiceAccount{}: {Label: ours},

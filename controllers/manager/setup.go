@@ -52,7 +52,7 @@ type Options struct {
 	// AgentPods finds the node agents' pods (the chart's DaemonSet); nil: not looked for.
 	AgentPods *dataset.AgentPods
 	// AgentAccount is the node agents' ServiceAccount: the manager grants it, by name, the Secret
-	// each Dataset with spec.replicas names (agent_grant.go). Empty: no agents, no grants.
+	// each Dataset with spec.replicas names (controllers/dataset, agent_grant.go). Empty: no agents, no grants.
 	AgentAccount types.NamespacedName
 }
 
