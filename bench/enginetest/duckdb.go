@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The pqcache Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package enginetest
+
+// DuckDB, the reference engine: the test binary re-executed as a DuckDB query process.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pqcache/pqcache/bench"
+	"github.com/pqcache/pqcache/bench/duckdb"
+	"github.com/pqcache/pqcache/bench/workload"
+)
+
+// What makes a re-executed test binary a DuckDB query process: the resolved workload and the
+// queries to run, comma-separated.
+const (
+	envWorkload = "PQCACHE_ENGINETEST_DUCKDB_WORKLOAD"
+	envQueries  = "PQCACHE_ENGINETEST_DUCKDB_QUERIES"
+)
+
+// defaultTimeout bounds one query of a run the suite makes for itself.
+const defaultTimeout = 2 * time.Minute
+
+// mainRuns says Main is the test binary's TestMain, so that DuckDB may re-execute it.
+var mainRuns bool
+
+// Main is the TestMain of every package that runs the suite or DuckDB(): in a test binary that
+// DuckDB() re-executed it runs the queries and exits; otherwise it runs the tests and removes the
+// data they generated.
+func Main(m *testing.M) {
+	if file := os.Getenv(envWorkload); file != "" {
+		if err := duckdbProcess(file, strings.Split(os.Getenv(envQueries), ",")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	mainRuns = true
+	code := m.Run()
+	if dataRoot != "" {
+		_ = os.RemoveAll(dataRoot)
+	}
+	os.Exit(code)
+}
+
+// duckdbProcess does what `pqcache bench-query` does: DuckDB with two threads and the process's
+// memory limit, httpfs loaded ($PQCACHE_HTTPFS_EXTENSION) when a table is in a bucket, the tables
+// mapped, ready reported, then each query timed, its rows printed in the canonical format.
+func duckdbProcess(file string, names []string) (err error) {
+	r, err := workload.Read(file)
+	if err != nil {
+		return err
+	}
+	cfg, err := duckdb.ProcessConfig(2, duckdb.MemoryLimitAuto)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(cfg.TempDir)) }()
+	db, err := duckdb.OpenConfig(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if err := duckdb.Prepare(ctx, db, r, nil, ""); err != nil {
+		return err
+	}
+	tw := bench.NewTimingWriter()
+	if err := tw.Ready(); err != nil {
+		return err
+	}
+	return duckdb.RunQueries(ctx, db, r, names, bufio.NewWriter(os.Stdout), tw)
+}
+
+// duckdbEngine re-executes the test binary as a DuckDB query process.
+type duckdbEngine struct{}
+
+// DuckDB is the built-in DuckDB as a bench.Engine: each process is this test binary re-executed, whose
+// TestMain (Main) runs the queries as `pqcache bench-query` does. It runs both isolations.
+func DuckDB() bench.Engine { return duckdbEngine{} }
+
+// Name is "duckdb".
+func (duckdbEngine) Name() string { return "duckdb" }
+
+// Command re-executes the test binary with the workload and the queries in its environment.
+func (duckdbEngine) Command(ctx context.Context, inv bench.Invocation) (*exec.Cmd, error) {
+	if !mainRuns {
+		return nil, errors.New("enginetest.DuckDB needs enginetest.Main as the test binary's TestMain")
+	}
+	queries := inv.Queries
+	if len(queries) == 0 {
+		queries = []string{inv.Query}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	// -test.run=^$: were Main not to intercept, the binary would run no test.
+	cmd := exec.CommandContext(ctx, self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envWorkload+"="+inv.Workload, envQueries+"="+strings.Join(queries, ","))
+	return cmd, nil
+}
