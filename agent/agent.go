@@ -128,7 +128,7 @@ func (a *Agent) converge(ctx context.Context, ds *datav1alpha1.Dataset, rep *dat
 		if rep.Spec.SyncToken == "" || rep.Spec.SyncToken == st.ObservedSyncToken {
 			return ctrl.Result{}
 		}
-		if h := rep.Spec.SourceHash; h != "" && h != datav1alpha1.SourceHash(&ds.Spec) {
+		if h := rep.Spec.SourceHash; h != "" && h != syncspec.SourceHash(&ds.Spec) {
 			// The request is for a Dataset spec this agent's cache has not seen yet (the two kinds are
 			// watched apart): syncing the old source now would be recorded as the new one's.
 			return ctrl.Result{RequeueAfter: sourceLagRetry}

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
@@ -34,7 +35,7 @@ func TestSeedWaitsForTheSpecItWasAskedToSync(t *testing.T) {
 	asked := ds.Spec.DeepCopy()
 	asked.Source.S3.Prefix = "v2/"
 	rep := &datav1alpha1.DatasetReplica{Spec: datav1alpha1.DatasetReplicaSpec{Role: datav1alpha1.RoleSeed, NodeName: "n",
-		SyncToken: "SourceChanged.x.1", SourceHash: datav1alpha1.SourceHash(asked)}}
+		SyncToken: "SourceChanged.x.1", SourceHash: syncspec.SourceHash(asked)}}
 	a := &Agent{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	res := a.converge(context.Background(), ds, rep, t.TempDir())
 	if res.RequeueAfter != sourceLagRetry {

@@ -47,41 +47,31 @@ func OptionsFromArgs(a wire.SyncArgs) (s3store.Config, Options, error) {
 	if a.Parallel < 1 || a.Parallel > MaxParallelism {
 		return s3store.Config{}, opts, fmt.Errorf("--parallel %d: must be between 1 and %d", a.Parallel, MaxParallelism)
 	}
-	part, err := wire.ParseSize(a.PartSize)
-	if err != nil || part < MinPartSize || part > MaxPartSize {
-		return s3store.Config{}, opts, fmt.Errorf("--part-size %q: must be a size between 1Mi and 5Gi", a.PartSize)
+	part := int64(a.PartSize)
+	if part < MinPartSize || part > MaxPartSize {
+		return s3store.Config{}, opts, fmt.Errorf("--part-size %s: must be a size between 1Mi and 5Gi", a.PartSize)
 	}
-	verify := VerifyMode(a.Verify)
-	if verify != VerifyChecksum && verify != VerifySHA256 && verify != VerifySize {
+	if !a.Verify.Valid() {
 		return s3store.Config{}, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", a.Verify)
 	}
 	if a.Generations < 0 || a.Generations > generations.DefaultMaxKept {
 		return s3store.Config{}, opts, fmt.Errorf("--generations %d: must be between 0 and %d", a.Generations, generations.DefaultMaxKept)
 	}
-	maxBytes, err := parseMaxBytes(a.MaxBytes)
-	if err != nil {
-		return s3store.Config{}, opts, err
+	if a.MaxBytes < 0 {
+		return s3store.Config{}, opts, fmt.Errorf("--max-bytes %d: must not be negative", a.MaxBytes)
+	}
+	var maxBytes *int64
+	if a.MaxBytes > 0 {
+		maxBytes = new(int64(a.MaxBytes))
 	}
 	opts = Options{
 		Dir: a.Dir, Source: SourceID(a.Endpoint, bucket, prefix), Prefix: prefix,
 		Include: a.Include, Exclude: a.Exclude, Parallelism: a.Parallel, PartSize: part,
-		Verify: verify, Prune: !a.NoDelete, PageCache: a.PageCache, DryRun: a.DryRun, MaxBytes: maxBytes,
+		Verify: a.Verify, Prune: !a.NoDelete, PageCache: a.PageCache, DryRun: a.DryRun, MaxBytes: maxBytes,
 	}
 	if a.Generations > 0 && !a.DryRun {
 		opts.Generations = &generations.Policy{Keep: a.Generations, MinAge: a.GenerationMinAge, Pinned: a.KeepGenerations}
 	}
 	cfg := s3store.Config{Bucket: bucket, Region: a.Region, Endpoint: a.Endpoint, PathStyle: a.PathStyle}
 	return cfg, opts, nil
-}
-
-// parseMaxBytes is --max-bytes: nil when it is empty (no cap).
-func parseMaxBytes(s string) (*int64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	n, err := wire.ParseSize(s)
-	if err != nil || n < 0 {
-		return nil, fmt.Errorf("--max-bytes %q: must be a size of 0 or more, such as 50Gi", s)
-	}
-	return &n, nil
 }

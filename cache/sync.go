@@ -66,21 +66,23 @@ type Store interface {
 	Describe(ctx context.Context, key, strip string) (plan.Object, bool, error)
 }
 
-// VerifyMode says how much a downloaded file is checked before it is published.
-type VerifyMode string
+// VerifyMode says how much a downloaded file is checked before it is published: the worker
+// contract's own type (api/wire), so that the mode a Dataset names reaches the engine as it is.
+//
+// VerifyChecksum checks size, what the store vouches for (its checksum, composite checksum or ETag,
+// see package integrity), and Parquet framing and footer. The manifest records the store's
+// full-object checksum as the file's hash when the object has one (S3's default CRC64NVME), and
+// SHA-256 otherwise: one hash per byte either way. VerifySHA256 checks what VerifyChecksum does, and
+// records SHA-256 of every file in the manifest even when the store's checksum could serve: for users
+// who compare files with SHA-256s of their own; it costs a second hash of every byte the store
+// vouches for with a checksum. VerifySize checks size and Parquet framing and footer only.
+type VerifyMode = wire.VerifyMode
 
+// The verify modes.
 const (
-	// VerifyChecksum checks size, what the store vouches for (its checksum, composite checksum or
-	// ETag, see package integrity), and Parquet framing and footer. The manifest records the store's
-	// full-object checksum as the file's hash when the object has one (S3's default CRC64NVME), and
-	// SHA-256 otherwise: one hash per byte either way.
-	VerifyChecksum VerifyMode = "checksum"
-	// VerifySHA256 checks what VerifyChecksum does, and records SHA-256 of every file in the manifest
-	// even when the store's checksum could serve: for users who compare files with SHA-256s of their
-	// own. It costs a second hash of every byte the store vouches for with a checksum.
-	VerifySHA256 VerifyMode = "sha256"
-	// VerifySize checks size and Parquet framing and footer only.
-	VerifySize VerifyMode = "size"
+	VerifyChecksum = wire.VerifyChecksum
+	VerifySHA256   = wire.VerifySHA256
+	VerifySize     = wire.VerifySize
 )
 
 // Options configure one sync.

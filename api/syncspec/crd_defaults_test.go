@@ -45,7 +45,8 @@ func TestTheCRDDefaultsAreTheSyncDefaults(t *testing.T) {
 	for field, want := range map[string]string{
 		"prune":           strconv.FormatBool(DefaultPrune),
 		"keepGenerations": strconv.Itoa(wire.DefaultGenerations),
-		"verify":          strconv.Quote(wire.DefaultVerify),
+		"verify":          strconv.Quote(string(wire.DefaultVerify)),
+		"timeout":         strconv.Quote(strings.TrimSuffix(DefaultTimeout.String(), "0m0s")),
 	} {
 		d := sync[field].Default
 		if d == nil {

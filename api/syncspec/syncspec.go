@@ -26,7 +26,10 @@ limitations under the License.
 package syncspec
 
 import (
-	"strconv"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -34,9 +37,33 @@ import (
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// DefaultPrune is spec.sync.prune when the Dataset does not say (as the API's default does): a file
-// whose object is gone from the bucket is deleted from the cache.
-const DefaultPrune = true
+// The defaults of spec.sync, as the API's markers give them (TestTheCRDDefaultsAreTheSyncDefaults
+// holds the two together), for Datasets that never went through the API server's defaulting (built
+// by hand, or stored before a field existed). Every reader of these fields goes through the functions
+// below, so that no package restates a default.
+const (
+	// DefaultPrune: a file whose object is gone from the bucket is deleted from the cache.
+	DefaultPrune = true
+	// DefaultTimeout bounds one sync Job (its activeDeadlineSeconds).
+	DefaultTimeout = 6 * time.Hour
+)
+
+// Prune is spec.sync.prune, or its default.
+func Prune(spec *datav1alpha1.DatasetSpec) bool { return ptr.Deref(spec.Sync.Prune, DefaultPrune) }
+
+// KeepGenerations is spec.sync.keepGenerations, or its default: the whole generations kept as trees
+// readers can hold.
+func KeepGenerations(spec *datav1alpha1.DatasetSpec) int {
+	return int(ptr.Deref(spec.Sync.KeepGenerations, wire.DefaultGenerations))
+}
+
+// Timeout is spec.sync.timeout, or its default.
+func Timeout(spec *datav1alpha1.DatasetSpec) time.Duration {
+	if t := spec.Sync.Timeout; t != nil {
+		return t.Duration
+	}
+	return DefaultTimeout
+}
 
 // Args are the sync arguments ds's spec gives: the source, which objects, how to reach them,
 // spec.sync, and spec.replicas.maxBytes (a Dataset with spec.replicas has no sync Job, but the
@@ -50,22 +77,22 @@ func Args(ds *datav1alpha1.Dataset) wire.SyncArgs {
 		Source: SourceURL(ds),
 		SyncOptions: wire.SyncOptions{
 			S3Access: S3Access(ds), Include: ds.Spec.Include, Exclude: ds.Spec.Exclude,
-			Parallel: int(max(sy.Parallelism, 1)), NoDelete: !ptr.Deref(sy.Prune, DefaultPrune),
+			Parallel: int(max(sy.Parallelism, 1)), NoDelete: !Prune(&ds.Spec),
 		},
-		GenerationOptions: wire.GenerationOptions{Generations: int(ptr.Deref(sy.KeepGenerations, wire.DefaultGenerations))},
+		GenerationOptions: wire.GenerationOptions{Generations: KeepGenerations(&ds.Spec)},
 	}
 	if sy.PartSize != nil {
-		a.PartSize = sy.PartSize.String()
+		// In bytes, rounded up as a quantity's Value is: a quantity may be written as a fraction.
+		a.PartSize = wire.Size(sy.PartSize.Value())
 	}
 	if r := ds.Spec.Replicas; r != nil && r.MaxBytes != nil {
-		// In bytes: a quantity's own form may be a fraction ("1.5Gi" is fine, "1500m" is not a size).
-		a.MaxBytes = strconv.FormatInt(r.MaxBytes.Value(), 10)
+		a.MaxBytes = wire.Size(r.MaxBytes.Value())
 	}
 	switch sy.Verify {
 	case datav1alpha1.VerifySize:
-		a.Verify = "size"
+		a.Verify = wire.VerifySize
 	case datav1alpha1.VerifySHA256:
-		a.Verify = "sha256"
+		a.Verify = wire.VerifySHA256
 	}
 	return a
 }
@@ -87,4 +114,20 @@ func S3Access(ds *datav1alpha1.Dataset) wire.S3Access {
 func NamesCredentials(ds *datav1alpha1.Dataset) bool {
 	c := ds.Spec.Source.S3.Credentials
 	return c != nil && (c.SecretRef != nil || c.ServiceAccountName != "")
+}
+
+// SourceHash identifies the settings that decide what a Dataset's cache holds; a change means the
+// published data no longer matches the spec. Schedule and tuning changes do not count. The controller
+// records it with each sync, and a node agent checks that the Dataset it reads is the one a sync
+// request was made for (DatasetReplicaSpec.SourceHash).
+func SourceHash(spec *datav1alpha1.DatasetSpec) string {
+	s3 := spec.Source.S3
+	data, _ := json.Marshal(struct {
+		Bucket, Prefix, Region, Endpoint string
+		PathStyle                        bool
+		Include, Exclude                 []string
+		Prune                            bool
+	}{s3.Bucket, s3.Prefix, s3.Region, s3.Endpoint, s3.ForcePathStyle, spec.Include, spec.Exclude, Prune(spec)})
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:8])
 }

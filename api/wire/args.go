@@ -17,6 +17,7 @@ limitations under the License.
 package wire
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -38,6 +39,8 @@ type FlagSet interface {
 	Int64SliceVar(p *[]int64, name string, value []int64, usage string)
 	BoolVar(p *bool, name string, value bool, usage string)
 	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
+	// Func binds a flag whose value fn parses: the typed values (Size, VerifyMode).
+	Func(name string, usage string, fn func(string) error)
 }
 
 // flagKind says how a flag is bound and rendered.
@@ -51,6 +54,8 @@ const (
 	kindInt64Slice
 	kindBool
 	kindDuration
+	kindSize
+	kindVerify
 )
 
 // flag is one entry of an argument type's list: where the value lives, its default and its help.
@@ -100,6 +105,16 @@ func (l *flagList) duration(p *time.Duration, name string, def time.Duration, us
 	*l = append(*l, flag{name: name, usage: usage, kind: kindDuration, ptr: p, def: def})
 }
 
+// size is a size flag: written as a quantity ("16Mi"), held in bytes. Zero is not rendered.
+func (l *flagList) size(p *Size, name string, def Size, usage string) {
+	*l = append(*l, flag{name: name, usage: usage, kind: kindSize, ptr: p, def: def})
+}
+
+// verify is the verify mode's flag, refused at parse time unless it is one of the modes.
+func (l *flagList) verify(p *VerifyMode, name string, def VerifyMode, usage string) {
+	*l = append(*l, flag{name: name, usage: usage, kind: kindVerify, ptr: p, def: def})
+}
+
 // bind registers every flag of the list with fs, each with its default.
 func (l flagList) bind(fs FlagSet) {
 	for _, f := range l {
@@ -118,8 +133,45 @@ func (l flagList) bind(fs FlagSet) {
 			fs.BoolVar(f.ptr.(*bool), f.name, false, f.usage)
 		case kindDuration:
 			fs.DurationVar(f.ptr.(*time.Duration), f.name, f.def.(time.Duration), f.usage)
+		case kindSize:
+			bindSize(fs, f)
+		case kindVerify:
+			bindVerify(fs, f)
 		}
 	}
+}
+
+// bindSize binds a size flag: the field holds the default until the flag is parsed, as pflag's own
+// kinds do.
+func bindSize(fs FlagSet, f flag) {
+	p, def := f.ptr.(*Size), f.def.(Size)
+	*p = def
+	usage := f.usage
+	if def != 0 {
+		usage += " (default " + def.String() + ")"
+	}
+	fs.Func(f.name, usage, func(v string) error {
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		*p = Size(n)
+		return nil
+	})
+}
+
+// bindVerify binds the verify mode's flag, checking the mode as it is parsed.
+func bindVerify(fs FlagSet, f flag) {
+	p, def := f.ptr.(*VerifyMode), f.def.(VerifyMode)
+	*p = def
+	fs.Func(f.name, f.usage+" (default "+string(def)+")", func(v string) error {
+		m := VerifyMode(v)
+		if !m.Valid() {
+			return fmt.Errorf("%q: want checksum, sha256 or size", v)
+		}
+		*p = m
+		return nil
+	})
 }
 
 // fillDefaults gives each field that render would leave out its flag's default: what the worker's
@@ -138,6 +190,14 @@ func (l flagList) fillDefaults() {
 		case kindDuration:
 			if p := f.ptr.(*time.Duration); *p == 0 {
 				*p = f.def.(time.Duration)
+			}
+		case kindSize:
+			if p := f.ptr.(*Size); *p == 0 {
+				*p = f.def.(Size)
+			}
+		case kindVerify:
+			if p := f.ptr.(*VerifyMode); *p == "" {
+				*p = f.def.(VerifyMode)
 			}
 		}
 	}
@@ -174,6 +234,14 @@ func (l flagList) render() []string {
 			if v := *f.ptr.(*time.Duration); v != 0 {
 				out = append(out, "--"+f.name, v.String())
 			}
+		case kindSize:
+			if v := *f.ptr.(*Size); v != 0 {
+				out = append(out, "--"+f.name, v.String())
+			}
+		case kindVerify:
+			if v := *f.ptr.(*VerifyMode); v != "" {
+				out = append(out, "--"+f.name, string(v))
+			}
 		}
 	}
 	return out
@@ -206,8 +274,8 @@ func (a *S3Access) flags(l *flagList, scope string) {
 // The sync worker's command-line defaults.
 const (
 	DefaultSyncParallel = 8
-	DefaultPartSize     = "16Mi"
-	DefaultVerify       = "checksum"
+	DefaultPartSize     = Size(16 << 20)
+	DefaultVerify       = VerifyChecksum
 	DefaultProgress     = "auto"
 	DefaultLogLevel     = "warn"
 	DefaultGenerations  = 2
@@ -223,18 +291,18 @@ type SyncOptions struct {
 	Include, Exclude []string
 	// Parallel bounds the GET requests in flight (1-256).
 	Parallel int
-	// PartSize is the size of one ranged GET, as a quantity ("16Mi").
-	PartSize string
+	// PartSize is the size of one ranged GET.
+	PartSize Size
 	// PageCache writes large files through the page cache instead of with direct I/O.
 	PageCache bool
-	// Verify is checksum, sha256 or size.
-	Verify string
+	// Verify is how each file is checked before it is published.
+	Verify VerifyMode
 	// DryRun plans and reports, changing nothing.
 	DryRun bool
 	// NoDelete keeps files whose objects are gone.
 	NoDelete bool
-	// MaxBytes, as a quantity ("50Gi"), caps the size of the generation a sync makes; empty: no cap.
-	MaxBytes string
+	// MaxBytes caps the size of the generation a sync makes; 0: no cap.
+	MaxBytes Size
 	// Progress is auto, json or none.
 	Progress string
 	// ReportFile also receives the compact report (a pod's termination message).
@@ -264,10 +332,10 @@ func (o *SyncOptions) flags(l *flagList) {
 	l.str(&o.Progress, "progress", d.Progress, "Progress on stderr: auto (a bar on a terminal), json (JSON lines), none.")
 	l.str(&o.LogLevel, "log-level", d.LogLevel, "Log level on stderr: debug, info, warn, error.")
 	l.str(&o.ReportFile, "report-file", "", "Also write the report to this file as compact JSON of at most 4 KiB (fits a termination message: /dev/termination-log).")
-	l.str(&o.PartSize, "part-size", d.PartSize, "Size of one ranged GET; larger objects are fetched in parts.")
-	l.str(&o.Verify, "verify", d.Verify, "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
+	l.size(&o.PartSize, "part-size", d.PartSize, "Size of one ranged GET; larger objects are fetched in parts.")
+	l.verify(&o.Verify, "verify", d.Verify, "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
 	l.bool(&o.NoDelete, "no-delete", "Keep local files whose objects are gone from the bucket.")
-	l.str(&o.MaxBytes, "max-bytes", "", "Refuse a sync whose files would add up to more than this size (a quantity such as 50Gi), before copying past it; the last synced files stay. Default: no cap.")
+	l.size(&o.MaxBytes, "max-bytes", 0, "Refuse a sync whose files would add up to more than this size (a quantity such as 50Gi), before copying past it; the last synced files stay. Default: no cap.")
 	l.bool(&o.DryRun, "dry-run", "Print what would be copied and deleted, and the bytes to move; change nothing.")
 	l.bool(&o.PageCache, "page-cache", "Write files over 256 KiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
 }

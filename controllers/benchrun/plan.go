@@ -22,8 +22,7 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/utils/ptr"
-
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/controllers/jobs"
 )
@@ -131,7 +130,7 @@ func unsupportedDuringRefresh(run *datav1alpha1.BenchRun, ds *datav1alpha1.Datas
 		return fmt.Sprintf("duringRefresh measures queries while Dataset %q refreshes, and its refreshes are suspended (spec.refresh.suspend)", ds.Name)
 	}
 	for _, in := range run.Spec.Inputs {
-		if in.Type != datav1alpha1.InputS3 && in.Type != datav1alpha1.InputClaim && ptr.Deref(ds.Spec.Sync.KeepGenerations, 2) == 0 {
+		if in.Type != datav1alpha1.InputS3 && in.Type != datav1alpha1.InputClaim && syncspec.KeepGenerations(&ds.Spec) == 0 {
 			return fmt.Sprintf("duringRefresh with input %s needs whole generations for the queries to read, and Dataset %q keeps none (spec.sync.keepGenerations: 0)", in.Type, ds.Name)
 		}
 	}

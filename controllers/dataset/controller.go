@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers/admission"
@@ -122,7 +123,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := ds.DeepCopy()
-	hash := datav1alpha1.SourceHash(&ds.Spec)
+	hash := syncspec.SourceHash(&ds.Spec)
 
 	reconcile := r.reconcileSync
 	if ds.Spec.Replicas != nil {

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
@@ -55,7 +56,7 @@ func replicaFixture(t *testing.T) (*datav1alpha1.Dataset, client.Client, string)
 			Replicas: &datav1alpha1.ReplicaPolicy{},
 		},
 	}
-	hash := datav1alpha1.SourceHash(&ds.Spec)
+	hash := syncspec.SourceHash(&ds.Spec)
 	ds.Status.Replicas = &datav1alpha1.ReplicasStatus{Seed: "a"}
 	token := syncToken(TriggerEvents, hash, planNow) + ".b1"
 	seed := testReplica("a", 3, 0, "")
@@ -78,7 +79,7 @@ func TestReplicaReconcilerReturnsWhatTheDatasetShouldSay(t *testing.T) {
 	ds, c, token := replicaFixture(t)
 	asRead := ds.DeepCopy()
 	copies := replicaReconciler{client: c, apiReader: c}
-	in := replicaInput{ds: ds, hash: datav1alpha1.SourceHash(&ds.Spec), pending: &EventBatch{ID: "b1"}, now: planNow}
+	in := replicaInput{ds: ds, hash: syncspec.SourceHash(&ds.Spec), pending: &EventBatch{ID: "b1"}, now: planNow}
 	out, err := copies.reconcile(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func TestCopiesThatCannotBeWrittenLeaveTheConditionsSound(t *testing.T) {
 		},
 	})
 	r := &DatasetReconciler{Client: failing, APIReader: failing, Clock: clocktesting.NewFakeClock(planNow)}
-	step, err := r.reconcileCopies(context.Background(), ds, datav1alpha1.SourceHash(&ds.Spec))
+	step, err := r.reconcileCopies(context.Background(), ds, syncspec.SourceHash(&ds.Spec))
 	if !errors.Is(err, refused) {
 		t.Fatalf("error %v, want the refused create", err)
 	}

@@ -18,7 +18,6 @@ package dataset
 
 import (
 	"strconv"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -94,10 +93,7 @@ func buildSyncJob(ds *datav1alpha1.Dataset, opts jobs.WorkerOptions, trigger, ha
 	labels := map[string]string{
 		jobs.LabelName: "pqcache", jobs.LabelComponent: jobs.ComponentSync, jobs.LabelManagedBy: "pqcache", jobs.LabelDataset: datav1alpha1.LabelValue(ds.Name),
 	}
-	timeout := 6 * time.Hour
-	if ds.Spec.Sync.Timeout != nil {
-		timeout = ds.Spec.Sync.Timeout.Duration
-	}
+	timeout := syncspec.Timeout(&ds.Spec)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      syncJobName(ds),

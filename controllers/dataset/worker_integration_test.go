@@ -35,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/pqcache/pqcache/api/syncspec"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers/dataset"
@@ -69,7 +70,7 @@ func TestWorkerJobRunsAndReportsEndToEnd(t *testing.T) {
 			Sync:    datav1alpha1.SyncOptions{Parallelism: 4, PartSize: ptr.To(resource.MustParse("1Mi")), Prune: ptr.To(true)},
 		},
 	}
-	hash := datav1alpha1.SourceHash(&ds.Spec)
+	hash := syncspec.SourceHash(&ds.Spec)
 	job := dataset.BuildSyncJob(ds, jobs.DefaultWorkerOptions(), dataset.TriggerInitial, hash)
 	c := job.Spec.Template.Spec.Containers[0]
 
@@ -152,7 +153,7 @@ func TestWorkerTrustsAPrivateCA(t *testing.T) {
 	}
 	opts := jobs.DefaultWorkerOptions()
 	opts.CABundle = &jobs.ConfigMapKey{Name: "corp-ca", Key: "ca.crt"}
-	job := dataset.BuildSyncJob(ds, opts, dataset.TriggerInitial, datav1alpha1.SourceHash(&ds.Spec))
+	job := dataset.BuildSyncJob(ds, opts, dataset.TriggerInitial, syncspec.SourceHash(&ds.Spec))
 	pod := job.Spec.Template.Spec
 	c := pod.Containers[0]
 
@@ -241,13 +242,13 @@ func TestTargetedWorkerJobAppliesTheChangeSet(t *testing.T) {
 		}
 		return msg
 	}
-	run(dataset.BuildSyncJob(ds, jobs.DefaultWorkerOptions(), dataset.TriggerInitial, datav1alpha1.SourceHash(&ds.Spec)), nil)
+	run(dataset.BuildSyncJob(ds, jobs.DefaultWorkerOptions(), dataset.TriggerInitial, syncspec.SourceHash(&ds.Spec)), nil)
 
 	srv.PutObject(t, "lake", "sales/2026/13.bin", []byte("the thirteenth month"))
 	if err := os.Remove(filepath.Join(srv.Root, "lake", "sales/2026/11.bin")); err != nil {
 		t.Fatal(err)
 	}
-	job := dataset.BuildSyncJob(ds, jobs.DefaultWorkerOptions(), dataset.TriggerEvents, datav1alpha1.SourceHash(&ds.Spec))
+	job := dataset.BuildSyncJob(ds, jobs.DefaultWorkerOptions(), dataset.TriggerEvents, syncspec.SourceHash(&ds.Spec))
 	batch := &dataset.EventBatch{ID: "b1", Changes: []wire.Change{
 		{Key: "sales/2026/13.bin", EventTime: time.Now().Add(-2 * time.Second)},
 		{Key: "sales/2026/11.bin", Removed: true, EventTime: time.Now().Add(-3 * time.Second)},

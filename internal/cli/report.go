@@ -23,6 +23,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pqcache/pqcache/api/runresults"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 )
@@ -70,7 +71,7 @@ func readResults(data []byte) ([]*wire.BenchResult, error) {
 
 // benchRunResults is a BenchRun's recorded results, or an error while it has none.
 func benchRunResults(br *datav1alpha1.BenchRun) ([]*wire.BenchResult, error) {
-	out := br.WireResults()
+	out := runresults.Wire(br)
 	if len(out) == 0 {
 		return nil, fmt.Errorf("BenchRun %s has no results yet (progress %q)", br.Name, br.Status.Progress)
 	}

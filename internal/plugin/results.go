@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/pqcache/pqcache/api/runresults"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/bench/report"
@@ -64,7 +65,7 @@ func (o *options) reportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			results := run.WireResults()
+			results := runresults.Wire(run)
 			if len(results) == 0 {
 				return fmt.Errorf("BenchRun %s has no results yet (progress %q)", run.Name, run.Status.Progress)
 			}
@@ -108,7 +109,7 @@ func (o *options) benchRun(ctx context.Context, arg string) (*datav1alpha1.Bench
 
 // printResults writes one row per query and one column per recorded result.
 func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
-	results := run.WireResults()
+	results := runresults.Wire(run)
 	if len(results) == 0 {
 		fmt.Fprintf(w, "BenchRun %s/%s has no results yet (progress %q).\n", run.Namespace, run.Name, run.Status.Progress)
 		return nil

@@ -14,24 +14,26 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package v1alpha1
+package runresults
 
 import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
 // The reports get the cache's costs, the run rate and the currency of the prices the run used.
-func TestWireResultsCarryCacheCosts(t *testing.T) {
+func TestWireCarryCacheCosts(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
 	rate := int32(20)
 	done := metav1.Now()
-	br := &BenchRun{Spec: BenchRunSpec{Pricing: &Pricing{}, RunsPerDay: &rate}}
-	br.Status.Pricing = &Pricing{Currency: "EUR"}
-	br.Status.Results = []BenchResult{{Config: "c", Input: "volume", CompletionTime: &done, CostMicros: i(5), BreakEvenRuns: i(250), BreakEvenDays: i(13),
-		Cache: &CacheCost{StorageClass: "gp3", Copies: 1, StorageBytes: 7, StorageMicrosPerMonth: i(8), SyncIntervalSeconds: 3600, RefreshBytesPerDay: 9, RefreshMicrosPerDay: i(10)}}}
-	out := br.WireResults()
+	br := &datav1alpha1.BenchRun{Spec: datav1alpha1.BenchRunSpec{Pricing: &datav1alpha1.Pricing{}, RunsPerDay: &rate}}
+	br.Status.Pricing = &datav1alpha1.Pricing{Currency: "EUR"}
+	br.Status.Results = []datav1alpha1.BenchResult{{Config: "c", Input: "volume", CompletionTime: &done, CostMicros: i(5), BreakEvenRuns: i(250), BreakEvenDays: i(13),
+		Cache: &datav1alpha1.CacheCost{StorageClass: "gp3", Copies: 1, StorageBytes: 7, StorageMicrosPerMonth: i(8), SyncIntervalSeconds: 3600, RefreshBytesPerDay: 9, RefreshMicrosPerDay: i(10)}}}
+	out := Wire(br)
 	if len(out) != 1 {
 		t.Fatalf("%d results", len(out))
 	}
@@ -43,21 +45,21 @@ func TestWireResultsCarryCacheCosts(t *testing.T) {
 		t.Errorf("cache %+v", c)
 	}
 	// A run recorded before status.pricing existed: its spec's currency.
-	br.Status.Pricing, br.Spec.Pricing = nil, &Pricing{Currency: "USD"}
-	if got := br.WireResults()[0].Currency; got != "USD" {
+	br.Status.Pricing, br.Spec.Pricing = nil, &datav1alpha1.Pricing{Currency: "USD"}
+	if got := Wire(br)[0].Currency; got != "USD" {
 		t.Errorf("currency %q, want the spec's USD", got)
 	}
 }
 
 // The reports get the streams' throughput and each query's percentiles.
-func TestWireResultsCarryStreams(t *testing.T) {
+func TestWireCarryStreams(t *testing.T) {
 	done := metav1.Now()
-	br := &BenchRun{Spec: BenchRunSpec{Streams: 2}}
-	q := QueryResult{Name: "q1", Status: QuerySucceeded}
+	br := &datav1alpha1.BenchRun{Spec: datav1alpha1.BenchRunSpec{Streams: 2}}
+	q := datav1alpha1.QueryResult{Name: "q1", Status: datav1alpha1.QuerySucceeded}
 	q.P50Millis, q.P95Millis, q.P99Millis = 10, 20, 30
-	br.Status.Results = []BenchResult{{Config: "c", Input: "volume", CompletionTime: &done, Streams: 2, StreamMillis: []int64{400, 500}, QueriesPerHour: 7200,
-		Queries: []QueryResult{q}}}
-	r := br.WireResults()[0]
+	br.Status.Results = []datav1alpha1.BenchResult{{Config: "c", Input: "volume", CompletionTime: &done, Streams: 2, StreamMillis: []int64{400, 500}, QueriesPerHour: 7200,
+		Queries: []datav1alpha1.QueryResult{q}}}
+	r := Wire(br)[0]
 	if r.Streams != 2 || len(r.StreamMillis) != 2 || r.StreamMillis[1] != 500 || r.QueriesPerHour != 7200 {
 		t.Errorf("streams %d, stream times %v, %d queries per hour", r.Streams, r.StreamMillis, r.QueriesPerHour)
 	}

@@ -14,18 +14,23 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package v1alpha1
+// Package runresults turns a BenchRun's recorded status back into the runner's result type
+// (wire.BenchResult), for the reports that read BenchRuns: \`pqcache report\` and \`kubectl pqcache
+// results|report\`. It sits beside the API, as api/syncspec does: the API types package holds types
+// and their validation only.
+package runresults
 
 import (
 	"fmt"
 
+	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/api/wire"
 )
 
-// WireResults turns each recorded result of the run's status (one per engine, configuration and
+// Wire turns each recorded result of the run's status (one per engine, configuration and
 // input) into the runner's result type, labelled "run: engine / config / input", for the reports
 // (`pqcache report`, `kubectl pqcache report`). Results of Jobs still running are left out.
-func (br *BenchRun) WireResults() []*wire.BenchResult {
+func Wire(br *datav1alpha1.BenchRun) []*wire.BenchResult {
 	iterations := int(br.Spec.Iterations)
 	warmups := 0
 	if br.Spec.Warmups != nil {
@@ -38,7 +43,7 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 		}
 		engine := r.Engine
 		if engine == "" {
-			engine = string(EngineDuckDB)
+			engine = string(datav1alpha1.EngineDuckDB)
 		}
 		res := &wire.BenchResult{
 			Label:               fmt.Sprintf("%s: %s / %s / %s", br.Name, engine, r.Config, r.Input),
@@ -58,7 +63,7 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 		}
 		res.Isolation, res.WallGeometricMeanMillis, res.StartupMillis = string(r.Isolation), r.WallGeometricMeanMillis, r.StartupMillis
 		if r.CostMicros != nil || r.Cache != nil {
-			res.Currency = br.currency()
+			res.Currency = currency(br)
 		}
 		if br.Spec.RunsPerDay != nil {
 			res.RunsPerDay, res.BreakEvenDays = *br.Spec.RunsPerDay, r.BreakEvenDays
@@ -95,7 +100,7 @@ func (br *BenchRun) WireResults() []*wire.BenchResult {
 
 // currency is the currency of the run's costs: the prices it used (status.pricing), or for a run
 // recorded before those were kept, its spec's.
-func (br *BenchRun) currency() string {
+func currency(br *datav1alpha1.BenchRun) string {
 	if p := br.Status.Pricing; p != nil && p.Currency != "" {
 		return p.Currency
 	}
