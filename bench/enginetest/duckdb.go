@@ -19,7 +19,6 @@ package enginetest
 // DuckDB, the reference engine: the test binary re-executed as a DuckDB query process.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +30,6 @@ import (
 
 	"github.com/pqcache/pqcache/bench"
 	"github.com/pqcache/pqcache/bench/duckdb"
-	"github.com/pqcache/pqcache/bench/workload"
 )
 
 // What makes a re-executed test binary a DuckDB query process: the resolved workload and the
@@ -66,34 +64,12 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// duckdbProcess does what `pqcache bench-query` does: DuckDB with two threads and the process's
-// memory limit, httpfs loaded ($PQCACHE_HTTPFS_EXTENSION) when a table is in a bucket, the tables
-// mapped, ready reported, then each query timed, its rows printed in the canonical format.
-func duckdbProcess(file string, names []string) (err error) {
-	r, err := workload.Read(file)
-	if err != nil {
-		return err
-	}
-	cfg, err := duckdb.ProcessConfig(2, duckdb.MemoryLimitAuto)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, os.RemoveAll(cfg.TempDir)) }()
-	db, err := duckdb.OpenConfig(cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, db.Close()) }()
-	db.SetMaxOpenConns(1)
-	ctx := context.Background()
-	if err := duckdb.Prepare(ctx, db, r, nil, ""); err != nil {
-		return err
-	}
-	tw := bench.NewTimingWriter()
-	if err := tw.Ready(); err != nil {
-		return err
-	}
-	return duckdb.RunQueries(ctx, db, r, names, bufio.NewWriter(os.Stdout), tw)
+// duckdbProcess is `pqcache bench-query`'s DuckDB query process (duckdb.QueryProcess), with two
+// threads and the process's memory limit; httpfs comes from $PQCACHE_HTTPFS_EXTENSION when a table is
+// in a bucket.
+func duckdbProcess(file string, names []string) error {
+	p := duckdb.QueryProcess{Workload: file, Queries: names, Threads: 2, MemoryLimit: duckdb.MemoryLimitAuto}
+	return p.Run(context.Background(), os.Stdout)
 }
 
 // duckdbEngine re-executes the test binary as a DuckDB query process.
