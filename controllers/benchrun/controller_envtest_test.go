@@ -98,9 +98,10 @@ func runnerSummary(label, answer string) string {
 	return string(enc)
 }
 
-// noisyRunnerSummary runs the real runner, two iterations per query, with a shell engine whose
-// every other run takes 400 ms instead of 30 ms (a neighbour's burst): each query's spread is about
-// 185 / 215 ms, 860 thousandths, and still over 300 when a busy machine adds 300 ms to every run.
+// noisyRunnerSummary runs the real runner, two iterations per query, with a shell engine whose own
+// timer (the timing protocol) reports every other run at 400 ms instead of 30 ms (a neighbour's
+// burst): each query's spread is 185 / 215 ms, 860 thousandths, whatever the machine's load adds to
+// the processes' wall time (it once made a sleeping engine's 30 and 400 ms read as 751 and 913 ms).
 func noisyRunnerSummary(label string) string {
 	GinkgoHelper()
 	dir := GinkgoT().TempDir()
@@ -108,8 +109,9 @@ func noisyRunnerSummary(label string) string {
 	Expect(os.WriteFile(script, []byte(`#!/bin/sh
 n=$(cat "$2/count" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$2/count"
-if [ $((n % 2)) -eq 0 ]; then sleep 0.03; else sleep 0.4; fi
+if [ $((n % 2)) -eq 0 ]; then ms=30; else ms=400; fi
 echo "row-$1|answer"
+echo "query_ms=$ms" >> "$PQCACHE_TIMING_FILE"
 `), 0o755)).To(Succeed())
 	res, err := bench.Run(context.Background(), bench.Spec{
 		Label: label, Engine: bench.CommandEngine{Args: []string{script, "{query}", "{data}"}}, Data: dir,
