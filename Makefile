@@ -141,12 +141,12 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw goaws helm promtool polars-env spark-env httpfs-extension ## Unit, integration, chart, monitoring and envtest suites (no e2e).
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
+test: manifests generate vet envtest versitygw goaws helm promtool polars-env spark-env httpfs-extension tpch-extension ## Unit, integration, chart, monitoring and envtest suites, and the short fuzzing pass (no e2e).
+	hack/timed "go test" env KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
 		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) PQCACHE_POLARS_PYTHON=$(POLARS_VENV)/bin/python \
 		PQCACHE_SPARK_PYTHON=$(SPARK_VENV)/bin/python PQCACHE_SPARK_JARS=$(SPARK_JARS) PQCACHE_TPCH_EXTENSION=$(LOCALBIN)/tpch.duckdb_extension \
 		go test ./... -count=1 -timeout 30m -coverprofile=cover.out
-	$(MAKE) fuzz-short
+	hack/timed "fuzz-short" $(MAKE) fuzz-short
 
 # FUZZ_TARGETS are the fuzz targets, as package:FuzzName; `make fuzz` runs each for FUZZTIME
 # (Go fuzzes one target per invocation). docs/fuzzing.md says what each checks.
@@ -188,8 +188,8 @@ bench-events-cluster: helm ## Freshness by S3 event notifications on the local c
 
 .PHONY: test-e2e-local
 test-e2e-local: helm spark-env ## Start (or reuse) the local cluster of 3 nodes, load the working tree's images (the Spark engine's too), run the e2e suite on it.
-	PQCACHE_LOCAL_CLUSTER_SPARK=1 hack/local-cluster up --nodes $(CLUSTER_NODES)
-	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml $(MAKE) test-e2e
+	PQCACHE_LOCAL_CLUSTER_SPARK=1 hack/timed "local cluster up" hack/local-cluster up --nodes $(CLUSTER_NODES)
+	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PQCACHE_E2E_HELM_VALUES=$(CLUSTER_DIR)/helm-values.yaml hack/timed "e2e suite" $(MAKE) test-e2e
 
 .PHONY: scan
 scan: helm ## Scan the rendered chart with checkov (pinned, bin/checkov-venv); fail on a finding hack/checkov-accepted.txt does not accept with a reason.
