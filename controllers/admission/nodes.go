@@ -37,11 +37,11 @@ import (
 // cannot place for that long waits in the scheduler, not in front of everyone else. Without a cap per
 // node, only the exclusive runs' Jobs are counted so; the others only keep off exclusive nodes.
 
-// placingGrace is how long an admitted bench Job without a node holds the per-node admission of the
+// PlacingGrace is how long an admitted bench Job without a node holds the per-node admission of the
 // others.
 const PlacingGrace = 30 * time.Second
 
-// nodeWant is where one bench Job may run: the nodes it fits on by what the controller knows (the
+// NodeWant is where one bench Job may run: the nodes it fits on by what the controller knows (the
 // nodes holding its pinned generation, or the nodes its selector, taints and cordons allow), and
 // whether it wants its node to itself. No nodes means none is known: the Job is not held for a node,
 // and the scheduler says why it cannot place it.
@@ -50,7 +50,7 @@ type NodeWant struct {
 	Exclusive bool
 }
 
-// nodeUse is what pqcache runs on one node: unfinished bench pods, other worker pods (sync), and
+// NodeUse is what pqcache runs on one node: unfinished bench pods, other worker pods (sync), and
 // which exclusive run holds it, if one does ("namespace/run").
 type NodeUse struct {
 	Bench, Others int
@@ -69,7 +69,7 @@ func roomFor(u NodeUse, w NodeWant, perNode int) bool {
 	}
 }
 
-// pickNode is the node among w's with room and the fewest bench pods (then by name), and whether there
+// PickNode is the node among w's with room and the fewest bench pods (then by name), and whether there
 // is one. A want with no known node always fits, on no particular node ("").
 func PickNode(w NodeWant, use map[string]NodeUse, perNode int) (string, bool) {
 	if len(w.Nodes) == 0 {
@@ -87,7 +87,7 @@ func PickNode(w NodeWant, use map[string]NodeUse, perNode int) (string, bool) {
 	return best, found
 }
 
-// take counts one more Job of want w on node n.
+// Take counts one more Job of want w on node n.
 func Take(use map[string]NodeUse, n string, w NodeWant) {
 	if n == "" {
 		return

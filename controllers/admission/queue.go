@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// admission caps the Jobs of one kind running at once across the cluster, and lets the keys that have
+// Queue caps the Jobs of one kind running at once across the cluster, and lets the keys that have
 // waited longest go first, so that one huge Dataset, or many small ones, cannot starve the rest. A key
 // is a Dataset ("namespace/name"), or one Job of a BenchRun ("namespace/run/job": names cannot hold
 // '/'). It lives in the manager's memory: after a restart, waiting keys queue again in reconcile
@@ -54,12 +54,13 @@ type Queue struct {
 	placing map[types.NamespacedName]time.Time
 }
 
+// NewQueue is a queue that lets limit Jobs run at once (0: no cap).
 func NewQueue(limit int) *Queue {
 	return &Queue{limit: limit, waiting: map[types.NamespacedName]time.Time{}, started: map[types.NamespacedName]time.Time{},
 		wants: map[types.NamespacedName]NodeWant{}, placing: map[types.NamespacedName]time.Time{}}
 }
 
-// startedGrace is how long an admitted Dataset counts as running before its Job shows up in the cache.
+// StartedGrace is how long an admitted Dataset counts as running before its Job shows up in the cache.
 const StartedGrace = 30 * time.Second
 
 // Admit reports whether key may start a sync now, given the number of sync Jobs the cache shows running
@@ -214,7 +215,7 @@ func (a *Queue) Waiting() []types.NamespacedName {
 // defaultSweepInterval is how often the admission queues drop keys of objects that are gone.
 const defaultSweepInterval = 5 * time.Minute
 
-// admissionSweep drops, every interval while the manager runs, the keys of objects the cache no
+// Sweeper drops, every interval while the manager runs, the keys of objects the cache no
 // longer has, whatever event was missed, and then wakes the owners still waiting (through Source):
 // the places the dropped keys held are free now.
 type Sweeper struct {
@@ -224,6 +225,7 @@ type Sweeper struct {
 	wake     chan event.GenericEvent
 }
 
+// NewSweeper sweeps a every interval (0: the default, 5m), reading objects made by newObj.
 func NewSweeper(a *Queue, interval time.Duration, newObj func() client.Object) *Sweeper {
 	if interval <= 0 {
 		interval = defaultSweepInterval
@@ -277,7 +279,7 @@ func (s *Sweeper) Add(mgr ctrl.Manager) error {
 	}))
 }
 
-// slotFreed wakes the owners waiting in a for a slot whenever a Job of component frees one: when it
+// SlotFreed wakes the owners waiting in a for a slot whenever a Job of component frees one: when it
 // finishes, and when it is deleted unfinished (by a person, or by the garbage collector after its
 // owner went), which no Job condition announces.
 func SlotFreed(a *Queue, component string) handler.EventHandler {

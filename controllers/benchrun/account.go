@@ -73,7 +73,7 @@ func runReadsBucket(run *datav1alpha1.BenchRun) bool {
 // pqcache-worker not found"). The run becomes one of its owners, beside any Dataset's; an account of
 // that name that pqcache did not make is left as it is. Bench pods mount no token, so the account
 // needs no binding.
-func (r *BenchRunReconciler) ensureBenchAccount(ctx context.Context, run *datav1alpha1.BenchRun) error {
+func (r *Reconciler) ensureBenchAccount(ctx context.Context, run *datav1alpha1.BenchRun) error {
 	if run.Spec.ServiceAccountName != "" || r.Worker.ServiceAccount == "" {
 		return nil
 	}

@@ -42,12 +42,12 @@ import (
 	"github.com/pqcache/pqcache/controllers/jobs"
 )
 
-// BenchRunReconciler runs a BenchRun: when its Dataset is Ready, one Job per configuration × input runs
+// Reconciler runs a BenchRun: when its Dataset is Ready, one Job per configuration × input runs
 // `pqcache bench`. Each Job's summary (its termination message) is recorded in status once, when the
 // Job finishes; from then on the record is the truth, and the Job may be garbage-collected. A
 // Succeeded condition ends the run. A BenchRun is one-shot: its spec cannot change, and a finished run
 // is left as it is.
-type BenchRunReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader reads pods, events and Jobs uncached: pods only for a run's own Jobs, and Jobs to tell
 	// a Job that is gone from one the cache has not seen yet.
@@ -77,7 +77,7 @@ type BenchRunReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
 
 // Reconcile advances one BenchRun and writes its status once, if it changed.
-func (r *BenchRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var run datav1alpha1.BenchRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -113,7 +113,7 @@ func finished(run *datav1alpha1.BenchRun) bool {
 
 // reconcileRun observes the run's Dataset and Jobs, records finished Jobs, starts the Jobs that may
 // start, and sets the conditions. Each step is a function of what the previous ones found.
-func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1.BenchRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcileRun(ctx context.Context, run *datav1alpha1.BenchRun) (ctrl.Result, error) {
 	owner := client.ObjectKeyFromObject(run)
 	if finished(run) || !run.DeletionTimestamp.IsZero() {
 		r.admission.ForgetOwner(owner)
@@ -175,7 +175,7 @@ func (r *BenchRunReconciler) reconcileRun(ctx context.Context, run *datav1alpha1
 // start starts a run whose Dataset and workload are ready: it records what the run reads (the
 // Dataset's generation, the workload and its queries) and copies a user's workload for the Jobs.
 // started is false when the run waits, or was refused: the reconcile ends with (res, err).
-func (r *BenchRunReconciler) start(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, now time.Time) (res ctrl.Result, started bool, err error) {
+func (r *Reconciler) start(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, now time.Time) (res ctrl.Result, started bool, err error) {
 	owner := client.ObjectKeyFromObject(run)
 	g := startGate(run, ds)
 	switch {
@@ -213,7 +213,7 @@ func (r *BenchRunReconciler) start(ctx context.Context, run *datav1alpha1.BenchR
 }
 
 // dataset is the run's Dataset, or nil when it does not exist.
-func (r *BenchRunReconciler) dataset(ctx context.Context, run *datav1alpha1.BenchRun) (*datav1alpha1.Dataset, error) {
+func (r *Reconciler) dataset(ctx context.Context, run *datav1alpha1.BenchRun) (*datav1alpha1.Dataset, error) {
 	var ds datav1alpha1.Dataset
 	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Spec.DatasetRef.Name}, &ds); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -225,7 +225,7 @@ func (r *BenchRunReconciler) dataset(ctx context.Context, run *datav1alpha1.Benc
 }
 
 // ownedJobs lists the Jobs the run controls, by name.
-func (r *BenchRunReconciler) ownedJobs(ctx context.Context, run *datav1alpha1.BenchRun) (map[string]*batchv1.Job, error) {
+func (r *Reconciler) ownedJobs(ctx context.Context, run *datav1alpha1.BenchRun) (map[string]*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{LabelBenchRun: datav1alpha1.LabelValue(run.Name), jobs.LabelComponent: componentBench}); err != nil {
 		return nil, fmt.Errorf("listing bench jobs: %w", err)
@@ -348,7 +348,7 @@ func observeJobs(planned []benchJob, results []datav1alpha1.BenchResult, owned m
 
 // advance does what one Job's phase asks: record a finished Job, look at a running Job's pods, tell a
 // vanished Job from one the cache has not seen yet, or start one.
-func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, round *placementRound, deadline, now time.Time) error {
+func (r *Reconciler) advance(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, round *placementRound, deadline, now time.Time) error {
 	key := benchKey(run, v.plan)
 	switch v.phase {
 	case jobFinished:
@@ -416,7 +416,7 @@ func (r *BenchRunReconciler) advance(ctx context.Context, run *datav1alpha1.Benc
 // create starts one Job. A Job of the same name that the run controls (created by an earlier
 // reconcile the cache has not caught up with) is taken as started; one that belongs to something else
 // is a conflict the user must see.
-func (r *BenchRunReconciler) create(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, avoid []string, budget time.Duration, now time.Time) error {
+func (r *Reconciler) create(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, avoid []string, budget time.Duration, now time.Time) error {
 	if v.plan.engine.Name == datav1alpha1.EngineSpark {
 		if err := r.ensureSparkDriver(ctx, run, ds, v.plan); err != nil {
 			return err
@@ -463,7 +463,7 @@ func refusedByAPIServer(err error) bool {
 }
 
 // zoneOf is a node's zone, or "" when the node is gone or has none.
-func (r *BenchRunReconciler) zoneOf(ctx context.Context, node string) string {
+func (r *Reconciler) zoneOf(ctx context.Context, node string) string {
 	var n corev1.Node
 	if err := r.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
 		return ""
@@ -483,7 +483,7 @@ func lostResult(started *datav1alpha1.BenchResult, now time.Time) *datav1alpha1.
 
 // SetupWithManager registers the reconciler; it watches its Jobs and the Datasets runs wait for, and
 // sweeps the admission queue of runs that are gone.
-func (r *BenchRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -504,7 +504,7 @@ func (r *BenchRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // runsOfDataset wakes the unfinished runs that read a Dataset when it changes.
-func (r *BenchRunReconciler) runsOfDataset(ctx context.Context, obj client.Object) []reconcile.Request {
+func (r *Reconciler) runsOfDataset(ctx context.Context, obj client.Object) []reconcile.Request {
 	var runs datav1alpha1.BenchRunList
 	if err := r.List(ctx, &runs, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil

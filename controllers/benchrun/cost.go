@@ -32,7 +32,7 @@ import (
 // storage price for the Dataset's StorageClass) and returns the facts its cache costs are computed
 // from. With the Dataset gone it changes nothing and returns nil: what was computed while it was there
 // stays.
-func (r *BenchRunReconciler) priceRun(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) (*cacheFacts, error) {
+func (r *Reconciler) priceRun(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) (*cacheFacts, error) {
 	prices, err := r.Prices.Get()
 	if err != nil {
 		// The last good prices apply; the operator's log says why the new ones do not.
@@ -55,7 +55,7 @@ func (r *BenchRunReconciler) priceRun(ctx context.Context, run *datav1alpha1.Ben
 
 // claimClass is the StorageClass of the Dataset's claim: as the claim names it (the API server fills
 // in the default class on creation), else as the Dataset asked; "" when neither says.
-func (r *BenchRunReconciler) claimClass(ctx context.Context, ds *datav1alpha1.Dataset) (string, error) {
+func (r *Reconciler) claimClass(ctx context.Context, ds *datav1alpha1.Dataset) (string, error) {
 	if ds.Spec.Replicas != nil {
 		return "", nil
 	}

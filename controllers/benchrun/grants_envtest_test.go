@@ -21,7 +21,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,28 +33,6 @@ import (
 	"github.com/pqcache/pqcache/controllers/testenv"
 )
 
-// agentMay asks the API server's authorizer (a SubjectAccessReview: RBAC, as it decides for the
-// agent's own requests) whether the node agents' ServiceAccount may get Secret ns/name.
-func agentMay(g Gomega, ns, name string) bool {
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + testAgentAccount.Namespace + ":" + testAgentAccount.Name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + testAgentAccount.Namespace, "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: ns, Verb: "get", Resource: "secrets", Name: name,
-		},
-	}}
-	g.Expect(k8sClient.Create(ctx, sar)).To(Succeed())
-	return sar.Status.Allowed
-}
-
-// createSecrets makes empty Secrets: the grants name them, nobody reads them here.
-func createSecrets(ns string, names ...string) {
-	GinkgoHelper()
-	for _, n := range names {
-		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})).To(Succeed())
-	}
-}
-
 var _ = Describe("Grants", func() {
 	var ns string
 	BeforeEach(func() { ns = testenv.NewNamespace() })
@@ -63,7 +40,7 @@ var _ = Describe("Grants", func() {
 	It("makes the workers' account where a BenchRun's pods run as it, even for a Dataset that starts no sync Job", func() {
 		// A Dataset copied by the node agents starts no sync Job, so nothing else makes the account:
 		// on the cluster every bench pod was refused ("serviceaccount pqcache-worker not found").
-		r := &BenchRunReconciler{Client: k8sClient, APIReader: k8sClient, Worker: jobs.WorkerOptions{ServiceAccount: "pqcache-worker"}}
+		r := &Reconciler{Client: k8sClient, APIReader: k8sClient, Worker: jobs.WorkerOptions{ServiceAccount: "pqcache-worker"}}
 		run := newBenchRun(ns, "agents", "copied")
 		named := newBenchRun(ns, "named", "copied", func(b *datav1alpha1.BenchRun) { b.Spec.ServiceAccountName = "mine" })
 		for _, b := range []*datav1alpha1.BenchRun{run, named} {

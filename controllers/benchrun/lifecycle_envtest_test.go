@@ -17,7 +17,6 @@ limitations under the License.
 package benchrun
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -357,13 +356,3 @@ var _ = Describe("Lifecycle edges", func() {
 	})
 
 })
-
-// jobBlindClient lists no Jobs, as an informer that has not caught up with a new one.
-type jobBlindClient struct{ client.Client }
-
-func (c *jobBlindClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if _, ok := list.(*batchv1.JobList); ok {
-		return nil
-	}
-	return c.Client.List(ctx, list, opts...)
-}

@@ -70,7 +70,7 @@ func (p *placementRound) get(ctx context.Context) (*benchNodes, error) {
 // readBenchNodes lists the nodes (cached) and pqcache's unfinished worker pods (uncached, by label, in
 // the watched namespaces), and counts the pods per node. A pod without a node counts nowhere: the
 // admission waits for it instead (AdmitOnNode).
-func (r *BenchRunReconciler) readBenchNodes(ctx context.Context) (*benchNodes, error) {
+func (r *Reconciler) readBenchNodes(ctx context.Context) (*benchNodes, error) {
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
@@ -164,7 +164,7 @@ func nodeWaitWhy(w admission.NodeWant, use map[string]admission.NodeUse, perNode
 // admitBench decides whether one planned Job may be created now, and returns the nodes it must avoid.
 // Every Job is admitted per node, since any may meet an exclusive run's node; with both caps at 0 and
 // no exclusive run, every Job is admitted at once, as before.
-func (r *BenchRunReconciler) admitBench(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, round *placementRound, now time.Time) (bool, []string, error) {
+func (r *Reconciler) admitBench(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, v *jobView, round *placementRound, now time.Time) (bool, []string, error) {
 	key := benchKey(run, v.plan)
 	active := 0
 	if r.MaxConcurrentJobs > 0 {

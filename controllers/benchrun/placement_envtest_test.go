@@ -56,10 +56,10 @@ var _ = Describe("Bench Jobs admitted per node", func() {
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, n))).To(Succeed()) })
 	})
 
-	reconciler := func(perNode int) *BenchRunReconciler {
+	reconciler := func(perNode int) *Reconciler {
 		w := jobs.DefaultWorkerOptions()
 		w.Image = testWorkerImage
-		return &BenchRunReconciler{Client: k8sClient, APIReader: k8sClient, Clock: fakeClock, Worker: w.WithDefaults(),
+		return &Reconciler{Client: k8sClient, APIReader: k8sClient, Clock: fakeClock, Worker: w.WithDefaults(),
 			MaxJobsPerNode: perNode, admission: admission.NewQueue(0)}
 	}
 	// run is a started two-Job run (two configurations, the volume input) whose only node is node.
@@ -104,7 +104,7 @@ var _ = Describe("Bench Jobs admitted per node", func() {
 		}
 		testenv.MarkJobFinished(j, false, "")
 	}
-	reconcile := func(r *BenchRunReconciler, run *datav1alpha1.BenchRun) {
+	reconcile := func(r *Reconciler, run *datav1alpha1.BenchRun) {
 		_, err := r.reconcileRun(ctx, run)
 		Expect(err).NotTo(HaveOccurred())
 	}

@@ -56,7 +56,7 @@ func refreshRequestDue(ds *datav1alpha1.Dataset, last *metav1.Time, every time.D
 // ensureRefreshes follows a run with duringRefresh while its Jobs run: it records the generations the
 // Dataset publishes, and asks the Dataset for a refresh every spec.refresh.every (an annotation the
 // Dataset controller treats as a one-off manual token). It returns when to look again (0: no need).
-func (r *BenchRunReconciler) ensureRefreshes(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, views []jobView, now time.Time) (time.Duration, error) {
+func (r *Reconciler) ensureRefreshes(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, views []jobView, now time.Time) (time.Duration, error) {
 	if !run.Spec.DuringRefresh || ds == nil || run.Status.StartTime == nil {
 		return 0, nil
 	}

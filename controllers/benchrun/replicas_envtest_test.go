@@ -25,7 +25,6 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -133,19 +132,6 @@ var _ = Describe("Dataset with per-node copies", func() {
 	})
 
 })
-
-// eventNotes lists the notes of the events with reason in ns.
-func eventNotes(g Gomega, ns, reason string) []string {
-	var list eventsv1.EventList
-	g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.Reason == reason {
-			out = append(out, e.Note)
-		}
-	}
-	return out
-}
 
 // setNodeReady sets the node's Ready condition, as its kubelet would, at the controller's time.
 func setNodeReady(n *corev1.Node, ready bool) {

@@ -50,7 +50,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("--prices-file: %w", err)
 	}
-	br := &BenchRunReconciler{
+	br := &Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: opts.Clock, Worker: opts.Worker,
 		MaxConcurrentJobs: opts.MaxConcurrentJobs, MaxJobsPerNode: opts.MaxJobsPerNode, Namespaces: opts.Namespaces,
 		SweepInterval: opts.SweepInterval, Prices: prices,

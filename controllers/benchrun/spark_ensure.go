@@ -40,7 +40,7 @@ import (
 // ServiceAccount and its RoleBinding to SparkDriverRole (once per run) and the Job's ConfigMap of Spark configuration and
 // executor pod template, all controlled by the run so that they go with it. The run's spec cannot
 // change, so an object that exists already is the one this would create.
-func (r *BenchRunReconciler) ensureSparkDriver(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob) error {
+func (r *Reconciler) ensureSparkDriver(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob) error {
 	sa, binding := sparkDriverObjects(run)
 	cm, err := sparkConfigMap(run, ds, j, r.Worker)
 	if err != nil {
@@ -59,7 +59,7 @@ func (r *BenchRunReconciler) ensureSparkDriver(ctx context.Context, run *datav1a
 
 // withSparkExecutors adds to a spark Job's pods its executors, so that an executor that fits no node
 // (or cannot start) is reported as the Job's own pod would be. Other Jobs' pods come back as they are.
-func (r *BenchRunReconciler) withSparkExecutors(ctx context.Context, run *datav1alpha1.BenchRun, j benchJob, pods []corev1.Pod) ([]corev1.Pod, error) {
+func (r *Reconciler) withSparkExecutors(ctx context.Context, run *datav1alpha1.BenchRun, j benchJob, pods []corev1.Pod) ([]corev1.Pod, error) {
 	if j.engine.Name != datav1alpha1.EngineSpark {
 		return pods, nil
 	}

@@ -48,8 +48,6 @@ var (
 
 const testWorkerImage = testenv.WorkerImage
 
-var testAgentAccount = testenv.AgentAccount
-
 func TestEnvtest(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "BenchRun controller suite")

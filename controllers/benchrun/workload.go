@@ -62,7 +62,7 @@ type runWorkload struct {
 // loadWorkload settles the run's workload, or says why it cannot yet (wait) or ever (refuse). A
 // workload that cannot run is a verdict for the run's status, not an error to retry: the steps below
 // turn it into the gate's refuse reason, and err is only a failure to read the user's ConfigMap.
-func (r *BenchRunReconciler) loadWorkload(ctx context.Context, run *datav1alpha1.BenchRun) (rw runWorkload, g gate, err error) {
+func (r *Reconciler) loadWorkload(ctx context.Context, run *datav1alpha1.BenchRun) (rw runWorkload, g gate, err error) {
 	spec := run.Spec.Workload
 	switch {
 	case spec == nil || spec.Builtin != "":
@@ -144,7 +144,7 @@ func copyTooBig(rw runWorkload) string {
 }
 
 // workloadConfigMap reads the workload text from the user's ConfigMap: wait says what is missing.
-func (r *BenchRunReconciler) workloadConfigMap(ctx context.Context, ns string, ref *datav1alpha1.WorkloadConfigMapRef) (data, wait string, err error) {
+func (r *Reconciler) workloadConfigMap(ctx context.Context, ns string, ref *datav1alpha1.WorkloadConfigMapRef) (data, wait string, err error) {
 	key := ref.Key
 	if key == "" {
 		key = defaultWorkloadKey
@@ -185,7 +185,7 @@ func workloadCopyName(run *datav1alpha1.BenchRun) string {
 
 // copyWorkload writes the run's copy of a user's workload (the run owns it); a copy written by an
 // earlier reconcile stays as it is.
-func (r *BenchRunReconciler) copyWorkload(ctx context.Context, run *datav1alpha1.BenchRun, rw runWorkload) error {
+func (r *Reconciler) copyWorkload(ctx context.Context, run *datav1alpha1.BenchRun, rw runWorkload) error {
 	if rw.builtin != "" {
 		return nil
 	}

@@ -61,7 +61,7 @@ func agentSecret(ds *datav1alpha1.Dataset) string {
 
 // reconcileAgentGrant makes the Role and RoleBinding that let the agents read ds's Secret, or removes
 // them when ds names none. Without an agent account (no agents installed) it does nothing.
-func (r *DatasetReconciler) reconcileAgentGrant(ctx context.Context, ds *datav1alpha1.Dataset) error {
+func (r *Reconciler) reconcileAgentGrant(ctx context.Context, ds *datav1alpha1.Dataset) error {
 	if r.AgentAccount.Name == "" {
 		return nil
 	}
@@ -92,7 +92,7 @@ func (r *DatasetReconciler) reconcileAgentGrant(ctx context.Context, ds *datav1a
 
 // removeAgentGrant deletes ds's Role and RoleBinding for the agents, if it has them. Only objects ds
 // controls are deleted: a Role of that name that someone else made is left alone.
-func (r *DatasetReconciler) removeAgentGrant(ctx context.Context, ds *datav1alpha1.Dataset, key types.NamespacedName) error {
+func (r *Reconciler) removeAgentGrant(ctx context.Context, ds *datav1alpha1.Dataset, key types.NamespacedName) error {
 	var errs []error
 	for _, obj := range []client.Object{&rbacv1.RoleBinding{}, &rbacv1.Role{}} {
 		if err := r.Get(ctx, key, obj); err != nil {

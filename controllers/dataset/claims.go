@@ -42,7 +42,7 @@ import (
 // two Datasets syncing into one volume would prune each other's files. A claim whose size the spec
 // omits is sized from a listing first; until that is done, facts.sizing is set and the returned
 // duration says when to look again.
-func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (time.Duration, error) {
+func (r *Reconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (time.Duration, error) {
 	name := ClaimName(ds)
 	ds.Status.ClaimName = name
 	existing, found, err := r.readClaim(ctx, ds, name, facts)
@@ -75,7 +75,7 @@ func (r *DatasetReconciler) ensureClaim(ctx context.Context, ds *datav1alpha1.Da
 // readClaim reads the claim name (found is false when it does not exist: an empty claim of that
 // name), and refuses it (facts.claimError) when it holds
 // another Dataset's cache or is someone else's.
-func (r *DatasetReconciler) readClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, facts *syncRound) (*corev1.PersistentVolumeClaim, bool, error) {
+func (r *Reconciler) readClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, facts *syncRound) (*corev1.PersistentVolumeClaim, bool, error) {
 	var existing corev1.PersistentVolumeClaim
 	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: name}, &existing)
 	if apierrors.IsNotFound(err) {
@@ -97,7 +97,7 @@ func (r *DatasetReconciler) readClaim(ctx context.Context, ds *datav1alpha1.Data
 
 // adoptClaim makes the user's volume.existingClaim this Dataset's, as it is: pqcache neither sizes
 // nor owns it.
-func (r *DatasetReconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dataset, existing *corev1.PersistentVolumeClaim, found bool, facts *syncRound) error {
+func (r *Reconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dataset, existing *corev1.PersistentVolumeClaim, found bool, facts *syncRound) error {
 	if !found {
 		facts.claimError, facts.claimReason = fmt.Sprintf("volume.existingClaim %q does not exist in namespace %s", existing.Name, ds.Namespace), datav1alpha1.ReasonClaimNotFound
 		return nil
@@ -116,7 +116,7 @@ func (r *DatasetReconciler) adoptClaim(ctx context.Context, ds *datav1alpha1.Dat
 
 // writeClaim creates the Dataset's claim of capacity, or grows it where allowed, marks it as the
 // Dataset's and sets its owner by the reclaim policy; a failure goes into facts.claimError.
-func (r *DatasetReconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, capacity resource.Quantity, facts *syncRound) {
+func (r *Reconciler) writeClaim(ctx context.Context, ds *datav1alpha1.Dataset, name string, capacity resource.Quantity, facts *syncRound) {
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ds.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, pvc, func() error {
 		if pvc.CreationTimestamp.IsZero() {
@@ -181,7 +181,7 @@ func setHolder(pvc *corev1.PersistentVolumeClaim, ds *datav1alpha1.Dataset) {
 // Dataset's that no longer exists (a retained cache, adopted by its next Dataset), or it is a claim
 // nobody marked that ds names as its existingClaim (or that pqcache created for ds before claims
 // were marked).
-func (r *DatasetReconciler) claimHolder(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) (string, error) {
+func (r *Reconciler) claimHolder(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) (string, error) {
 	uid, other := pvc.Annotations[annotationDatasetUID], pvc.Annotations[AnnotationDataset]
 	switch {
 	case uid == string(ds.UID):
@@ -209,7 +209,7 @@ func (r *DatasetReconciler) claimHolder(ctx context.Context, ds *datav1alpha1.Da
 
 // markClaim records on an existing claim that it holds ds's cache. The patch carries the claim's
 // resourceVersion: of two Datasets marking one claim at once, one wins and the other sees it marked.
-func (r *DatasetReconciler) markClaim(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) error {
+func (r *Reconciler) markClaim(ctx context.Context, ds *datav1alpha1.Dataset, pvc *corev1.PersistentVolumeClaim) error {
 	if pvc.Annotations[annotationDatasetUID] == string(ds.UID) && pvc.Annotations[AnnotationDataset] == ds.Name {
 		return nil
 	}
@@ -243,7 +243,7 @@ func maxQuantity(a, b resource.Quantity) resource.Quantity {
 
 // sizeFromListing runs a dry-run Job that lists the source, and returns the claim size for what it
 // found. While the Job runs, or while a failed one backs off, it sets facts.sizing.
-func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (resource.Quantity, time.Duration, error) {
+func (r *Reconciler) sizeFromListing(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (resource.Quantity, time.Duration, error) {
 	facts.sizing = true
 	var job batchv1.Job
 	err := r.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: sizeJobName(ds)}, &job)
@@ -298,7 +298,7 @@ func (r *DatasetReconciler) sizeFromListing(ctx context.Context, ds *datav1alpha
 	return q, 0, nil
 }
 
-// claimName is the PersistentVolumeClaim that holds a Dataset's cache.
+// ClaimName is the PersistentVolumeClaim that holds a Dataset's cache.
 func ClaimName(ds *datav1alpha1.Dataset) string {
 	if ds.Spec.Volume.ExistingClaim != "" {
 		return ds.Spec.Volume.ExistingClaim

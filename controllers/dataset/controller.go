@@ -48,10 +48,10 @@ import (
 	"github.com/pqcache/pqcache/controllers/jobs"
 )
 
-// DatasetReconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the
+// Reconciler keeps a Dataset's volume in step with its S3 prefix: it owns the claim (unless the
 // Dataset brings one), starts a worker Job that runs `pqcache sync` when a refresh is due, and turns
 // the worker's report (its termination message) into status. It never reads S3 or the volume itself.
-type DatasetReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader reads pods uncached: the controller reads a worker pod once, when its Job finishes, and
 	// a cluster-wide pod informer would cost far more memory than those reads.
@@ -110,7 +110,7 @@ type stepResult struct {
 
 // Reconcile runs the steps for one Dataset and writes its status once, at the end, if it changed;
 // only then does it tell the news the steps returned.
-func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ds datav1alpha1.Dataset
 	if err := r.Get(ctx, req.NamespacedName, &ds); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -159,7 +159,7 @@ func (r *DatasetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 // reconcileCopies runs the replica half (replicaReconciler) for a Dataset with spec.replicas and
 // applies the status it returns.
-func (r *DatasetReconciler) reconcileCopies(ctx context.Context, ds *datav1alpha1.Dataset, hash string) (stepResult, error) {
+func (r *Reconciler) reconcileCopies(ctx context.Context, ds *datav1alpha1.Dataset, hash string) (stepResult, error) {
 	now := r.Clock.Now()
 	step := stepResult{facts: datasetFacts{hash: hash}}
 	sched, err := parseSchedule(ds.Spec.Refresh.Schedule, now)
@@ -186,14 +186,14 @@ type syncRound struct {
 }
 
 // reconcileSync is the sync half, for a Dataset without spec.replicas: its claim and its sync Jobs.
-func (r *DatasetReconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.Dataset, hash string) (stepResult, error) {
+func (r *Reconciler) reconcileSync(ctx context.Context, ds *datav1alpha1.Dataset, hash string) (stepResult, error) {
 	round := &syncRound{datasetFacts: datasetFacts{hash: hash}}
 	res, err := r.syncSteps(ctx, ds, round)
 	return stepResult{facts: round.datasetFacts, news: round.news, result: res}, err
 }
 
 // syncSteps ensures the claim, records finished sync Jobs, and starts one when a refresh is due.
-func (r *DatasetReconciler) syncSteps(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (ctrl.Result, error) {
+func (r *Reconciler) syncSteps(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
 	sched, err := parseSchedule(ds.Spec.Refresh.Schedule, now)
@@ -242,7 +242,7 @@ func (r *DatasetReconciler) syncSteps(ctx context.Context, ds *datav1alpha1.Data
 
 // claimReady ensures the claim; ready is false when the reconcile must end with (res, err) because
 // the claim is missing, unusable, or still being sized.
-func (r *DatasetReconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, key types.NamespacedName) (res ctrl.Result, ready bool, err error) {
+func (r *Reconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, key types.NamespacedName) (res ctrl.Result, ready bool, err error) {
 	wait, err := r.ensureClaim(ctx, ds, facts)
 	switch {
 	case err != nil:
@@ -259,7 +259,7 @@ func (r *DatasetReconciler) claimReady(ctx context.Context, ds *datav1alpha1.Dat
 
 // recordFinished records the finished sync Job that is news, and notes the one still running in
 // facts.activeJob.
-func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, key types.NamespacedName) error {
+func (r *Reconciler) recordFinished(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, key types.NamespacedName) error {
 	syncJobs, err := r.syncJobs(ctx, ds)
 	if err != nil {
 		return err
@@ -286,7 +286,7 @@ func (r *DatasetReconciler) recordFinished(ctx context.Context, ds *datav1alpha1
 
 // followActive copies the running sync's progress into status and says when to look again: the
 // worker's progress lives on its pod, which does not wake us.
-func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (ctrl.Result, error) {
+func (r *Reconciler) followActive(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound) (ctrl.Result, error) {
 	running, since, err := r.readProgress(ctx, ds, facts.activeJob, facts)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -301,7 +301,7 @@ func (r *DatasetReconciler) followActive(ctx context.Context, ds *datav1alpha1.D
 
 // pendingBatch is the event batch waiting for the Dataset, if it has an event source. A sync recorded
 // in this reconcile may have just applied it: the caller checks its news.
-func (r *DatasetReconciler) pendingBatch(ds *datav1alpha1.Dataset, key types.NamespacedName) *EventBatch {
+func (r *Reconciler) pendingBatch(ds *datav1alpha1.Dataset, key types.NamespacedName) *EventBatch {
 	if r.Events == nil || ds.Spec.Refresh.Events == nil {
 		return nil
 	}
@@ -310,7 +310,7 @@ func (r *DatasetReconciler) pendingBatch(ds *datav1alpha1.Dataset, key types.Nam
 
 // startSync creates the sync Job for trigger, with the event batch it applies, if any, and announces
 // it once the status is written.
-func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, trigger string, batch *EventBatch) (ctrl.Result, error) {
+func (r *Reconciler) startSync(ctx context.Context, ds *datav1alpha1.Dataset, facts *syncRound, trigger string, batch *EventBatch) (ctrl.Result, error) {
 	pinned, err := r.pinnedGenerations(ctx, ds)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -347,7 +347,7 @@ func (r *DatasetReconciler) startSync(ctx context.Context, ds *datav1alpha1.Data
 }
 
 // watchEvents keeps the Dataset's event source running as its spec says (or stopped).
-func (r *DatasetReconciler) watchEvents(ctx context.Context, ds *datav1alpha1.Dataset, key types.NamespacedName) error {
+func (r *Reconciler) watchEvents(ctx context.Context, ds *datav1alpha1.Dataset, key types.NamespacedName) error {
 	if r.Events == nil {
 		return nil
 	}
@@ -363,7 +363,7 @@ func (r *DatasetReconciler) watchEvents(ctx context.Context, ds *datav1alpha1.Da
 
 // pinnedGenerations are the generations unfinished BenchRuns read, for the sync to keep: their pods
 // mount the volume read-only and cannot hold a generation themselves, so the sync must not delete them.
-func (r *DatasetReconciler) pinnedGenerations(ctx context.Context, ds *datav1alpha1.Dataset) ([]int64, error) {
+func (r *Reconciler) pinnedGenerations(ctx context.Context, ds *datav1alpha1.Dataset) ([]int64, error) {
 	var runs datav1alpha1.BenchRunList
 	if err := r.List(ctx, &runs, client.InNamespace(ds.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing benchruns: %w", err)
@@ -381,7 +381,7 @@ func (r *DatasetReconciler) pinnedGenerations(ctx context.Context, ds *datav1alp
 
 // createChanges writes a targeted sync's change set into the ConfigMap its Job mounts, owned by the
 // Dataset (deleted when the Job is recorded, or with the Dataset).
-func (r *DatasetReconciler) createChanges(ctx context.Context, ds *datav1alpha1.Dataset, job *batchv1.Job, b *EventBatch) error {
+func (r *Reconciler) createChanges(ctx context.Context, ds *datav1alpha1.Dataset, job *batchv1.Job, b *EventBatch) error {
 	cm, err := changesConfigMap(ds, job.Name, b)
 	if err != nil {
 		return err
@@ -396,7 +396,7 @@ func (r *DatasetReconciler) createChanges(ctx context.Context, ds *datav1alpha1.
 }
 
 // syncJobs lists the Dataset's sync Jobs, oldest first.
-func (r *DatasetReconciler) syncJobs(ctx context.Context, ds *datav1alpha1.Dataset) ([]batchv1.Job, error) {
+func (r *Reconciler) syncJobs(ctx context.Context, ds *datav1alpha1.Dataset) ([]batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabels{jobs.LabelDataset: datav1alpha1.LabelValue(ds.Name), jobs.LabelComponent: jobs.ComponentSync}); err != nil {
 		return nil, fmt.Errorf("listing sync jobs: %w", err)
@@ -412,7 +412,7 @@ func (r *DatasetReconciler) syncJobs(ctx context.Context, ds *datav1alpha1.Datas
 }
 
 // activeSyncs counts running sync Jobs across the cluster, for the concurrency cap.
-func (r *DatasetReconciler) activeSyncs(ctx context.Context) int {
+func (r *Reconciler) activeSyncs(ctx context.Context) int {
 	if r.MaxConcurrentSyncs <= 0 {
 		return 0
 	}
@@ -420,7 +420,7 @@ func (r *DatasetReconciler) activeSyncs(ctx context.Context) int {
 }
 
 // record reads a finished Job's report from its pod and writes it into status.
-func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobs.State, facts *syncRound) error {
+func (r *Reconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, js jobs.State, facts *syncRound) error {
 	pods, err := jobs.ListJobPods(ctx, r.APIReader, j)
 	if err != nil {
 		return err
@@ -464,7 +464,7 @@ func (r *DatasetReconciler) record(ctx context.Context, ds *datav1alpha1.Dataset
 
 // noteUnannounced counts the changes a listing sync just recorded found that no notification had
 // announced, and says so: a Warning once it happens twice in a row.
-func (r *DatasetReconciler) noteUnannounced(ds *datav1alpha1.Dataset, j *batchv1.Job, prevListing *metav1.Time, facts *syncRound) {
+func (r *Reconciler) noteUnannounced(ds *datav1alpha1.Dataset, j *batchv1.Job, prevListing *metav1.Time, facts *syncRound) {
 	evs, _ := r.Events.Status(client.ObjectKeyFromObject(ds))
 	found, repeated := noteUnannounced(&ds.Status, prevListing, evs.Pending)
 	if found == 0 {
@@ -495,7 +495,7 @@ const quietAfter = 20 * time.Second
 
 // readProgress copies the progress the worker published on its pod into status, notes what keeps the
 // pod from running, if anything, and reports whether it runs.
-func (r *DatasetReconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *syncRound) (running bool, since time.Time, err error) {
+func (r *Reconciler) readProgress(ctx context.Context, ds *datav1alpha1.Dataset, j *batchv1.Job, facts *syncRound) (running bool, since time.Time, err error) {
 	pods, err := jobs.ListJobPods(ctx, r.APIReader, j)
 	if err != nil {
 		return false, since, err
@@ -524,7 +524,7 @@ const failingWarningAfter = 3
 
 // SetupWithManager registers the reconciler with mgr; it watches the Jobs, claims and DatasetReplicas
 // it owns, and the nodes that may keep copies.
-func (r *DatasetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}

@@ -101,7 +101,7 @@ func TestDatasetReleasesItsQueuePlaceOnEveryExit(t *testing.T) {
 		Labels: map[string]string{jobs.LabelComponent: jobs.ComponentSync, jobs.LabelManagedBy: "pqcache"}}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ds, busy).WithStatusSubresource(&datav1alpha1.Dataset{}).Build()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-	r := &DatasetReconciler{Client: c, APIReader: c, Clock: clk, Worker: jobs.DefaultWorkerOptions(), MaxConcurrentSyncs: 1, admission: admission.NewQueue(1)}
+	r := &Reconciler{Client: c, APIReader: c, Clock: clk, Worker: jobs.DefaultWorkerOptions(), MaxConcurrentSyncs: 1, admission: admission.NewQueue(1)}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)}
 	reconcile := func() {
 		t.Helper()

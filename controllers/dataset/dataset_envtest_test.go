@@ -511,7 +511,7 @@ var _ = Describe("Dataset controller", func() {
 
 		// A second reconciler, sharing nothing but the API server, reconciles the settled Dataset.
 		counting := &statusWriteCounter{Client: k8sClient}
-		r := &DatasetReconciler{Client: counting, APIReader: k8sClient, Clock: fakeClock, Worker: jobs.DefaultWorkerOptions()}
+		r := &Reconciler{Client: counting, APIReader: k8sClient, Clock: fakeClock, Worker: jobs.DefaultWorkerOptions()}
 		req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)}
 		for range 5 {
 			_, err := r.Reconcile(ctx, req)
@@ -560,7 +560,7 @@ var _ = Describe("Dataset controller", func() {
 		recorded := testenv.GetDataset(ds)
 
 		// A second reconciler reads the stale copy: it sees the same finished Job as news.
-		r := &DatasetReconciler{Client: &staleReader{Client: k8sClient, stale: stale}, APIReader: k8sClient, Clock: fakeClock, Worker: jobs.DefaultWorkerOptions()}
+		r := &Reconciler{Client: &staleReader{Client: k8sClient, stale: stale}, APIReader: k8sClient, Clock: fakeClock, Worker: jobs.DefaultWorkerOptions()}
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(testutil.ToFloat64(syncFilesCopied.With(l))).To(Equal(5.0), "the Job was counted twice")

@@ -136,7 +136,7 @@ var _ = Describe("Grants", func() {
 	})
 
 	It("makes the workers' account and binding where a sync starts, shared by the Datasets that use it", func() {
-		r := &DatasetReconciler{Client: k8sClient, APIReader: k8sClient, Worker: jobs.WorkerOptions{ServiceAccount: "pqcache-worker"}}
+		r := &Reconciler{Client: k8sClient, APIReader: k8sClient, Worker: jobs.WorkerOptions{ServiceAccount: "pqcache-worker"}}
 		a, b := testenv.NewDataset(ns, "a"), testenv.NewDataset(ns, "b")
 		own := testenv.NewDataset(ns, "own", func(d *datav1alpha1.Dataset) {
 			d.Spec.Source.S3.Credentials = &datav1alpha1.S3Credentials{ServiceAccountName: "reader"}

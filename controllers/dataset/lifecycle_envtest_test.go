@@ -214,7 +214,7 @@ var _ = Describe("Lifecycle edges", func() {
 		job := testenv.WaitForJobs(ds, 1)
 		// A second reconciler whose cache has not seen the Job yet: it decides to start the same round.
 		rec := events.NewFakeRecorder(10)
-		r := &DatasetReconciler{Client: &jobBlindClient{Client: k8sClient}, APIReader: k8sClient, Clock: fakeClock, Recorder: rec, Worker: jobs.DefaultWorkerOptions()}
+		r := &Reconciler{Client: &jobBlindClient{Client: k8sClient}, APIReader: k8sClient, Clock: fakeClock, Recorder: rec, Worker: jobs.DefaultWorkerOptions()}
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ds)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec.Events).To(BeEmpty(), "an AlreadyExists was announced as a new sync")

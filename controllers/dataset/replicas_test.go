@@ -155,7 +155,7 @@ func TestCopiesThatCannotBeWrittenLeaveTheConditionsSound(t *testing.T) {
 			return cl.Create(ctx, obj, opts...)
 		},
 	})
-	r := &DatasetReconciler{Client: failing, APIReader: failing, Clock: clocktesting.NewFakeClock(planNow)}
+	r := &Reconciler{Client: failing, APIReader: failing, Clock: clocktesting.NewFakeClock(planNow)}
 	step, err := r.reconcileCopies(context.Background(), ds, syncspec.SourceHash(&ds.Spec))
 	if !errors.Is(err, refused) {
 		t.Fatalf("error %v, want the refused create", err)

@@ -52,7 +52,7 @@ type Options struct {
 
 // Setup registers the Dataset reconciler and the node labeller with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	ds := &DatasetReconciler{
+	ds := &Reconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		Clock:              opts.Clock,

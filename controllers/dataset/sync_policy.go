@@ -164,7 +164,7 @@ func decideSync(ds *datav1alpha1.Dataset, sched cron.Schedule, hash string, now 
 // it, and the spec, which GitOps owns, is never written.
 const AnnotationRefreshRequested = "data.pqcache.dev/refresh-requested"
 
-// refreshRequested says whether the Dataset carries a refresh request that no sync has served: no sync
+// RefreshRequested says whether the Dataset carries a refresh request that no sync has served: no sync
 // started at or after the time the request names.
 func RefreshRequested(ds *datav1alpha1.Dataset) bool {
 	at, ok := requestTime(ds)

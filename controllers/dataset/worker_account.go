@@ -43,7 +43,7 @@ const WorkerProgressRole = "pqcache-worker-progress"
 // controller): the garbage collector removes both with the last such Dataset. An account or binding
 // of that name that pqcache did not make (the chart's, in watched namespaces, or one made by hand) is
 // left as it is.
-func (r *DatasetReconciler) ensureWorkerAccount(ctx context.Context, ds *datav1alpha1.Dataset) error {
+func (r *Reconciler) ensureWorkerAccount(ctx context.Context, ds *datav1alpha1.Dataset) error {
 	sa := r.Worker.ServiceAccount
 	if sa == "" || jobs.CredentialsAccount(ds) != "" {
 		return nil // no live progress, or the pods run under the Dataset's own account

@@ -58,7 +58,7 @@ func (p AccessPolicy) env(ds *datav1alpha1.Dataset) []corev1.EnvVar {
 	return env
 }
 
-// withAccessPolicy puts the policy's environment into the given containers of a pod (by default the
+// WithAccessPolicy puts the policy's environment into the given containers of a pod (by default the
 // first), like withCABundle: every container that reads ds's bucket with pqcache's store.
 func WithAccessPolicy(spec *corev1.PodSpec, ds *datav1alpha1.Dataset, p AccessPolicy, into ...*corev1.Container) {
 	env := p.env(ds)

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// shareWorkerAccount makes the workers' ServiceAccount named sa in owner's namespace, or adds owner to
+// ShareWorkerAccount makes the workers' ServiceAccount named sa in owner's namespace, or adds owner to
 // its owners (shareOwnership): a Dataset's sync Jobs and a BenchRun's Jobs both run as it.
 func ShareWorkerAccount(ctx context.Context, c client.Client, reader client.Reader, owner client.Object, sa string) error {
 	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: owner.GetNamespace(), Name: sa}}
@@ -37,7 +37,7 @@ func ShareWorkerAccount(ctx context.Context, c client.Client, reader client.Read
 	return nil
 }
 
-// shareOwnership creates obj (as given) owned by owner, or adds owner to the owners of the obj
+// ShareOwnership creates obj (as given) owned by owner, or adds owner to the owners of the obj
 // pqcache made earlier; any pqcache object that several others need (a Dataset's, a BenchRun's) can
 // share it this way. The manager caches only its own objects, so one made by someone else shows as
 // missing: its create then fails with AlreadyExists, and a read past the cache (reader) tells whose

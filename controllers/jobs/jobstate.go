@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// jobState is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline
+// State is what a Job's conditions say. Counters are not enough: a Job stopped by its deadline
 // has no failed pod to count, only a Failed condition with reason DeadlineExceeded.
 type State struct {
 	Finished bool
@@ -36,6 +36,7 @@ type State struct {
 	At      time.Time
 }
 
+// StateOf reads a Job's terminal conditions.
 func StateOf(j *batchv1.Job) State {
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
@@ -51,7 +52,7 @@ func StateOf(j *batchv1.Job) State {
 	return State{}
 }
 
-// activeJobs counts the running pqcache Jobs of one component across the watched namespaces; when it
+// CountActive counts the running pqcache Jobs of one component across the watched namespaces; when it
 // cannot tell, it says full (limit) rather than overshoot a cap.
 func CountActive(ctx context.Context, c client.Client, component string, limit int) int {
 	var list batchv1.JobList

@@ -35,13 +35,13 @@ const (
 	MaxObjectName = 253
 )
 
-// hashOf is n hex digits of the SHA-256 of parts joined by '/'.
+// HashOf is n hex digits of the SHA-256 of parts joined by '/'.
 func HashOf(n int, parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "/")))
 	return hex.EncodeToString(h[:])[:n]
 }
 
-// fitName joins base and suffix into a name of at most limit characters, cutting base where it must.
+// FitName joins base and suffix into a name of at most limit characters, cutting base where it must.
 // A cut base ends in a hash of the whole base (so that names differing only past the cut stay
 // distinct) and never in '-' or '.', which would make an invalid DNS name.
 func FitName(base, suffix string, limit int) string {

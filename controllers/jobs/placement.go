@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// avoidExclusiveBench keeps a sync Job's pod off the nodes where an exclusive bench Job runs.
+// AvoidExclusiveBench keeps a sync Job's pod off the nodes where an exclusive bench Job runs.
 func AvoidExclusiveBench(pod *corev1.PodSpec) {
 	if pod.Affinity == nil {
 		pod.Affinity = &corev1.Affinity{}
@@ -29,16 +29,17 @@ func AvoidExclusiveBench(pod *corev1.PodSpec) {
 	AddAntiAffinity(pod.Affinity, ExclusiveBenchTerm())
 }
 
-// exclusiveBenchTerm matches the pods of exclusive bench Jobs, in every namespace, on one node.
+// ExclusiveBenchTerm matches the pods of exclusive bench Jobs, in every namespace, on one node.
 func ExclusiveBenchTerm() corev1.PodAffinityTerm {
 	return OnOtherNodes(&metav1.LabelSelector{MatchLabels: map[string]string{LabelExclusiveBench: "true"}})
 }
 
-// onOtherNodes is a term for "not on a node running pods that sel matches, in any namespace".
+// OnOtherNodes is a term for "not on a node running pods that sel matches, in any namespace".
 func OnOtherNodes(sel *metav1.LabelSelector) corev1.PodAffinityTerm {
 	return corev1.PodAffinityTerm{LabelSelector: sel, NamespaceSelector: &metav1.LabelSelector{}, TopologyKey: corev1.LabelHostname}
 }
 
+// AddAntiAffinity adds required pod anti-affinity terms to a.
 func AddAntiAffinity(a *corev1.Affinity, terms ...corev1.PodAffinityTerm) {
 	if a.PodAntiAffinity == nil {
 		a.PodAntiAffinity = &corev1.PodAntiAffinity{}

@@ -30,19 +30,20 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
-// podState is how far a running Job's pod has got.
+// PodState is how far a running Job's pod has got.
 type PodState int
 
 const (
+	// PodRunning means the pod runs.
 	PodRunning PodState = iota
-	// podNotStarted: no pod yet, or a pod on its way (scheduling, pulling, creating) with nothing wrong
+	// PodNotStarted means no pod yet, or a pod on its way (scheduling, pulling, creating) with nothing wrong
 	// reported so far.
 	PodNotStarted
-	// podStuck: the scheduler found no node, or the kubelet cannot start a container; see podProblem.
+	// PodStuck means the scheduler found no node, or the kubelet cannot start a container; see PodProblem.
 	PodStuck
 )
 
-// podProblem is why a worker Job's pod does not run, in the scheduler's or the kubelet's own words.
+// PodProblem is why a worker Job's pod does not run, in the scheduler's or the kubelet's own words.
 type PodProblem struct {
 	// Reason is ReasonUnschedulable or ReasonPodNotStarting.
 	Reason  string
@@ -63,7 +64,7 @@ var failedWaitingReasons = map[string]bool{
 // attaching a volume or pulling a large image takes some seconds on any cluster.
 const podStartGrace = 20 * time.Second
 
-// inspectPods says how far a Job's pods have got. A stuck pod comes with its problem. quiet is a pod
+// InspectPods says how far a Job's pods have got. A stuck pod comes with its problem. quiet is a pod
 // that was scheduled more than podStartGrace ago and still has not started, with nothing on its status
 // to say why: the caller reads its events.
 func InspectPods(pods []corev1.Pod, now time.Time) (state PodState, problem PodProblem, quiet *corev1.Pod) {
@@ -137,7 +138,7 @@ func eventTime(e corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// jobPodProblem is what keeps a running Job's pods from running, reading events only for a pod that
+// JobPodProblem is what keeps a running Job's pods from running, reading events only for a pod that
 // is late with nothing on its status, or for a Job with no live pod (the API server may refuse them);
 // the state says whether some pod has not started yet.
 func JobPodProblem(ctx context.Context, reader client.Reader, j *batchv1.Job, pods []corev1.Pod, now time.Time) (PodState, PodProblem, error) {
@@ -207,11 +208,11 @@ func jobRefusal(ctx context.Context, reader client.Reader, j *batchv1.Job, since
 	return fmt.Sprintf("the API server refuses the pods of %s: %s", Describe(j), e.Message), nil
 }
 
-// controllerUIDLabel is set by the Job controller on a Job's pods: the Job's UID. Unlike the job-name
+// ControllerUIDLabel is set by the Job controller on a Job's pods: the Job's UID. Unlike the job-name
 // label it cannot match the pods of an older Job of the same name.
 const ControllerUIDLabel = "batch.kubernetes.io/controller-uid"
 
-// listJobPods reads a Job's pods uncached: the manager keeps no cluster-wide pod informer.
+// ListJobPods reads a Job's pods uncached: the manager keeps no cluster-wide pod informer.
 func ListJobPods(ctx context.Context, reader client.Reader, j *batchv1.Job) ([]corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := reader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{ControllerUIDLabel: string(j.UID)}); err != nil {

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// writeStatus is the one status write at the end of a reconcile: obj's status, patched from orig's
+// WriteStatus is the one status write at the end of a reconcile: obj's status, patched from orig's
 // when changed. The patch carries the resourceVersion read, so a reconcile that started from a stale
 // copy (before another recorded the same Job) is refused instead of writing over that record, and
 // runs again from the newer copy, unless it failed already (reconcileErr), whose error wins.

@@ -78,7 +78,7 @@ type ConfigMapKey struct {
 
 const caBundleDir = "/etc/pqcache/ca"
 
-// withCABundle mounts the CA bundle, if one is configured, into the given container of a pod (by
+// WithCABundle mounts the CA bundle, if one is configured, into the given container of a pod (by
 // default the first): a ConfigMap volume, a read-only mount, and AWS_CA_BUNDLE pointing at the key.
 func WithCABundle(spec *corev1.PodSpec, ca *ConfigMapKey, into ...*corev1.Container) {
 	if ca == nil {
@@ -111,14 +111,14 @@ func DefaultWorkerOptions() WorkerOptions {
 	}
 }
 
-// describeJob is used in messages.
+// Describe names a Job in messages.
 func Describe(j *batchv1.Job) string { return fmt.Sprintf("job %s/%s", j.Namespace, j.Name) }
 
 // minJobTTL is the shortest TTLAfterFinished the operator accepts: a finished Job's report is read
 // from its pod, which the TTL deletes with it, so the controller needs a moment to read it.
 const minJobTTL = time.Minute
 
-// withDefaults fills the worker options a caller left empty from DefaultWorkerOptions, field by
+// WithDefaults fills the worker options a caller left empty from DefaultWorkerOptions, field by
 // field: an operator that sets only a CA bundle keeps it, and gets the default image.
 func (o WorkerOptions) WithDefaults() WorkerOptions {
 	d := DefaultWorkerOptions()
@@ -143,7 +143,7 @@ func (o WorkerOptions) WithDefaults() WorkerOptions {
 	return o
 }
 
-// validate refuses options the Jobs cannot carry.
+// Validate refuses options the Jobs cannot carry.
 func (o WorkerOptions) Validate() error {
 	if o.TTLAfterFinished < minJobTTL || o.TTLAfterFinished.Seconds() > math.MaxInt32 {
 		return fmt.Errorf("the finished-Job TTL %s must be between %s and %d seconds: a Job's report is read from its pod, which the TTL deletes", o.TTLAfterFinished, minJobTTL, math.MaxInt32)

@@ -28,10 +28,10 @@ import (
 // What every worker pod shares, sync and bench alike: who it runs as, what it may not do, how it
 // reports, and how it reaches the Dataset's bucket.
 
-// workerUID runs every worker container: the image's nonroot user.
+// WorkerUID runs every worker container: the image's nonroot user.
 const WorkerUID = 65532
 
-// workerPodSecurity is the pod security context of the restricted Pod Security profile, as the
+// WorkerPodSecurity is the pod security context of the restricted Pod Security profile, as the
 // worker's nonroot user.
 func WorkerPodSecurity() *corev1.PodSecurityContext {
 	return &corev1.PodSecurityContext{
@@ -42,7 +42,7 @@ func WorkerPodSecurity() *corev1.PodSecurityContext {
 	}
 }
 
-// workerContainerSecurity is the container security context of the restricted profile, with a
+// WorkerContainerSecurity is the container security context of the restricted profile, with a
 // read-only root file system: workers write only to their volumes.
 func WorkerContainerSecurity() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
@@ -54,21 +54,21 @@ func WorkerContainerSecurity() *corev1.SecurityContext {
 	}
 }
 
-// withTerminationReport makes a container's report reach the controller: the worker writes it to
+// WithTerminationReport makes a container's report reach the controller: the worker writes it to
 // the termination message file, which Kubernetes keeps on the pod's status.
 func WithTerminationReport(c *corev1.Container) {
 	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
 	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
 }
 
-// sourceOptions select and reach the objects, for every worker that reads the bucket with the sync
+// SourceOptions select and reach the objects, for every worker that reads the bucket with the sync
 // engine: globs, endpoint, region, addressing (the part of syncspec.Args that stage and sizing take).
 func SourceOptions(ds *datav1alpha1.Dataset) wire.SyncOptions {
 	a := syncspec.Args(ds)
 	return wire.SyncOptions{Include: a.Include, Exclude: a.Exclude, S3Access: a.S3Access}
 }
 
-// credentialsEnv passes credentials from the Dataset's Secret by reference: their values never pass
+// CredentialsEnv passes credentials from the Dataset's Secret by reference: their values never pass
 // through the operator, the Job spec or status.
 func CredentialsEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
 	c := ds.Spec.Source.S3.Credentials
@@ -83,7 +83,7 @@ func CredentialsEnv(ds *datav1alpha1.Dataset) []corev1.EnvVar {
 	return []corev1.EnvVar{ref(wire.EnvAccessKeyID, false), ref(wire.EnvSecretAccessKey, false), ref(wire.EnvSessionToken, true)}
 }
 
-// credentialsAccount is the service account that gives a worker the bucket by IRSA or Pod Identity,
+// CredentialsAccount is the service account that gives a worker the bucket by IRSA or Pod Identity,
 // or "".
 func CredentialsAccount(ds *datav1alpha1.Dataset) string {
 	if c := ds.Spec.Source.S3.Credentials; c != nil {

@@ -45,10 +45,6 @@ var (
 	fakeClock *clocktesting.FakeClock
 )
 
-const testWorkerImage = testenv.WorkerImage
-
-var testAgentAccount = testenv.AgentAccount
-
 func TestEnvtest(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Manager suite")

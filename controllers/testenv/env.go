@@ -131,7 +131,7 @@ func checkVersions(assets, k8sVersion string) {
 	sv, err := dc.ServerVersion()
 	Expect(err).NotTo(HaveOccurred())
 	Expect(sv.GitVersion).To(Equal("v"+k8sVersion), "kube-apiserver in %s reports %s", assets, sv.GitVersion)
-	etcdVersion, err := exec.Command(filepath.Join(assets, "etcd"), "--version").Output()
+	etcdVersion, err := exec.CommandContext(Ctx, filepath.Join(assets, "etcd"), "--version").Output()
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("control plane", "kube-apiserver "+sv.GitVersion+"; "+string(etcdVersion))
 }

@@ -78,7 +78,7 @@ func LoadFixture(path string) Fixture {
 	return f
 }
 
-// apply creates the Fixture's objects in namespace ns and returns the API server's answer to the last.
+// Apply creates the Fixture's objects in namespace ns and returns the API server's answer to the last.
 func (f Fixture) Apply(ns string) error {
 	GinkgoHelper()
 	created := map[string]bool{}
