@@ -57,12 +57,12 @@ func OptionsFromArgs(a wire.SyncArgs) (s3store.Config, Options, error) {
 	if a.Generations < 0 || a.Generations > generations.DefaultMaxKept {
 		return s3store.Config{}, opts, fmt.Errorf("--generations %d: must be between 0 and %d", a.Generations, generations.DefaultMaxKept)
 	}
-	if a.MaxBytes < 0 {
-		return s3store.Config{}, opts, fmt.Errorf("--max-bytes %d: must not be negative", a.MaxBytes)
-	}
 	var maxBytes *int64
-	if a.MaxBytes > 0 {
-		maxBytes = new(int64(a.MaxBytes))
+	if a.MaxBytes != nil {
+		if *a.MaxBytes < 0 {
+			return s3store.Config{}, opts, fmt.Errorf("--max-bytes %d: must not be negative", *a.MaxBytes)
+		}
+		maxBytes = new(int64(*a.MaxBytes))
 	}
 	opts = Options{
 		Dir: a.Dir, Source: SourceID(a.Endpoint, bucket, prefix), Prefix: prefix,

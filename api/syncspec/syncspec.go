@@ -86,7 +86,7 @@ func Args(ds *datav1alpha1.Dataset) wire.SyncArgs {
 		a.PartSize = wire.Size(sy.PartSize.Value())
 	}
 	if r := ds.Spec.Replicas; r != nil && r.MaxBytes != nil {
-		a.MaxBytes = wire.Size(r.MaxBytes.Value())
+		a.MaxBytes = new(wire.Size(r.MaxBytes.Value()))
 	}
 	switch sy.Verify {
 	case datav1alpha1.VerifySize:

@@ -55,6 +55,7 @@ const (
 	kindBool
 	kindDuration
 	kindSize
+	kindOptionalSize
 	kindVerify
 )
 
@@ -110,6 +111,12 @@ func (l *flagList) size(p *Size, name string, def Size, usage string) {
 	*l = append(*l, flag{name: name, usage: usage, kind: kindSize, ptr: p, def: def})
 }
 
+// optionalSize is a size flag whose absence means something else than any size (--max-bytes: no
+// cap, where 0 keeps nothing): nil is not rendered, every size is, 0 included.
+func (l *flagList) optionalSize(p **Size, name, usage string) {
+	*l = append(*l, flag{name: name, usage: usage, kind: kindOptionalSize, ptr: p})
+}
+
 // verify is the verify mode's flag, refused at parse time unless it is one of the modes.
 func (l *flagList) verify(p *VerifyMode, name string, def VerifyMode, usage string) {
 	*l = append(*l, flag{name: name, usage: usage, kind: kindVerify, ptr: p, def: def})
@@ -135,6 +142,16 @@ func (l flagList) bind(fs FlagSet) {
 			fs.DurationVar(f.ptr.(*time.Duration), f.name, f.def.(time.Duration), f.usage)
 		case kindSize:
 			bindSize(fs, f)
+		case kindOptionalSize:
+			p := f.ptr.(**Size)
+			fs.Func(f.name, f.usage, func(v string) error {
+				n, err := ParseSize(v)
+				if err != nil {
+					return err
+				}
+				*p = new(Size(n))
+				return nil
+			})
 		case kindVerify:
 			bindVerify(fs, f)
 		}
@@ -238,6 +255,10 @@ func (l flagList) render() []string {
 			if v := *f.ptr.(*Size); v != 0 {
 				out = append(out, "--"+f.name, v.String())
 			}
+		case kindOptionalSize:
+			if v := *f.ptr.(**Size); v != nil {
+				out = append(out, "--"+f.name, v.String())
+			}
 		case kindVerify:
 			if v := *f.ptr.(*VerifyMode); v != "" {
 				out = append(out, "--"+f.name, string(v))
@@ -301,8 +322,8 @@ type SyncOptions struct {
 	DryRun bool
 	// NoDelete keeps files whose objects are gone.
 	NoDelete bool
-	// MaxBytes caps the size of the generation a sync makes; 0: no cap.
-	MaxBytes Size
+	// MaxBytes caps the size of the generation a sync makes (0 keeps no file); nil: no cap.
+	MaxBytes *Size
 	// Progress is auto, json or none.
 	Progress string
 	// ReportFile also receives the compact report (a pod's termination message).
@@ -335,7 +356,7 @@ func (o *SyncOptions) flags(l *flagList) {
 	l.size(&o.PartSize, "part-size", d.PartSize, "Size of one ranged GET; larger objects are fetched in parts.")
 	l.verify(&o.Verify, "verify", d.Verify, "How to check each file before publishing it: checksum (against what the store vouches for; the manifest keeps the store's checksum, else SHA-256), sha256 (the same, and SHA-256 of every file in the manifest), or size.")
 	l.bool(&o.NoDelete, "no-delete", "Keep local files whose objects are gone from the bucket.")
-	l.size(&o.MaxBytes, "max-bytes", 0, "Refuse a sync whose files would add up to more than this size (a quantity such as 50Gi), before copying past it; the last synced files stay. Default: no cap.")
+	l.optionalSize(&o.MaxBytes, "max-bytes", "Refuse a sync whose files would add up to more than this size (a quantity such as 50Gi), before copying past it; the last synced files stay. Default: no cap.")
 	l.bool(&o.DryRun, "dry-run", "Print what would be copied and deleted, and the bytes to move; change nothing.")
 	l.bool(&o.PageCache, "page-cache", "Write files over 256 KiB through the page cache instead of with direct I/O (O_DIRECT): for readers on this node that read them right after the sync, or a filesystem whose direct I/O is slow.")
 }

@@ -45,11 +45,11 @@ func TestTypedFlags(t *testing.T) {
 		return o, fs.Parse(args)
 	}
 	o, err := parse()
-	if err != nil || o.PartSize != DefaultPartSize || o.Verify != VerifyChecksum || o.MaxBytes != 0 {
+	if err != nil || o.PartSize != DefaultPartSize || o.Verify != VerifyChecksum || o.MaxBytes != nil {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
 	o, err = parse("--part-size", "1.5Mi", "--max-bytes", "2G", "--verify", "size")
-	if err != nil || o.PartSize != 1536<<10 || o.MaxBytes != 2_000_000_000 || o.Verify != VerifySize {
+	if err != nil || o.PartSize != 1536<<10 || o.MaxBytes == nil || *o.MaxBytes != 2_000_000_000 || o.Verify != VerifySize {
 		t.Fatalf("parsed: %+v %v", o, err)
 	}
 	for _, bad := range [][]string{{"--part-size", "lots"}, {"--verify", "md5"}, {"--max-bytes", "-1"}} {

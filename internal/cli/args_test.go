@@ -38,7 +38,7 @@ func TestSyncArgsRoundTrip(t *testing.T) {
 		SyncOptions: wire.SyncOptions{
 			S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 			Include:  []string{"**/*.parquet", "lineitem/**"}, Exclude: []string{"**/_SUCCESS"},
-			Parallel: 17, PartSize: 32 << 20, PageCache: true, Verify: wire.VerifySHA256, DryRun: true, NoDelete: true, MaxBytes: 50 << 30,
+			Parallel: 17, PartSize: 32 << 20, PageCache: true, Verify: wire.VerifySHA256, DryRun: true, NoDelete: true, MaxBytes: new(wire.Size(50 << 30)),
 			Progress: "json", ReportFile: "/dev/termination-log", LogLevel: "debug",
 		},
 		GenerationOptions: wire.GenerationOptions{Generations: 5, GenerationMinAge: 7 * time.Minute, KeepGenerations: []int64{3, 9}},
@@ -58,7 +58,7 @@ func TestStageArgsRoundTrip(t *testing.T) {
 		SyncOptions: wire.SyncOptions{
 			S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 			Include:  []string{"**/*.parquet"}, Exclude: []string{"**/_SUCCESS"},
-			Parallel: 3, PartSize: 1536 << 10, PageCache: true, Verify: wire.VerifySize, DryRun: true, NoDelete: true, MaxBytes: 1000,
+			Parallel: 3, PartSize: 1536 << 10, PageCache: true, Verify: wire.VerifySize, DryRun: true, NoDelete: true, MaxBytes: new(wire.Size(0)),
 			Progress: "none", ReportFile: "/dev/termination-log", LogLevel: "error",
 		},
 		Prefixes: []string{"lineitem/batch=7/", "orders/date=2026-12-03/"}, Ephemeral: true,
