@@ -176,9 +176,13 @@ FUZZSHORTCOUNT ?= 10000x
 fuzz-short: ## The bounded pass CI runs (in make test): every fuzz target for FUZZSHORTCOUNT runs (corpus replay runs in every go test).
 	$(MAKE) fuzz FUZZTIME=$(FUZZSHORTCOUNT) FUZZMINIMIZETIME=100x
 
+# E2E_PROCS is how many Ginkgo processes run the e2e suite's independent containers at once (its Serial
+# ones run alone afterwards); the ginkgo CLI is the module's own (go.mod's tool directive).
+E2E_PROCS ?= 2
+
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
-	PQCACHE_HELM=$(HELM) go test -tags e2e ./test/e2e/... -count=1 -v -timeout 55m -ginkgo.label-filter='!benchmark'
+	PQCACHE_HELM=$(HELM) go tool ginkgo --tags e2e --procs $(E2E_PROCS) --label-filter='!benchmark' -v --timeout 55m ./test/e2e
 
 .PHONY: bench-events-cluster
 bench-events-cluster: helm ## Freshness by S3 event notifications on the local cluster: lag from PUT to the volume at 1 and 20 objects/s.

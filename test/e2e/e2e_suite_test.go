@@ -47,7 +47,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -101,7 +100,21 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "pqcache e2e")
 }
 
-var _ = BeforeSuite(func() {
+// The suite runs in parallel processes (make test-e2e: ginkgo --procs 2): the first installs the
+// chart and builds the kubectl plugin, every process then makes its own clients. Containers that
+// change what others rely on (nodes that die, the one bench slot's queue, a latency compared with a
+// quiet cluster's) are Serial: they run alone once the parallel specs are done.
+var _ = SynchronizedBeforeSuite(func() []byte {
+	connect()
+	installChart()
+	return []byte(buildPlugin())
+}, func(plugin []byte) {
+	connect()
+	pluginDir = string(plugin)
+})
+
+// connect makes this process's clients of the cluster in KUBECONFIG.
+func connect() {
 	Expect(os.Getenv("KUBECONFIG")).NotTo(BeEmpty(), "set KUBECONFIG to the cluster to test")
 	// controller-runtime's clients log through its root logger; unset, it prints a warning with a stack.
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter)))
@@ -115,7 +128,10 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	cs, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
+}
 
+// installChart installs the Helm chart as the suite runs it and waits until its manager leads.
+func installChart() {
 	By("installing the Helm chart " + releaseName + " into " + releaseNamespace)
 	repo, tag, _ := strings.Cut(image, ":")
 	args := []string{"upgrade", "--install", releaseName, filepath.Join(repoRoot, "charts", "pqcache"),
@@ -147,9 +163,9 @@ var _ = BeforeSuite(func() {
 	// the leader reconciles and serves the events endpoint, which stores must reach when they start.
 	By("waiting for the manager to hold the leader lease")
 	waitManagerLeads()
-})
+}
 
-var _ = AfterSuite(func() {
+var _ = SynchronizedAfterSuite(func() {}, func() {
 	if CurrentSpecReport().Failed() || os.Getenv("PQCACHE_E2E_KEEP") != "" {
 		return
 	}
@@ -157,18 +173,21 @@ var _ = AfterSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "helm uninstall\n%s", out)
 })
 
-// kubectlPqcache runs `kubectl pqcache args...` as a user does: kubectl finds the plugin, built from
-// the working tree once per suite, on PATH.
+// buildPlugin builds kubectl-pqcache from the working tree, once per suite, and returns its
+// directory, which kubectlPqcache puts on kubectl's PATH.
+func buildPlugin() string {
+	GinkgoHelper()
+	dir := filepath.Join(repoRoot, "bin", "e2e-plugin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "kubectl-pqcache"), "./cmd/kubectl-pqcache")
+	build.Dir = repoRoot
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "building kubectl-pqcache\n%s", out)
+	return dir
+}
+
+// kubectlPqcache runs `kubectl pqcache args...` as a user does: kubectl finds the plugin on PATH.
 func kubectlPqcache(args ...string) (string, error) {
 	GinkgoHelper()
-	pluginOnce.Do(func() {
-		// Not GinkgoT().TempDir(): that belongs to the first spec that calls this, and goes with it.
-		pluginDir = filepath.Join(repoRoot, "bin", "e2e-plugin")
-		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "kubectl-pqcache"), "./cmd/kubectl-pqcache")
-		build.Dir = repoRoot
-		out, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "building kubectl-pqcache\n%s", out)
-	})
 	kubectl := envOr("PQCACHE_KUBECTL", filepath.Join(repoRoot, "bin", "k8s", "1.37.2-linux-amd64", "kubectl"))
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -178,10 +197,8 @@ func kubectlPqcache(args ...string) (string, error) {
 	return string(out), err
 }
 
-var (
-	pluginOnce sync.Once
-	pluginDir  string
-)
+// pluginDir holds the kubectl plugin the first process built.
+var pluginDir string
 
 func helm(args ...string) (string, error) {
 	bin := envOr("PQCACHE_HELM", filepath.Join(repoRoot, "bin", "helm"))

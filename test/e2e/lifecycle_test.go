@@ -36,7 +36,7 @@ import (
 // What only a real cluster shows: the garbage collector deleting what an object owned, a kubelet
 // refusing to start a container, the operator's cap on bench Jobs (one, in this suite) shared by runs
 // that come and go.
-var _ = Describe("Objects that come and go on a real cluster", Ordered, func() {
+var _ = Describe("Objects that come and go on a real cluster", Ordered, Serial, func() {
 	var (
 		ns       string
 		endpoint string

@@ -49,7 +49,7 @@ var (
 // What only a cluster of several nodes shows: Services and DNS across nodes, a worker's log read from
 // its node's kubelet, live progress published through the API server by a worker pod, and a node that
 // dies. On fewer nodes these specs fail, saying how many they need: they are never skipped.
-var _ = Describe("A cluster of several nodes", Ordered, func() {
+var _ = Describe("A cluster of several nodes", Ordered, Serial, func() {
 	var (
 		ns       string
 		nodes    []corev1.Node

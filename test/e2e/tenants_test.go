@@ -72,7 +72,7 @@ var stillCopying = map[string]bool{"slow-body": true}
 // Two tenants on the same node agents (issue 35): one Dataset whose endpoint behaves, and one tenant
 // whose Datasets point at an endpoint that misbehaves in every way at once. The good tenant's
 // freshness must not notice.
-var _ = Describe("Two tenants on the same nodes, one of whose endpoints misbehaves", Ordered, func() {
+var _ = Describe("Two tenants on the same nodes, one of whose endpoints misbehaves", Ordered, Serial, func() {
 	var (
 		goodNS, observerNS, endpoint, follower string
 		good                                   datav1alpha1.Dataset
