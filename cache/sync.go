@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pqcache/pqcache/api/wire"
@@ -238,6 +239,9 @@ type syncer struct {
 	// delete failed (written by fail, under mu).
 	applied    map[string]time.Time
 	failedKeys map[string]bool
+	// answered is set once the store has answered a listing (or a targeted sync's first HEAD): until
+	// then, a failed sync has learnt nothing, and leaves the target as it found it (leaveAsFound).
+	answered atomic.Bool
 }
 
 // Sync runs one sync from store (the bucket, whose keys under opts.Prefix are the files; with
@@ -267,7 +271,12 @@ func Sync(ctx context.Context, store Store, opts Options) (*wire.SyncReport, err
 		s.fallback = &Source{Store: store, Prefix: opts.Prefix}
 		s.store, s.prefix, s.follows = f.Peer.Store, f.Peer.Prefix, f.Generation
 	}
-	err := s.finishReport(s.run(ctx))
+	found := targetState(s.root)
+	runErr := s.run(ctx)
+	if runErr != nil && !s.answered.Load() {
+		found.restore(s.root, log)
+	}
+	err := s.finishReport(runErr)
 	if s.opts.Progress != nil {
 		s.opts.Progress(s.progress.snapshot(s.rep.Start))
 	}
@@ -610,6 +619,7 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 		}
 		var conflicts plan.ConflictTracker
 		err := s.store.ListPages(ctx, s.prefix+sub, s.prefix, func(page s3store.Page) error {
+			s.answered.Store(true)
 			for _, r := range page.Refused {
 				// A key outside the prefix or a negative size: refused as keys that cannot be files are.
 				s.rep.FilesListed++

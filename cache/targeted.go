@@ -168,6 +168,9 @@ func (s *syncer) describe(ctx context.Context, changes []*targetedChange) {
 			for tc := range next {
 				tc.err = recovered("describing "+tc.rel, func() (err error) {
 					tc.obj, tc.exists, err = s.store.Describe(ctx, s.prefix+tc.rel, s.prefix)
+					if err == nil {
+						s.answered.Store(true)
+					}
 					return err
 				})
 				if errors.Is(tc.err, s3store.ErrPanicked) {
