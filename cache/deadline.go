@@ -17,6 +17,7 @@ limitations under the License.
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -128,10 +129,13 @@ func (s *syncer) startTransferDeadline(need int64) {
 	s.deadline.start(d.Transfer(need), fmt.Sprintf("copying %d bytes (at least %d bytes/s, or %s)", need, d.MinBytesPerSecond, d.TransferFloor))
 }
 
-// deadlineOr returns the deadline's error when the sync's context ended at it: the error a
-// cancelled request returns ("context canceled") does not say why.
+// deadlineOr returns why the sync's context ended, when the sync itself ended it (abort: its
+// deadline, a panic, a full volume, a refused listing): the error a cancelled request returns
+// ("context canceled") does not say why, and whichever part of the sync noticed the cancellation
+// first must not decide the sync's reason. A context cancelled from outside (the process told to
+// stop) has no cause of its own, and err stands.
 func deadlineOr(cause, err error) error {
-	if err != nil && errors.Is(cause, ErrSyncDeadline) {
+	if err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
 	return err
