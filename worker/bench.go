@@ -136,10 +136,12 @@ func runQueries(ctx context.Context, a wire.BenchArgs, local *BenchLocal, resolv
 		return nil, err
 	}
 	stderr := local.Stderr
+	partial := newPartialSummary(a, resolved)
 	res, err := bench.Run(ctx, bench.Spec{
 		Label: a.Label, Engine: eng, Data: a.Data, Workload: resolved, Iterations: a.Iterations, Warmups: a.Warmups, QueryTimeout: a.QueryTimeout,
 		Config: a.ConfigName, Input: a.IOType, NetInterfaces: nets, Isolation: a.Isolation, Streams: a.Streams,
 		Progress: func(q wire.QueryResult) {
+			partial.done(q)
 			fmt.Fprintf(stderr, "%-14s %-9s median %6d ms (%s)  start-up %6d ms  wall %6d ms  peak %6d MiB\n",
 				q.Name, q.Status, q.MedianMillis, q.Timing, q.MedianStartupMillis, q.MedianWallMillis, q.PeakMemoryBytes>>20)
 		},

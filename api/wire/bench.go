@@ -198,6 +198,10 @@ type BenchResult struct {
 	// BenchRun's status keeps this one figure per result.
 	StartupMillis int64    `json:"startupMillis,omitempty"`
 	FailedQueries []string `json:"failedQueries,omitempty"`
+	// Unfinished are, in a summary written while the run goes on (after each query, so that a
+	// runner killed between queries leaves what it measured), the queries still to run; empty once
+	// the run is done.
+	Unfinished []string `json:"unfinished,omitempty"`
 	// Workload names the workload the queries came from.
 	Workload string `json:"workload,omitempty"`
 	// Error says why no query ran; the queries are then absent. ErrorReason classifies it:

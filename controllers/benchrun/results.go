@@ -49,22 +49,33 @@ func benchResultFrom(j *batchv1.Job, js jobs.State, pods []corev1.Pod) datav1alp
 			}
 		}
 	}
+	status := unfinishedStatus(js, term)
 	if term != nil && term.Message != "" {
 		if res, err := wire.DecodeBenchSummary(term.Message); err == nil {
 			fillBenchResult(&r, res)
+			// A summary written while the run went on: the runner died before these queries ended.
+			for _, name := range res.Unfinished {
+				r.Queries = append(r.Queries, datav1alpha1.QueryResult{Name: name, Status: status})
+				r.FailedQueries = append(r.FailedQueries, name)
+			}
 			return r
 		}
 	}
-	// No summary: the runner did not finish. Say why on every query, as NotRun or OOMKilled.
-	status := datav1alpha1.QueryNotRun
-	if term != nil && term.Reason == "OOMKilled" {
-		status = datav1alpha1.QueryOOMKilled
-	}
-	if js.Reason == batchv1.JobReasonDeadlineExceeded {
-		status = datav1alpha1.QueryTimeout
-	}
+	// No summary: the runner did not finish its first query. Say why on every query.
 	r.Queries = []datav1alpha1.QueryResult{{Name: wire.WholeRun, Status: status}}
 	return r
+}
+
+// unfinishedStatus is what happened to the queries a runner did not finish: OOMKilled when the
+// container was, Timeout when the Job's deadline stopped it, else NotRun.
+func unfinishedStatus(js jobs.State, term *corev1.ContainerStateTerminated) datav1alpha1.QueryStatus {
+	switch {
+	case js.Reason == batchv1.JobReasonDeadlineExceeded:
+		return datav1alpha1.QueryTimeout
+	case term != nil && term.Reason == "OOMKilled":
+		return datav1alpha1.QueryOOMKilled
+	}
+	return datav1alpha1.QueryNotRun
 }
 
 // fillBenchResult copies a runner's summary into the status entry. A runner that ran no query says

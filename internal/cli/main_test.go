@@ -21,9 +21,10 @@ import (
 	"testing"
 )
 
-// TestMain lets this test binary stand in for pqcache when bench re-executes "itself" for a query.
+// TestMain lets this test binary stand in for pqcache when bench re-executes "itself" for a query,
+// and when a test runs it as a whole pqcache process (PQCACHE_TEST_AS_PQCACHE=1).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "bench-query" {
+	if len(os.Args) > 1 && (os.Args[1] == "bench-query" || os.Getenv(envAsPqcache) == "1") {
 		cmd := NewRootCommand()
 		cmd.SetArgs(os.Args[1:])
 		if err := cmd.Execute(); err != nil {
@@ -34,3 +35,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// envAsPqcache makes this test binary run as pqcache with its arguments.
+const envAsPqcache = "PQCACHE_TEST_AS_PQCACHE"
