@@ -61,7 +61,9 @@ func OpenCopies(root string) (*Copies, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = f.Close() // the lock file was only opened to be locked; the flock error is the one to report
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another agent holds the cache root %s: two agents never write one directory", root)
+			return nil, fmt.Errorf("another agent holds the cache root %s: two agents never write one directory. Where nodes share a "+
+				"disk (nodes of one machine, as hack/local-cluster's), give each its own root: the chart's agent.cacheRoot under "+
+				"kubelet's root (/var/lib/kubelet/pqcache-copies), which is per node there", root)
 		}
 		return nil, fmt.Errorf("locking the cache root: %w", err)
 	}

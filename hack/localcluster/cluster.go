@@ -210,6 +210,14 @@ worker:
   # that docs/datasets.md describes (the e2e suite and the demo create them).
   progress:
     enabled: true
+# The node agents (off by default: --set agent.enabled=true turns them on) keep their copies under
+# kubelet's root, which this cluster keeps per node: its nodes share this machine's one disk, so the
+# chart's default hostPath would be one directory for every node's agent.
+agent:
+  cacheRoot: /var/lib/kubelet/pqcache-copies
+  # The nodes share this machine's disk with its builds and Go caches: a node reserve of the chart's
+  # 10Gi refuses every copy once the machine has less free.
+  nodeReserve: 1Gi
 # This cluster's own ranges are denied as endpoints, as on any cluster; the e2e suite and the demo
 # run their S3 servers inside it (Services, pods), so both ranges are allowed again.
 endpoints:

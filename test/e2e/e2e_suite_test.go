@@ -139,17 +139,18 @@ func installChart() {
 		"--set", "image.repository=" + repo, "--set", "image.tag=" + tag,
 		// One query Job at a time keeps timings comparable on a small node.
 		"--set", "worker.maxConcurrentBenchJobs=1", "--set", "logLevel=debug",
-		// The node agents keep their copies under kubelet's root, which the local cluster keeps per
-		// node (a hostPath elsewhere would be one directory shared by every node on this machine).
-		"--set", "agent.enabled=true", "--set", "agent.cacheRoot=/var/lib/kubelet/pqcache-copies",
-		// Every node of the local cluster is this machine's one disk, shared with its builds and Go
-		// caches: the chart's 10Gi node reserve guards a real node's own disk, and here it refused
-		// every copy once the machine had 10.6 GB free (the copies need a few MB).
-		"--set", "agent.nodeReserve=1Gi",
+		// The node agents on: where they keep their copies (a root per node) and their node reserve
+		// come from the cluster's values (PQCACHE_E2E_HELM_VALUES; hack/local-cluster writes one
+		// with agent.cacheRoot under kubelet's root, which its nodes have each of their own), as the
+		// demo cluster's user who turns them on gets them.
+		"--set", "agent.enabled=true",
 		// The suite's versitygw posts events to a bare URL, the token in its query string.
 		"--set", "events.queryToken=true"}
 	if values := os.Getenv("PQCACHE_E2E_HELM_VALUES"); values != "" {
 		args = append(args, "--values", values)
+	} else {
+		// Without a cluster's values, the agents' root is set here, where the specs look for it.
+		args = append(args, "--set", "agent.cacheRoot="+agentCacheRoot)
 	}
 	out, err := helm(args...)
 	Expect(err).NotTo(HaveOccurred(), "helm %s\n%s", strings.Join(args, " "), out)
