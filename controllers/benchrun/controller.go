@@ -75,6 +75,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=data.pqcache.dev,resources=benchruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 
 // Reconcile advances one BenchRun and writes its status once, if it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

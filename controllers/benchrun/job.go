@@ -246,13 +246,22 @@ func mountInput(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Benc
 		mountCopy(pod, c, run, ds)
 		return
 	}
-	claim := dataset.ClaimName(ds)
-	if in.Type == datav1alpha1.InputClaim {
-		claim = in.ClaimName
-	}
+	claim := inputClaim(ds, in)
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "data", MountPath: jobs.DataMountPath, ReadOnly: true}}, c.VolumeMounts...)
 	pod.Volumes = append([]corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true}}}}, pod.Volumes...)
+}
+
+// inputClaim is the PersistentVolumeClaim a Job of input in mounts: the Dataset's, or the claim input's
+// own; "" for an input that mounts none (s3, per-node copies).
+func inputClaim(ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) string {
+	switch {
+	case in.Type == datav1alpha1.InputS3 || readsCopies(ds, in):
+		return ""
+	case in.Type == datav1alpha1.InputClaim:
+		return in.ClaimName
+	}
+	return dataset.ClaimName(ds)
 }
 
 // injectRunner runs the bench container in another image, with the static runner injected: an init

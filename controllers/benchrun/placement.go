@@ -19,6 +19,7 @@ package benchrun
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -144,6 +145,59 @@ func wantOf(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, no
 	return w
 }
 
+// volumeNodes are the nodes where a claim's volume can be used: those its PersistentVolume's required
+// node affinity matches (a local volume lives on one node); nil when the claim is not bound yet or its
+// volume reaches every node. Admission per node must know it: a Job admitted with its volume's one
+// node excluded (because another Job seemed to take its room there) can never run, and would hold a
+// bench slot until its deadline. The volume is read past the cache: PersistentVolumes are
+// cluster-wide, and an informer on them would cost memory for every volume of the cluster.
+func (r *Reconciler) volumeNodes(ctx context.Context, namespace, claim string, nodes []corev1.Node) ([]string, error) {
+	var pvc corev1.PersistentVolumeClaim
+	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: claim}, &pvc); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if pvc.Spec.VolumeName == "" {
+		return nil, nil
+	}
+	var pv corev1.PersistentVolume
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: pvc.Spec.VolumeName}, &pv); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return nil, nil
+	}
+	sel, err := nodeaffinity.NewNodeSelector(pv.Spec.NodeAffinity.Required)
+	if err != nil {
+		return nil, nil //nolint:nilerr // a selector the API server took but we cannot read: the scheduler decides
+	}
+	out := []string{}
+	for i := range nodes {
+		if sel.Match(&nodes[i]) {
+			out = append(out, nodes[i].Name)
+		}
+	}
+	return out, nil
+}
+
+// onVolumeNodes narrows a Job's nodes to those its volume can be used on (bound: nil for none known).
+// When none of its nodes can, the volume's own stand: the Job waits for one of them, and the scheduler
+// says why it cannot place the Job there, instead of the Job being admitted where it cannot run.
+func onVolumeNodes(nodes, bound []string) []string {
+	if bound == nil {
+		return nodes
+	}
+	var both []string
+	for _, n := range nodes {
+		if slices.Contains(bound, n) {
+			both = append(both, n)
+		}
+	}
+	if len(both) == 0 {
+		return bound
+	}
+	return both
+}
+
 // nodeWaitWhy says why a Job that wants w waits for a node, for the run's status; empty when one of
 // its nodes has room (it then waits for a slot, or for a Job admitted before it to be placed).
 func nodeWaitWhy(w admission.NodeWant, use map[string]admission.NodeUse, perNode int) string {
@@ -175,6 +229,13 @@ func (r *Reconciler) admitBench(ctx context.Context, run *datav1alpha1.BenchRun,
 		return false, nil, err
 	}
 	w := wantOf(run, ds, v.plan, bn.nodes)
+	if claim := inputClaim(ds, v.plan.input); claim != "" {
+		bound, err := r.volumeNodes(ctx, run.Namespace, claim, bn.nodes)
+		if err != nil {
+			return false, nil, err
+		}
+		w.Nodes = onVolumeNodes(w.Nodes, bound)
+	}
 	ok, avoid := r.admission.AdmitOnNode(key, w, bn.use, r.MaxJobsPerNode, active, now)
 	if !ok {
 		v.waitNode = nodeWaitWhy(w, bn.use, r.MaxJobsPerNode)

@@ -24,6 +24,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -185,4 +186,65 @@ var _ = Describe("Bench Jobs admitted per node", func() {
 		Expect(terms[0].TopologyKey).To(Equal(corev1.LabelHostname))
 	})
 
+	It("keeps a Job whose volume lives on a full node waiting, instead of admitting it where it cannot run", func() {
+		// A second node, and a local volume on it: a Job of the claim input can run there only.
+		local := ns + "-local"
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: local, Labels: map[string]string{"bench-node": ns, corev1.LabelHostname: local}}}
+		Expect(k8sClient.Create(ctx, n)).To(Succeed())
+		n.Spec.Taints = nil
+		Expect(k8sClient.Update(ctx, n)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, n))).To(Succeed()) })
+		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: local}, Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt/disk"}},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{local}}}}}}},
+		}}
+		Expect(k8sClient.Create(ctx, pv)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, pv))).To(Succeed()) })
+		Expect(k8sClient.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"},
+			Spec: corev1.PersistentVolumeClaimSpec{VolumeName: local, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}})).To(Succeed())
+		onClaim := func(r *datav1alpha1.BenchRun) {
+			r.Spec.Configs = r.Spec.Configs[:1]
+			r.Spec.Inputs = []datav1alpha1.BenchInput{{Type: datav1alpha1.InputClaim, ClaimName: "local"}}
+		}
+
+		By("another run's bench pod holds the volume's node")
+		r := reconciler(1)
+		busy := run("busy", onClaim)
+		reconcile(r, busy)
+		Expect(jobsOf(busy)).To(HaveLen(1))
+		holder := jobsOf(busy)[0]
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: holder.Name + "-", Labels: maps.Clone(holder.Spec.Template.Labels)},
+			Spec:       corev1.PodSpec{NodeName: local, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: benchContainerName, Image: testWorkerImage}}},
+		}
+		pod.Labels[jobs.ControllerUIDLabel] = string(holder.UID)
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodRunning
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		reconcile(r, busy)
+
+		By("the next run on the same volume waits, though the other node is free")
+		next := run("next", onClaim)
+		reconcile(r, next)
+		Expect(jobsOf(next)).To(BeEmpty(), "admitted with the volume's node excluded, the Job could never run")
+		Expect(message(next)).To(ContainSubstring("waiting for a node: every node it can run on runs the operator's cap of 1 bench Job(s) per node"))
+
+		By("once the volume's node is free, the Job starts without excluding it")
+		finish(&holder)
+		reconcile(r, next)
+		Expect(jobsOf(next)).To(HaveLen(1))
+		aff := jobsOf(next)[0].Spec.Template.Spec.Affinity
+		if aff.NodeAffinity != nil && aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			for _, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+				for _, f := range term.MatchFields {
+					Expect(f.Values).NotTo(ContainElement(local), "the Job excludes its volume's node")
+				}
+			}
+		}
+	})
 })
