@@ -50,6 +50,8 @@ type hostileEnv struct {
 	srv *hostiles3.Server
 	dir string
 	v1  map[string][]byte // the good copy
+	// floor is what the store's bodies must deliver (zero: the default, 1 MiB a minute).
+	floor s3store.BodyFloor
 }
 
 const (
@@ -94,6 +96,7 @@ func (h *hostileEnv) sync(deadline time.Duration) (*wire.SyncReport, error) {
 	}
 	cfg.Credentials = &s3store.Credentials{AccessKeyID: "anyone", SecretAccessKey: "anything"}
 	cfg.HTTPClient = s3store.NewHTTPClient(hostileTimeouts)
+	cfg.BodyFloor = h.floor
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	st, err := s3store.New(ctx, cfg)
@@ -181,7 +184,12 @@ type hostileCase struct {
 	heap uint64
 	// partial: the listing fails after a good first page, whose files the sync may publish.
 	partial bool
+	// floor, if set, is the store's bodies' floor in this case (the default's minute, shortened).
+	floor s3store.BodyFloor
 }
+
+// quickFloor holds bodies to 1 KiB a second: the endpoint's byte every 200 ms falls under it.
+var quickFloor = s3store.BodyFloor{Window: time.Second, Bytes: 1 << 10}
 
 // hostileCases are the behaviours that fail the whole sync, and those that fail the changed files.
 var hostileCases = map[string]hostileCase{
@@ -192,7 +200,7 @@ var hostileCases = map[string]hostileCase{
 	"listing headers never sent": {rule: hostiles3.Rule{Behaviour: hostiles3.SlowHeaders, Op: hostiles3.OpList},
 		reason: wire.ReasonSyncFailed, says: "timeout awaiting response headers", within: 25 * time.Second},
 	"listing body a byte at a time": {rule: hostiles3.Rule{Behaviour: hostiles3.SlowBody, Op: hostiles3.OpList},
-		reason: wire.ReasonSyncFailed, says: "context deadline exceeded", within: 6 * time.Second, deadline: 3 * time.Second},
+		reason: wire.ReasonSourceTooSlow, says: "sends too slowly", within: 15 * time.Second, floor: quickFloor},
 	"listing shorter than its Content-Length": {rule: hostiles3.Rule{Behaviour: hostiles3.LongLength, Op: hostiles3.OpList},
 		reason: wire.ReasonSyncFailed, says: "unexpected EOF", within: 25 * time.Second},
 	"listing longer than its Content-Length": {rule: hostiles3.Rule{Behaviour: hostiles3.ShortLength, Op: hostiles3.OpList},
@@ -214,7 +222,10 @@ var hostileCases = map[string]hostileCase{
 	"GET headers never sent": {rule: hostiles3.Rule{Behaviour: hostiles3.SlowHeaders, Op: hostiles3.OpGet},
 		reason: wire.ReasonSyncFailed, says: "timeout awaiting response headers", within: 40 * time.Second},
 	"GET body a byte at a time": {rule: hostiles3.Rule{Behaviour: hostiles3.SlowBody, Op: hostiles3.OpGet},
-		reason: wire.ReasonSyncFailed, says: "", within: 6 * time.Second, deadline: 3 * time.Second},
+		reason: wire.ReasonSourceTooSlow, says: "sends too slowly", within: 20 * time.Second, floor: quickFloor},
+	// The default floor is a minute's: only the sync's deadline ends a body that trickles in less.
+	"listing body a byte at a time, under the deadline": {rule: hostiles3.Rule{Behaviour: hostiles3.SlowBody, Op: hostiles3.OpList},
+		reason: wire.ReasonSyncFailed, says: "context deadline exceeded", within: 6 * time.Second, deadline: 3 * time.Second},
 	"GET longer than its Content-Length": {rule: hostiles3.Rule{Behaviour: hostiles3.ShortLength, Op: hostiles3.OpGet},
 		reason: wire.ReasonSyncFailed, says: "", within: 25 * time.Second},
 	"GET shorter than its Content-Length": {rule: hostiles3.Rule{Behaviour: hostiles3.LongLength, Op: hostiles3.OpGet},
@@ -233,6 +244,7 @@ func TestHostileEndpoint(t *testing.T) {
 	for name, tc := range hostileCases {
 		t.Run(name, func(t *testing.T) {
 			h := newHostileEnv(t)
+			h.floor = tc.floor
 			h.srv.Set(hostileBucket, tc.rule)
 			deadline := cmpOr(tc.deadline, 2*tc.within)
 			var (

@@ -71,6 +71,9 @@ func (s *syncer) reason(err error) string {
 	if errors.Is(err, s3store.ErrSourceMisbehaving) {
 		return wire.ReasonSourceMisbehaving
 	}
+	if errors.Is(err, s3store.ErrSourceTooSlow) {
+		return wire.ReasonSourceTooSlow
+	}
 	if errors.Is(err, s3store.ErrPanicked) {
 		return wire.ReasonPanicked
 	}
@@ -96,7 +99,7 @@ func (s *syncer) reason(err error) string {
 		}
 	}
 	switch best {
-	case wire.ReasonAccessDenied, wire.ReasonInvalidCredentials, wire.ReasonHostileKeys:
+	case wire.ReasonAccessDenied, wire.ReasonInvalidCredentials, wire.ReasonHostileKeys, wire.ReasonSourceTooSlow:
 		return best
 	}
 	return wire.ReasonSyncFailed

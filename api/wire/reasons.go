@@ -46,6 +46,10 @@ const (
 	// empty pages that say more follow, a page that does not parse as a listing); the sync stopped
 	// and the published data stays as it was.
 	ReasonSourceMisbehaving = "SourceMisbehaving"
+	// ReasonSourceTooSlow: the store sent an answer so slowly (a byte every few seconds) that it
+	// cannot be one: under a floor of 1 MiB a minute while it was waited for. The sync stopped well
+	// before its deadline, gave back its transfer slots, and the published data stays as it was.
+	ReasonSourceTooSlow = "SourceTooSlow"
 	// ReasonVolumeReadOnly: the cache volume is mounted read-only (EROFS); nothing could be published.
 	ReasonVolumeReadOnly = "VolumeReadOnly"
 	// ReasonVolumePermissionDenied: the worker may not write to the cache volume (EACCES, EPERM), e.g.
@@ -76,7 +80,7 @@ const (
 // syncFailureReasons are the reasons a sync report may carry.
 var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
-	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
+	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonSourceTooSlow, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
 	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncDeadlineExceeded, ReasonSyncFailed,
 	ReasonAmbientCredentialsNotAllowed,
 }

@@ -71,6 +71,9 @@ type Config struct {
 	// with it its idle connections, instead of leaving a pool of them behind each sync. Nil means a
 	// new NewHTTPClient(DefaultClientTimeouts).
 	HTTPClient aws.HTTPClient
+	// BodyFloor is the least a response body must deliver while it is waited for (floor.go); zero:
+	// DefaultBodyFloor.
+	BodyFloor BodyFloor
 	// Client, if set, is used as is (tests); the fields above but Bucket are then ignored.
 	Client *s3.Client
 }
@@ -101,7 +104,7 @@ type Store struct {
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	reqs := &Requests{}
 	count := func(o *s3.Options) {
-		o.HTTPClient = &countingClient{next: o.HTTPClient, n: reqs}
+		o.HTTPClient = &countingClient{next: o.HTTPClient, n: reqs, floor: cfg.BodyFloor}
 		// Ask for checksums only where S3 requires them (S3-compatible stores differ). The sync engine
 		// checks what the store vouches for itself (package integrity), piece by piece as the bytes
 		// stream; the SDK's validation would hash whole-object GETs a second time.
@@ -505,6 +508,9 @@ func Classify(err error) string {
 			return wire.ReasonInvalidCredentials
 		}
 	}
+	if errors.Is(err, ErrSourceTooSlow) {
+		return wire.ReasonSourceTooSlow
+	}
 	var re interface{ HTTPStatusCode() int }
 	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusPreconditionFailed {
 		return ClassPreconditionFailed
@@ -518,7 +524,8 @@ type countingClient struct {
 	next interface {
 		Do(*http.Request) (*http.Response, error)
 	}
-	n *Requests
+	n     *Requests
+	floor BodyFloor
 }
 
 func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
@@ -532,7 +539,11 @@ func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 	default:
 		c.n.Other.Add(1)
 	}
-	return c.next.Do(guardRedirects(r))
+	resp, err := c.next.Do(guardRedirects(r))
+	if err == nil && resp.Body != nil {
+		resp.Body = floored(resp.Body, c.floor)
+	}
+	return resp, err
 }
 
 // EnsureBucket creates the bucket unless it exists and is ours. Loading data (pqcache s3 put) needs it;
