@@ -81,6 +81,15 @@ func Wire(br *datav1alpha1.BenchRun) []*wire.BenchResult {
 				res.Refresh.Percent = wire.DefaultRefreshPercent
 			}
 		}
+		if sp := r.Spark; sp != nil {
+			// Status keeps the largest executor's peak, not each one's.
+			res.Spark = &wire.SparkResult{Executors: int(sp.Executors), S3ReadBytes: sp.S3ReadBytes, ExecutorMillis: sp.ExecutorSeconds * 1000,
+				CoreSeconds: sp.CoreSeconds, GiBSeconds: sp.GiBSeconds}
+			if sp.ExecutorPeakMaxBytes > 0 {
+				res.Spark.ExecutorPeakBytes = []int64{sp.ExecutorPeakMaxBytes}
+			}
+			res.CgroupPeakBytes = sp.DriverPeakBytes
+		}
 		if r.ReadBytesPerSecond > 0 {
 			res.Probe = &wire.ProbeResult{BytesPerSecond: r.ReadBytesPerSecond}
 		}

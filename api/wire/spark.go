@@ -51,6 +51,10 @@ type SparkResult struct {
 	// ExecutorMillis is the executors' lives summed: each executor's time from its registration to its
 	// removal, over every application. The cost of N executors is charged on it.
 	ExecutorMillis int64 `json:"executorMillis,omitempty"`
+	// CoreSeconds and GiBSeconds are the CPU and memory the driver and executors held, summed over
+	// their lives: what the cost of N executors is charged on (a BenchRun's status computes them).
+	CoreSeconds int64 `json:"coreSeconds,omitempty"`
+	GiBSeconds  int64 `json:"gibSeconds,omitempty"`
 }
 
 // PeakSum is the driver's peak plus every executor's: an upper bound of what the run held at once.

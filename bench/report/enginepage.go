@@ -43,6 +43,7 @@ var enginePage = template.Must(template.Must(template.New("engines").Parse(style
 {{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.Engine}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{.Timing}}</td><td>{{.Isolation}}</td><td>{{.WallMean}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td><td>{{.Throughput}}</td><td>{{.Network}}</td></tr>
 {{end}}</table>
 {{.StreamsTable}}
+{{.SparkTable}}
 {{range .Groups}}<h2>{{.Title}}</h2>
 <p class="timed">{{.Timed}}</p>
 {{if .Verdict}}<p>{{.Verdict}}</p>{{end}}
@@ -110,6 +111,7 @@ func writeEnginesHTML(w io.Writer, results []*wire.BenchResult) error {
 		"Runs":          runViews(results),
 		"Groups":        groups,
 		"StreamsTable":  streamsTable(results),
+		"SparkTable":    sparkTable(results),
 	})
 }
 

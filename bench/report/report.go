@@ -220,6 +220,7 @@ var page = template.Must(template.Must(template.New("report").Parse(style)).Pars
 {{range .Runs}}<tr><td>{{.Label}}</td><td>{{.Result.GeometricMeanMillis}} ms</td><td>{{.Spread}}</td><td>{{.Timed}}</td><td>{{.WallMean}}</td><td>{{len .Result.FailedQueries}}</td><td>{{.Result.WallMillis}} ms</td><td>{{.Result.Iterations}} (+{{.Result.Warmups}} warm-up)</td></tr>
 {{end}}</table>
 {{.StreamsTable}}
+{{.SparkTable}}
 {{.TimeChart}}
 {{.DistributionChart}}
 {{.MemoryChart}}
@@ -280,6 +281,7 @@ func WriteHTML(w io.Writer, results []*wire.BenchResult) error {
 		// The distribution and the streams' throughput, for results that have them (distribution.go).
 		"DistributionChart": distributionChart("Query time distribution", barsOf(series, medianOf), qs),
 		"StreamsTable":      streamsTable(results),
+		"SparkTable":        sparkTable(results),
 		"MemoryChart":       chart("Peak memory per query", "MiB", barsOf(series, func(q *wire.QueryResult) float64 { return float64(q.PeakMemoryBytes) / (1 << 20) }), qs),
 	})
 }

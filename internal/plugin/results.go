@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -133,7 +134,7 @@ func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
 	for _, name := range names {
 		fmt.Fprintf(tw, "%s\t", name)
 		for _, r := range results {
-			fmt.Fprintf(tw, "%s\t", cell(r.Queries, name))
+			fmt.Fprintf(tw, "%s\t", cell(r, name))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -155,7 +156,73 @@ func printResults(w io.Writer, run *datav1alpha1.BenchRun) error {
 		}
 		return fmt.Sprint(*r.BreakEvenRuns)
 	})
+	if slices.ContainsFunc(results, func(r *wire.BenchResult) bool { return r.Cache != nil }) {
+		footer(tw, "cache, per day", results, cacheDaily)
+	}
+	streamFooters(tw, results)
+	sparkFooters(tw, results)
 	return tw.Flush()
+}
+
+// cacheDaily is what keeping the cache a result read costs a day: its storage (a month's over 30
+// days) and its refreshes; "-" when the BenchRun did not price it.
+func cacheDaily(r *wire.BenchResult) string {
+	c := r.Cache
+	if c == nil || c.StorageMicrosPerMonth == nil {
+		return "-"
+	}
+	day := *c.StorageMicrosPerMonth / 30
+	if c.RefreshMicrosPerDay != nil {
+		day += *c.RefreshMicrosPerDay
+	}
+	return fmt.Sprintf("%.6f %s", float64(day)/1e6, r.Currency)
+}
+
+// streamFooters say, for runs of several concurrent query streams, how many and the throughput.
+func streamFooters(w io.Writer, results []*wire.BenchResult) {
+	several := false
+	for _, r := range results {
+		several = several || r.Streams > 1
+	}
+	if !several {
+		return
+	}
+	footer(w, "streams", results, func(r *wire.BenchResult) string { return fmt.Sprint(max(r.Streams, 1)) })
+	footer(w, "queries per hour", results, func(r *wire.BenchResult) string {
+		if r.QueriesPerHour == 0 {
+			return "-"
+		}
+		return fmt.Sprint(r.QueriesPerHour)
+	})
+}
+
+// sparkFooters say what the Spark runs' driver and executors used.
+func sparkFooters(w io.Writer, results []*wire.BenchResult) {
+	spark := false
+	for _, r := range results {
+		spark = spark || r.Spark != nil
+	}
+	if !spark {
+		return
+	}
+	figure := func(f func(r *wire.BenchResult, sp *wire.SparkResult) string) func(*wire.BenchResult) string {
+		return func(r *wire.BenchResult) string {
+			if r.Spark == nil {
+				return "-"
+			}
+			return f(r, r.Spark)
+		}
+	}
+	footer(w, "spark executors", results, figure(func(_ *wire.BenchResult, sp *wire.SparkResult) string { return fmt.Sprint(sp.Executors) }))
+	footer(w, "spark driver peak", results, figure(func(r *wire.BenchResult, _ *wire.SparkResult) string { return wire.Quantity(r.CgroupPeakBytes) }))
+	footer(w, "spark largest executor peak", results, figure(func(_ *wire.BenchResult, sp *wire.SparkResult) string {
+		if len(sp.ExecutorPeakBytes) == 0 {
+			return "-"
+		}
+		return wire.Quantity(sp.ExecutorPeakBytes[0])
+	}))
+	footer(w, "spark bucket bytes (lower bound)", results, figure(func(_ *wire.BenchResult, sp *wire.SparkResult) string { return wire.Quantity(sp.S3ReadBytes) }))
+	footer(w, "spark core-seconds", results, figure(func(_ *wire.BenchResult, sp *wire.SparkResult) string { return fmt.Sprint(sp.CoreSeconds) }))
 }
 
 // timed says whether any result says how it was timed: results recorded before BenchRuns had
@@ -197,19 +264,24 @@ func footer(w io.Writer, name string, results []*wire.BenchResult, figure func(*
 	fmt.Fprintln(w)
 }
 
-// cell is one query's median (with its spread when it ran several iterations) and peak memory in one
-// result, or its status when it did not succeed.
-func cell(qs []wire.QueryResult, name string) string {
-	for _, q := range qs {
+// cell is one query's median (with its spread when it ran several iterations; its p50, p95 and p99
+// when several query streams ran) and peak memory in one result, or its status when it did not
+// succeed.
+func cell(r *wire.BenchResult, name string) string {
+	for _, q := range r.Queries {
 		if q.Name != name {
 			continue
 		}
 		if q.Status != "Succeeded" {
 			return q.Status
 		}
-		median := time.Duration(q.MedianMillis * int64(time.Millisecond)).String()
+		ms := func(v int64) string { return time.Duration(v * int64(time.Millisecond)).String() }
+		median := ms(q.MedianMillis)
 		if q.SpreadPermille != nil {
 			median += " ±" + wire.Permille(*q.SpreadPermille)
+		}
+		if r.Streams > 1 && q.P50Millis > 0 {
+			median = fmt.Sprintf("p50 %s p95 %s p99 %s", ms(q.P50Millis), ms(q.P95Millis), ms(q.P99Millis))
 		}
 		return fmt.Sprintf("%s, %s", median, wire.Quantity(q.PeakMemoryBytes))
 	}

@@ -119,3 +119,58 @@ func TestResultsSayHowEachResultWasTimed(t *testing.T) {
 		t.Errorf("rows missing: %v\n%s", rows, b.String())
 	}
 }
+
+// The table shows everything status holds (issue 50): each query's percentiles when streams ran,
+// the streams and their throughput, what keeping the cache costs a day, and what Spark's driver and
+// executors used.
+func TestResultsShowStreamsCacheCostAndSpark(t *testing.T) {
+	done := metav1.Now()
+	q := datav1alpha1.QueryResult{Name: "q1", Status: datav1alpha1.QuerySucceeded, QueryMeasurements: wire.QueryMeasurements{
+		MedianMillis: 100, P50Millis: 100, P95Millis: 180, P99Millis: 240, PeakMemoryBytes: 3 << 20}}
+	run := &datav1alpha1.BenchRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "lake", Name: "everything"},
+		Spec:       datav1alpha1.BenchRunSpec{DatasetRef: datav1alpha1.DatasetReference{Name: "tpch"}, Iterations: 1, Pricing: &datav1alpha1.Pricing{Currency: "USD"}},
+		Status: datav1alpha1.BenchRunStatus{Results: []datav1alpha1.BenchResult{
+			{Engine: "duckdb", Config: "1cpu", Input: "volume", CompletionTime: &done, Streams: 2, QueriesPerHour: 7200, StreamMillis: []int64{400, 500},
+				Cache:   &datav1alpha1.CacheCost{StorageClass: "gp3", StorageMicrosPerMonth: ptr.To[int64](3_000_000), RefreshMicrosPerDay: ptr.To[int64](50_000)},
+				Queries: []datav1alpha1.QueryResult{q}},
+			{Engine: "spark", Config: "1cpu", Input: "s3", CompletionTime: &done,
+				Spark: &datav1alpha1.SparkUsage{Executors: 3, DriverPeakBytes: 900 << 20, ExecutorPeakMaxBytes: 1200 << 20, S3ReadBytes: 75 << 20, CoreSeconds: 63},
+				Queries: []datav1alpha1.QueryResult{q}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := printResults(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{
+		"q1":                               {"p50 100ms p95 180ms p99 240ms, 3.0Mi", "100ms, 3.0Mi"},
+		"cache, per day":                   {"0.150000 USD", "-"},
+		"streams":                          {"2", "1"},
+		"queries per hour":                 {"7200", "-"},
+		"spark executors":                  {"-", "3"},
+		"spark driver peak":                {"-", "900Mi"},
+		"spark largest executor peak":      {"-", "1.2Gi"},
+		"spark bucket bytes (lower bound)": {"-", "75Mi"},
+		"spark core-seconds":               {"-", "63"},
+	}
+	found := map[string]bool{}
+	for _, line := range strings.Split(b.String(), "\n") {
+		for name, cells := range rows {
+			if !strings.HasPrefix(strings.TrimSpace(line), name+"  ") {
+				continue
+			}
+			found[name] = true
+			for _, c := range cells {
+				if !strings.Contains(line, c) {
+					t.Errorf("row %q lacks %q: %q", name, c, line)
+				}
+			}
+		}
+	}
+	for name := range rows {
+		if !found[name] {
+			t.Errorf("no row %q in:\n%s", name, b.String())
+		}
+	}
+}
