@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -238,7 +239,7 @@ func (a *Agent) record(rep *datav1alpha1.DatasetReplica, start metav1.Time, r *w
 	ls := &datav1alpha1.SyncResult{StartTime: &start, CompletionTime: &now, DurationMillis: r.DurationMillis,
 		FilesCopied: r.FilesCopied, FilesDeleted: r.FilesDeleted, FilesUnchanged: r.FilesUnchanged, FilesFailed: r.FilesFailed,
 		BytesCopied: r.BytesCopied, BytesPerSecond: r.BytesPerSecond, ListRequests: r.Requests.List, GetRequests: r.Requests.Get,
-		FilesFromFallback: r.FilesFromFallback}
+		FilesFromFallback: r.FilesFromFallback, FilesUnverified: r.FilesUnverified, Warning: wire.Truncate(strings.Join(r.Warnings, "; "), 1024)}
 	if err == nil {
 		ls.Result = datav1alpha1.SyncSucceeded
 		rep.Status.LastSync = ls

@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -85,6 +86,10 @@ func (s *syncer) copyFile(ctx context.Context, shard string, a plan.Action, even
 			return
 		}
 		ev, err := s.download(ctx, shard, obj, src)
+		if errors.Is(err, errPartsIgnored) {
+			s.learnPartsIgnored(obj.Key)
+			ev, err = s.download(ctx, shard, obj, src) // planned again, without the parts
+		}
 		if err != nil && ctx.Err() == nil && volumeReason(err) == "" && s.fallback != nil && !fellBack {
 			s.log.Warn("Copying from the fallback", "key", obj.Key, "error", err)
 			src, fellBack = *s.fallback, true
@@ -155,10 +160,37 @@ func (s *syncer) fetchPlan(obj plan.Object) integrity.Plan {
 		Size: obj.Size, ETag: obj.ETag,
 		Algorithm: integrity.Algorithm(obj.ChecksumAlgorithm), Type: integrity.ChecksumType(obj.ChecksumType),
 	}, s.opts.PartSize)
-	if s.opts.Verify == VerifySize {
-		p = p.Unchecked()
+	switch {
+	case s.opts.Verify == VerifySize:
+		// Size-only verification needs no upload parts: ranges or one GET, whatever the store does.
+		p = p.WithoutParts(obj.Size, s.opts.PartSize).Unchecked()
+	case p.Fetch == integrity.FetchParts && s.partsIgnored.Load():
+		p = p.WithoutParts(obj.Size, s.opts.PartSize)
+		p.Downgraded = true
 	}
 	return p
+}
+
+// learnPartsIgnored records that the store answered a part read of key with the whole object: this
+// sync and later ones of the source fetch such objects without their parts.
+func (s *syncer) learnPartsIgnored(key string) {
+	if s.partsIgnored.Swap(true) {
+		return
+	}
+	s.log.Warn("The store ignores part reads: multipart objects are fetched whole and checked by size", "key", key)
+	s.warn(partsIgnoredWarning)
+	if err := (storeFacts{Source: s.opts.Source, IgnoresPartNumber: true}).save(s.root); err != nil {
+		s.log.Warn("Could not keep what the store does", "error", err)
+	}
+}
+
+// warn adds a warning to the report, once.
+func (s *syncer) warn(w string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.rep.Warnings, w) {
+		s.rep.Warnings = append(s.rep.Warnings, w)
+	}
 }
 
 // manifestHash is the hash the manifest records for a file fetched by plan p, computed as the bytes
@@ -406,7 +438,7 @@ func (d *download) fetchPiece(ctx context.Context, i int, buf []byte) error {
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil || s3store.Classify(err) != "" || errors.Is(err, ErrCorrupt) || volumeReason(err) != "" || attempt == getAttempts {
+		if ctx.Err() != nil || s3store.Classify(err) != "" || errors.Is(err, ErrCorrupt) || errors.Is(err, errPartsIgnored) || volumeReason(err) != "" || attempt == getAttempts {
 			return err
 		}
 		backoff := backoffDelay(attempt)
@@ -470,6 +502,10 @@ func (d *download) place(i int, r s3store.Range, info s3store.GetInfo) (*piece, 
 	d.mu.Lock()
 	pc := &d.pieces[i]
 	if pc.length < 0 { // an upload part: the response says where it lies
+		if info.PartsCount == 0 && info.Start == 0 && info.Length == d.obj.Size && d.plan.Parts > 1 {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("%s, part %d: %w", d.obj.Key, i+1, errPartsIgnored)
+		}
 		if info.PartsCount != int32(d.plan.Parts) {
 			d.mu.Unlock()
 			return nil, fmt.Errorf("%w: %s: the store says %d parts, its ETag %s says %d", ErrCorrupt, d.obj.Key, info.PartsCount, d.obj.ETag, d.plan.Parts)
@@ -685,6 +721,12 @@ func (d *download) verify(ctx context.Context) (manifest.Entry, error) {
 		return manifest.Entry{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, obj.Key, err)
 	}
 	entry := manifest.Entry{Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified, ETag: obj.ETag, Verified: p.Label()}
+	if p.Downgraded {
+		// Counted once verified (a file that then fails to publish is counted among the failed too).
+		d.s.mu.Lock()
+		d.s.rep.FilesUnverified++
+		d.s.mu.Unlock()
+	}
 	if p.Fetch == integrity.FetchParts {
 		entry.Parts = sizes // a peer serves the same parts, so a follower checks the same ETag
 	}

@@ -239,6 +239,9 @@ type syncer struct {
 	// delete failed (written by fail, under mu).
 	applied    map[string]time.Time
 	failedKeys map[string]bool
+	// partsIgnored is set when the store answers part reads with the whole object (storefacts.go):
+	// from an earlier sync of the source, or learnt by this one.
+	partsIgnored atomic.Bool
 	// answered is set once the store has answered a listing (or a targeted sync's first HEAD): until
 	// then, a failed sync has learnt nothing, and leaves the target as it found it (leaveAsFound).
 	answered atomic.Bool
@@ -359,6 +362,10 @@ func (s *syncer) prepare() (plan.Change, error) {
 	if prev != "" && prev != s.opts.Source {
 		s.log.Info("Source changed: copying every file again", "was", prev, "now", s.opts.Source)
 		force = plan.ChangeSource
+	}
+	if loadStoreFacts(s.root, s.opts.Source).IgnoresPartNumber {
+		s.partsIgnored.Store(true)
+		s.warn(partsIgnoredWarning)
 	}
 	s.listing = s.opts.Changes == nil
 	if !s.listing && (force != "" || prev == "") {

@@ -644,6 +644,14 @@ type SyncResult struct {
 	// served wrong) that were copied from the bucket instead.
 	// +optional
 	FilesFromFallback int64 `json:"filesFromFallback,omitempty"`
+	// filesUnverified are files copied with a weaker check than the store vouches for: multipart
+	// objects of a store that ignores part reads, checked by size only (warning says why).
+	// +optional
+	FilesUnverified int64 `json:"filesUnverified,omitempty"`
+	// warning says what the sync did that the user should know and may act on.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Warning string `json:"warning,omitempty"`
 	// neededBytes is, for a sync refused with InsufficientCapacity, how many more bytes the volume
 	// needed.
 	// +optional

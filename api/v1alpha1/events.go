@@ -29,6 +29,9 @@ const (
 	// EventChangesFoundByListing: listing syncs in a row found changes no event notification
 	// announced (a Warning): the store, or the way to the operator, loses notifications.
 	EventChangesFoundByListing = "ChangesFoundByListing"
+	// EventFilesUnverified: a sync copied files with a weaker check than the store vouches for (a
+	// Warning): a store that ignores part reads; status.lastSync.warning says why.
+	EventFilesUnverified = "FilesUnverified"
 	// EventClaimCreated: the controller created the Dataset's PersistentVolumeClaim.
 	EventClaimCreated = "ClaimCreated"
 	// EventReplicaRemoved: a node's copy was given up (the node stopped matching spec.replicas, or is

@@ -49,6 +49,12 @@ type SyncReport struct {
 	// FilesFromFallback are files the source (a peer) could not serve, or served bytes that failed
 	// verification, which were copied from the fallback (the bucket) instead.
 	FilesFromFallback int64 `json:"filesFromFallback,omitempty"`
+	// FilesUnverified are files copied with a weaker check than the store vouches for: multipart
+	// objects of a store that ignores part reads (GET ?partNumber=N answered with the whole object),
+	// checked by their size alone, as Warnings says.
+	FilesUnverified int64 `json:"filesUnverified,omitempty"`
+	// Warnings say what the sync did that the user should know and may act on (at most a few).
+	Warnings []string `json:"warnings,omitempty"`
 	BytesCopied       int64 `json:"bytesCopied"`
 	// BytesResumed are bytes of large files that an interrupted earlier run had fetched and verified,
 	// and this one did not fetch again.

@@ -117,6 +117,9 @@ type Plan struct {
 	// FromHead is true when the expected value is not in the listing and not in the GETs' responses
 	// (ranged and part GETs carry no full-object checksum): one HEAD asks for it.
 	FromHead bool
+	// Downgraded is true when the store vouches for more than the plan checks: the object could
+	// only be fetched without the parts its check needs (WithoutParts).
+	Downgraded bool
 }
 
 // Label is how the manifest records the check: "checksum:CRC64NVME", "multipart-etag", "size".
@@ -178,6 +181,21 @@ func Choose(f Facts, partSize int64) Plan {
 		return Plan{Fetch: FetchWhole, Method: MethodSize}
 	}
 	return Plan{Fetch: FetchRanges, Method: MethodSize}
+}
+
+// WithoutParts returns, for a plan that fetches an upload's parts, one that fetches the object in
+// byte ranges (whole when it is at most partSize) and checks only its size: what can be done with a
+// store that ignores part reads (S3-compatible stores that answer GET ?partNumber=N with the whole
+// object), or when only sizes are checked. Other plans are returned as they are.
+func (p Plan) WithoutParts(size, partSize int64) Plan {
+	if p.Fetch != FetchParts {
+		return p
+	}
+	fetch := FetchRanges
+	if size <= partSize {
+		fetch = FetchWhole
+	}
+	return Plan{Fetch: fetch, Method: MethodSize}
 }
 
 // Unchecked returns the plan with its check dropped but its fetch kept: for objects whose ETag turns

@@ -451,6 +451,9 @@ func (r *Reconciler) record(ctx context.Context, ds *datav1alpha1.Dataset, j *ba
 	if ok {
 		n.log("Sync succeeded", "job", j.Name, "summary", summary)
 		n.event(j, corev1.EventTypeNormal, datav1alpha1.EventSyncSucceeded, "Sync", "%s", summary)
+		if ls := ds.Status.LastSync; ls.FilesUnverified > 0 {
+			n.event(j, corev1.EventTypeWarning, datav1alpha1.EventFilesUnverified, "Sync", "%d files checked by size only: %s", ls.FilesUnverified, ls.Warning)
+		}
 		return nil
 	}
 	failedAttempts := ds.Status.FailedAttempts

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -122,6 +123,7 @@ func syncResultOf(job *batchv1.Job, js jobs.State, wo workerOutcome) (*datav1alp
 		ls.FilesCopied, ls.FilesDeleted, ls.FilesUnchanged, ls.FilesFailed = rep.FilesCopied, rep.FilesDeleted, rep.FilesUnchanged, rep.FilesFailed
 		ls.BytesCopied, ls.BytesPerSecond = rep.BytesCopied, rep.BytesPerSecond
 		ls.ListRequests, ls.GetRequests = rep.Requests.List, rep.Requests.Get
+		ls.FilesUnverified, ls.Warning = rep.FilesUnverified, wire.Truncate(strings.Join(rep.Warnings, "; "), 1024)
 	}
 	ls.DurationMillis = ls.CompletionTime.Sub(ls.StartTime.Time).Milliseconds()
 	if rep != nil && rep.DurationMillis > 0 {
