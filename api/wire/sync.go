@@ -54,8 +54,8 @@ type SyncReport struct {
 	// checked by their size alone, as Warnings says.
 	FilesUnverified int64 `json:"filesUnverified,omitempty"`
 	// Warnings say what the sync did that the user should know and may act on (at most a few).
-	Warnings []string `json:"warnings,omitempty"`
-	BytesCopied       int64 `json:"bytesCopied"`
+	Warnings    []string `json:"warnings,omitempty"`
+	BytesCopied int64    `json:"bytesCopied"`
 	// BytesResumed are bytes of large files that an interrupted earlier run had fetched and verified,
 	// and this one did not fetch again.
 	BytesResumed   int64           `json:"bytesResumed,omitempty"`
