@@ -216,24 +216,25 @@ kind: BenchRun
 metadata: {name: compare, namespace: %s}
 spec:
   datasetRef: {name: tpch}
+  queries: %s
   inputs: [{type: volume}, {type: mixed-staged}]
   configs:
     - {name: 1cpu-1gi, cpu: "1", memory: 1Gi}
     - {name: 500m-768mi, cpu: 500m, memory: 768Mi}
   iterations: 1
   warmups: 0
-`, ns)
+`, ns, e2eQueries)
 		Expect(c.Create(ctx, &br)).To(Succeed())
 		waitBenchRun(&br, 15*time.Minute)
 		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
 			"BenchRun conditions: %+v", br.Status.Conditions)
 
-		Expect(br.Status.Queries).To(Equal(int32(22)))
+		Expect(br.Status.Queries).To(Equal(int32(e2eQueryCount)))
 		Expect(br.Status.Results).To(HaveLen(4), "2 configs x 2 inputs")
 		digests := map[string]string{}
 		for _, r := range br.Status.Results {
 			Expect(r.FailedQueries).To(BeEmpty(), "%s/%s", r.Config, r.Input)
-			Expect(r.Queries).To(HaveLen(22), "%s/%s", r.Config, r.Input)
+			Expect(r.Queries).To(HaveLen(e2eQueryCount), "%s/%s", r.Config, r.Input)
 			Expect(r.WallMillis).To(BeNumerically(">", 0))
 			if r.Input == "mixed-staged" {
 				Expect(r.StagedBytes).To(BeNumerically(">", 0), "lineitem/ is staged before the queries")
@@ -319,12 +320,13 @@ kind: BenchRun
 metadata: {name: streams-%d, namespace: %s}
 spec:
   datasetRef: {name: tpch}
+  queries: %s
   inputs: [{type: volume}]
   configs: [{name: 1cpu-1gi, cpu: "1", memory: 1Gi}]
   iterations: 2
   warmups: 0
   streams: %d
-`, streams, ns, streams)
+`, streams, ns, e2eQueries, streams)
 			Expect(c.Create(ctx, &br)).To(Succeed())
 			runs[streams] = &br
 		}
@@ -334,7 +336,7 @@ spec:
 				"BenchRun %s conditions: %s", br.Name, conditionsString(br.Status.Conditions))
 			Expect(br.Status.Results).To(HaveLen(1))
 			Expect(br.Status.Results[0].FailedQueries).To(BeEmpty())
-			Expect(br.Status.Results[0].Queries).To(HaveLen(22))
+			Expect(br.Status.Results[0].Queries).To(HaveLen(e2eQueryCount))
 		}
 		idle, loaded := runs[1].Status.Results[0], runs[2].Status.Results[0]
 		Expect(idle.Streams).To(Equal(int32(1)))
@@ -359,12 +361,13 @@ kind: BenchRun
 metadata: {name: engines, namespace: %s}
 spec:
   datasetRef: {name: tpch}
+  queries: %s
   engines: [{name: duckdb}, {name: polars}]
   inputs: [{type: volume}, {type: s3}, {type: mixed-staged}, {type: mixed-direct}]
   configs: [{name: 1cpu-1gi, cpu: "1", memory: 1Gi}]
   iterations: 1
   warmups: 0
-`, ns)
+`, ns, e2eQueries)
 		Expect(c.Create(ctx, &br)).To(Succeed())
 		waitBenchRun(&br, 20*time.Minute)
 		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue),
@@ -377,7 +380,7 @@ spec:
 			where := r.Engine + "/" + r.Input
 			engines[r.Engine]++
 			Expect(r.FailedQueries).To(BeEmpty(), where)
-			Expect(r.Queries).To(HaveLen(22), where)
+			Expect(r.Queries).To(HaveLen(e2eQueryCount), where)
 			readsS3 := r.Input == "s3" || r.Input == "mixed-direct"
 			if readsS3 {
 				Expect(r.NetworkReadBytes).To(BeNumerically(">", 0), where+": the queries read the bucket")
@@ -402,7 +405,7 @@ spec:
 		out, err := kubectlPqcache("results", "engines", "-n", ns)
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(out).To(ContainSubstring("polars / 1cpu-1gi / mixed-direct"))
-		Expect(out).To(MatchRegexp(`(?m)^ *q22 `))
+		Expect(out).To(MatchRegexp(`(?m)^ *q19 `))
 		Expect(out).To(MatchRegexp(`(?m)^ *cost of a run .*USD`))
 	})
 

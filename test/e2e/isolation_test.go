@@ -41,11 +41,12 @@ kind: BenchRun
 metadata: {name: isolations, namespace: %s}
 spec:
   datasetRef: {name: tpch}
+  queries: %s
   engines: [{name: duckdb}, {name: duckdb, label: duckdb-session, isolation: session}]
   configs: [{name: 1cpu-1gi, cpu: "1", memory: 1Gi}]
   iterations: 1
   warmups: 0
-`, ns)
+`, ns, e2eQueries)
 	Expect(c.Create(ctx, &br)).To(Succeed())
 	Expect(br.Spec.Engines[0].Isolation).To(BeEmpty(), "unset: the engine's default (process for duckdb; the results say so below)")
 	waitBenchRun(&br, 10*time.Minute)
@@ -70,7 +71,7 @@ spec:
 			// result in status).
 			Expect(r.WallGeometricMeanMillis-r.GeometricMeanMillis).To(BeNumerically(">=", r.StartupMillis/2), r.Engine+": the wall time holds the start-up")
 		}
-		Expect(r.Queries).To(HaveLen(22), r.Engine)
+		Expect(r.Queries).To(HaveLen(e2eQueryCount), r.Engine)
 		for _, q := range r.Queries {
 			where := fmt.Sprintf("%s %s", r.Engine, q.Name)
 			Expect(q.Status).To(Equal(datav1alpha1.QuerySucceeded), where)
