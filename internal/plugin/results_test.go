@@ -135,7 +135,7 @@ func TestResultsShowStreamsCacheCostAndSpark(t *testing.T) {
 				Cache:   &datav1alpha1.CacheCost{StorageClass: "gp3", StorageMicrosPerMonth: ptr.To[int64](3_000_000), RefreshMicrosPerDay: ptr.To[int64](50_000)},
 				Queries: []datav1alpha1.QueryResult{q}},
 			{Engine: "spark", Config: "1cpu", Input: "s3", CompletionTime: &done,
-				Spark: &datav1alpha1.SparkUsage{Executors: 3, DriverPeakBytes: 900 << 20, ExecutorPeakMaxBytes: 1200 << 20, S3ReadBytes: 75 << 20, CoreSeconds: 63},
+				Spark:   &datav1alpha1.SparkUsage{Executors: 3, DriverPeakBytes: 900 << 20, ExecutorPeakMaxBytes: 1200 << 20, S3ReadBytes: 75 << 20, CoreSeconds: 63},
 				Queries: []datav1alpha1.QueryResult{q}},
 		}},
 	}
