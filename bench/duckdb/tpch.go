@@ -19,6 +19,7 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,6 +61,33 @@ type GenOptions struct {
 	ScanFileSize int64
 	Extension    string
 	Threads      int
+}
+
+// minGenFileSize is the smallest file size the sized layout and the scan files take.
+const minGenFileSize = 64 << 10
+
+// ParseLayout reads a layout's name.
+func ParseLayout(name string) (Layout, error) {
+	switch l := Layout(name); l {
+	case LayoutFlat, LayoutPartitioned, LayoutSized:
+		return l, nil
+	}
+	return "", fmt.Errorf("layout %q: want flat, partitioned or sized", name)
+}
+
+// Check says what is wrong with the options, as the flags of `pqcache datagen` name them.
+func (o GenOptions) Check() error {
+	switch {
+	case o.Out == "":
+		return errors.New("--out is required")
+	case (o.FileSize != 0) != (o.Layout == LayoutSized):
+		return errors.New("--file-size goes with --layout sized, and --layout sized needs it")
+	case o.FileSize != 0 && o.FileSize < minGenFileSize:
+		return fmt.Errorf("--file-size %d: want a size of at least 64Ki, e.g. 16Mi", o.FileSize)
+	case o.ScanFileSize != 0 && o.ScanFileSize < minGenFileSize:
+		return fmt.Errorf("--scan %d: want a size of at least 64Ki, e.g. 1Mi", o.ScanFileSize)
+	}
+	return nil
 }
 
 // Generate writes TPC-H data at opts.Scale as Parquet and returns each table's row count.

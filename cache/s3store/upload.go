@@ -20,6 +20,7 @@ package s3store
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,4 +106,23 @@ func (s *Store) putFile(ctx context.Context, u Upload) (int64, error) {
 		return 0, err
 	}
 	return info.Size(), s.Put(ctx, u.Key, f, info.Size())
+}
+
+// PutTree uploads src (a file, or a directory's files) under key into cfg's bucket, made first when
+// it does not exist, parallel at a time: `pqcache s3 put`. It returns what was put, and every
+// failure joined.
+func PutTree(ctx context.Context, cfg Config, src, key string, parallel int) (files int, bytes int64, err error) {
+	store, err := New(ctx, cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := store.EnsureBucket(ctx); err != nil {
+		return 0, 0, err
+	}
+	uploads, err := UploadsOf(src, key)
+	if err != nil {
+		return 0, 0, err
+	}
+	bytes, errs := store.PutFiles(ctx, uploads, parallel)
+	return len(uploads) - len(errs), bytes, errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ package manager
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 
@@ -39,6 +40,7 @@ import (
 	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/controllers/locality"
+	"github.com/pqcache/pqcache/controllers/webhookcert"
 )
 
 // Config is the operator's configuration, as the manager command's flags give it.
@@ -61,14 +63,24 @@ type Config struct {
 	EventsAddr       string
 	EventsQueryToken bool
 	// LocalityWebhookPort serves the locality webhook (0: not served), with its certificate from
-	// WebhookCertDir.
+	// WebhookCertDir (cert-manager's, or anyone's), or, when WebhookCert names a Secret, one the
+	// manager makes and renews itself.
 	LocalityWebhookPort int
 	WebhookCertDir      string
+	WebhookCert         WebhookCert
 	// PeerCA and PeerAgentAccount, both set, run the signer of the node agents' peer certificates: the
 	// CA's Secret and ConfigMap, and the only ServiceAccount whose requests are approved.
 	PeerCA, PeerAgentAccount types.NamespacedName
 	// Guard refuses the denied endpoint addresses to the event hub's SQS clients (nil: none).
 	Guard *s3store.DialGuard
+}
+
+// WebhookCert is where the manager keeps the webhook's own certificate (webhookcert.Rotator): the
+// Secret, the webhook's Service (in the Secret's namespace) and the MutatingWebhookConfiguration
+// whose caBundle it writes. A zero Secret: the certificate comes from WebhookCertDir.
+type WebhookCert struct {
+	Secret                 types.NamespacedName
+	Service, Configuration string
 }
 
 // NewScheme knows Kubernetes' built-in kinds and pqcache's: what the manager and the node agent read
@@ -83,11 +95,12 @@ func NewScheme() *runtime.Scheme {
 // Run runs the operator until ctx ends: the reconcilers, the event hub, the locality webhook and the
 // peer signer, in one manager with its metrics and probes.
 func Run(ctx context.Context, cfg Config) error {
-	mgr, err := newManager(cfg)
+	rotator := newRotator(cfg)
+	mgr, err := newManager(cfg, rotator)
 	if err != nil {
 		return err
 	}
-	if err := addLocalityWebhook(mgr, cfg.LocalityWebhookPort); err != nil {
+	if err := addLocalityWebhook(mgr, cfg.LocalityWebhookPort, rotator); err != nil {
 		return err
 	}
 	hub := newEventHub(mgr, cfg)
@@ -115,8 +128,19 @@ func Run(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// newManager is the controller-runtime manager of cfg, its cache limited to pqcache's own objects.
-func newManager(cfg Config) (ctrl.Manager, error) {
+// newRotator is the keeper of the webhook's own certificate, or nil when it comes from files. Its
+// clients are set once the manager exists; the webhook server asks it for the certificate.
+func newRotator(cfg Config) *webhookcert.Rotator {
+	if cfg.LocalityWebhookPort == 0 || cfg.WebhookCert.Secret.Name == "" {
+		return nil
+	}
+	return &webhookcert.Rotator{Secret: cfg.WebhookCert.Secret, Service: cfg.WebhookCert.Service,
+		WebhookConfig: cfg.WebhookCert.Configuration, Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("webhook-cert")))}
+}
+
+// newManager is the controller-runtime manager of cfg, its cache limited to pqcache's own objects,
+// its webhook server's certificate from the rotator when there is one.
+func newManager(cfg Config, rotator *webhookcert.Rotator) (ctrl.Manager, error) {
 	rest, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
@@ -135,12 +159,21 @@ func newManager(cfg Config) (ctrl.Manager, error) {
 		// stale one that still creates Jobs.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         jobs.CacheOptions(cfg.Reconcilers.Namespaces),
-		WebhookServer:                 webhook.NewServer(webhook.Options{Port: cfg.LocalityWebhookPort, CertDir: cfg.WebhookCertDir}),
+		WebhookServer:                 webhook.NewServer(webhookOptions(cfg, rotator)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	return mgr, nil
+}
+
+// webhookOptions serve TLS 1.2 and up, with the rotator's certificate or the files in the directory.
+func webhookOptions(cfg Config, rotator *webhookcert.Rotator) webhook.Options {
+	o := webhook.Options{Port: cfg.LocalityWebhookPort, CertDir: cfg.WebhookCertDir}
+	if rotator != nil {
+		o.TLSOpts = append(o.TLSOpts, func(c *tls.Config) { c.GetCertificate = rotator.GetCertificate })
+	}
+	return o
 }
 
 // newEventHub is the manager's hub of S3 event notifications: SQS sources and, unless the address is
@@ -161,11 +194,21 @@ func newEventHub(mgr ctrl.Manager, cfg Config) *eventhub.Hub {
 		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("events")))})
 }
 
-// addLocalityWebhook serves the locality webhook when its port is set; the manager is ready only once
-// it serves, so that its Service never sends the API server to a pod that cannot answer.
-func addLocalityWebhook(mgr ctrl.Manager, port int) error {
+// addLocalityWebhook serves the locality webhook when its port is set, and runs the rotator of its
+// certificate when there is one; the manager is ready only once it serves with a certificate, so that
+// its Service never sends the API server to a pod that cannot answer.
+func addLocalityWebhook(mgr ctrl.Manager, port int, rotator *webhookcert.Rotator) error {
 	if port == 0 {
 		return nil
+	}
+	if rotator != nil {
+		rotator.Client, rotator.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		if err := mgr.Add(rotator); err != nil {
+			return fmt.Errorf("adding the webhook certificate's rotator: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("webhook-certificate", rotator.Ready); err != nil {
+			return fmt.Errorf("adding the webhook certificate's readiness check: %w", err)
+		}
 	}
 	locality.Register(mgr.GetWebhookServer(), mgr.GetClient(), admission.NewDecoder(mgr.GetScheme()))
 	if err := mgr.AddReadyzCheck("locality-webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

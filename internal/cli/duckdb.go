@@ -86,31 +86,18 @@ func newDatagenCommand() *cobra.Command {
 		Short: "Generate TPC-H data as Parquet (flat or partitioned), offline, with DuckDB's dbgen",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Out == "" {
-				return errors.New("--out is required")
+			var err error
+			if opts.Layout, err = duckdb.ParseLayout(layout); err != nil {
+				return fmt.Errorf("--%w", err)
 			}
-			switch duckdb.Layout(layout) {
-			case duckdb.LayoutFlat, duckdb.LayoutPartitioned, duckdb.LayoutSized:
-				opts.Layout = duckdb.Layout(layout)
-			default:
-				return fmt.Errorf("--layout %q: want flat, partitioned or sized", layout)
+			if opts.FileSize, err = quantity("--file-size", fileSize); err != nil {
+				return err
 			}
-			if (fileSize != "") != (opts.Layout == duckdb.LayoutSized) {
-				return errors.New("--file-size goes with --layout sized, and --layout sized needs it")
+			if opts.ScanFileSize, err = quantity("--scan", scanSize); err != nil {
+				return err
 			}
-			if fileSize != "" {
-				q, err := resource.ParseQuantity(fileSize)
-				if err != nil || q.Value() < 64<<10 {
-					return fmt.Errorf("--file-size %q: want a size of at least 64Ki, e.g. 16Mi", fileSize)
-				}
-				opts.FileSize = q.Value()
-			}
-			if scanSize != "" {
-				q, err := resource.ParseQuantity(scanSize)
-				if err != nil || q.Value() < 64<<10 {
-					return fmt.Errorf("--scan %q: want a size of at least 64Ki, e.g. 1Mi", scanSize)
-				}
-				opts.ScanFileSize = q.Value()
+			if err := opts.Check(); err != nil {
+				return err
 			}
 			ext, err := duckdb.TPCHExtension(opts.Extension)
 			if err != nil {
@@ -154,6 +141,18 @@ func parseMemoryLimit(memoryLimit string) (int64, error) {
 	q, err := resource.ParseQuantity(memoryLimit)
 	if err != nil || q.Value() < 1<<20 {
 		return 0, fmt.Errorf("--memory-limit %q: want auto, none or a size of at least 1Mi", memoryLimit)
+	}
+	return q.Value(), nil
+}
+
+// quantity reads a size flag in Kubernetes' notation (16Mi); "" is 0.
+func quantity(flag, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: want a size such as 16Mi", flag, v)
 	}
 	return q.Value(), nil
 }

@@ -18,6 +18,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -62,6 +63,9 @@ type managerOptions struct {
 	kubeAPIBurst           int
 	localityWebhookPort    int
 	webhookCertDir         string
+	webhookCertSecret      string
+	webhookService         string
+	webhookConfiguration   string
 	agentNamespace         string
 	agentSelector          string
 	peerCA, peerAgentSA    string
@@ -103,7 +107,10 @@ func newManagerCommand() *cobra.Command {
 	f.Float32Var(&opts.kubeAPIQPS, "kube-api-qps", 50, "Requests per second the manager sends the API server at most (client-side rate limit).")
 	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 100, "Requests the manager may send in a burst above --kube-api-qps.")
 	f.IntVar(&opts.localityWebhookPort, "locality-webhook-port", 0, "Port of the admission webhook that gives pods reading a Dataset through the CSI driver a node affinity for its copies (TLS, certificate from --webhook-cert-dir); 0 disables it.")
-	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key.")
+	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook's tls.crt and tls.key (cert-manager's, say), read again when they change; unused with --webhook-cert-secret.")
+	f.StringVar(&opts.webhookCertSecret, "webhook-cert-secret", "", "NAMESPACE/NAME of the Secret the manager keeps its own webhook CA and serving certificate in: made on first start, renewed at two thirds of their life, the CA written into --webhook-configuration's caBundle. Needs --webhook-service and --webhook-configuration.")
+	f.StringVar(&opts.webhookService, "webhook-service", "", "Service of the webhook, in --webhook-cert-secret's namespace: the names its serving certificate holds.")
+	f.StringVar(&opts.webhookConfiguration, "webhook-configuration", "", "MutatingWebhookConfiguration whose webhooks' caBundle the manager keeps.")
 	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
 	f.StringVar(&opts.peerCA, "peer-ca", "", "NAMESPACE/NAME of the Secret the manager keeps the node agents' peer CA in (made on first start) and of the ConfigMap it publishes the CA certificate in; with --peer-agent-service-account, the manager approves and signs the agents' "+peertls.SignerName+" certificate requests.")
@@ -150,6 +157,9 @@ func managerConfig(opts managerOptions) (manager.Config, error) {
 		Reconcilers: manager.Options{Worker: worker, MaxConcurrentSyncs: opts.maxConcurrentSyncs,
 			MaxConcurrentBenchJobs: opts.maxConcurrentBenchJobs, MaxBenchJobsPerNode: opts.maxBenchJobsPerNode,
 			Namespaces: opts.watchNamespaces, AgentPods: agents, AgentAccount: agentAccount, PricesFile: opts.pricesFile}}
+	if cfg.WebhookCert, err = webhookCert(opts); err != nil {
+		return manager.Config{}, err
+	}
 	if opts.peerCA != "" || opts.peerAgentSA != "" {
 		if cfg.PeerCA, err = namespacedName("--peer-ca", opts.peerCA); err != nil {
 			return manager.Config{}, err
@@ -218,4 +228,19 @@ func agentAccount(opts managerOptions) (types.NamespacedName, error) {
 		return types.NamespacedName{}, fmt.Errorf("--agent-service-account %q needs --agent-namespace", opts.agentServiceAccount)
 	}
 	return types.NamespacedName{Namespace: opts.agentNamespace, Name: opts.agentServiceAccount}, nil
+}
+
+// webhookCert is where the manager keeps its own webhook certificate: all three flags, or none.
+func webhookCert(opts managerOptions) (manager.WebhookCert, error) {
+	if opts.webhookCertSecret == "" && opts.webhookService == "" && opts.webhookConfiguration == "" {
+		return manager.WebhookCert{}, nil
+	}
+	if opts.webhookService == "" || opts.webhookConfiguration == "" {
+		return manager.WebhookCert{}, errors.New("--webhook-cert-secret, --webhook-service and --webhook-configuration go together")
+	}
+	secret, err := namespacedName("--webhook-cert-secret", opts.webhookCertSecret)
+	if err != nil {
+		return manager.WebhookCert{}, err
+	}
+	return manager.WebhookCert{Secret: secret, Service: opts.webhookService, Configuration: opts.webhookConfiguration}, nil
 }

@@ -22,7 +22,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -55,7 +54,7 @@ falls back to the bucket. Requests are signed with the key in PQCACHE_PEER_KEY_I
 PQCACHE_PEER_SECRET, on both sides.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			roots, err := parseRoots(args)
+			roots, err := peer.RootsOf(args)
 			if err != nil {
 				return err
 			}
@@ -67,10 +66,7 @@ PQCACHE_PEER_SECRET, on both sides.`,
 			if err != nil {
 				return err
 			}
-			srv := &peer.Server{Auth: key, MaxClients: maxClients, Log: log, Roots: func(b string) (string, bool) {
-				r, ok := roots[b]
-				return r, ok
-			}}
+			srv := &peer.Server{Auth: key, MaxClients: maxClients, Log: log, Roots: roots}
 			return servePeer(cmd.Context(), listen, srv, cmd)
 		},
 	}
@@ -78,18 +74,6 @@ PQCACHE_PEER_SECRET, on both sides.`,
 	cmd.Flags().IntVar(&maxClients, "max-clients", peer.DefaultMaxClients, "Followers served at once; others are told to slow down.")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error.")
 	return cmd
-}
-
-func parseRoots(args []string) (map[string]string, error) {
-	roots := map[string]string{}
-	for _, a := range args {
-		name, dir, ok := strings.Cut(a, "=")
-		if !ok || name == "" || dir == "" || strings.Contains(name, "/") {
-			return nil, fmt.Errorf("%q: want NAME=DIR, NAME without '/'", a)
-		}
-		roots[name] = dir
-	}
-	return roots, nil
 }
 
 func servePeer(ctx context.Context, listen string, srv *peer.Server, cmd *cobra.Command) error {

@@ -51,14 +51,11 @@ func TestSyncFromPeerCommandLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &seedRep); err != nil {
 		t.Fatal(err)
 	}
-	roots, err := parseRoots([]string{"sales=" + seed})
+	roots, err := peer.RootsOf([]string{"sales=" + seed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httptest.NewServer(&peer.Server{Auth: peer.Key{ID: "peer-id", Secret: "peer-secret"}, Roots: func(b string) (string, bool) {
-		r, ok := roots[b]
-		return r, ok
-	}})
+	p := httptest.NewServer(&peer.Server{Auth: peer.Key{ID: "peer-id", Secret: "peer-secret"}, Roots: roots})
 	defer p.Close()
 
 	g := seedRep.Manifest.Generation

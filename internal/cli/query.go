@@ -20,7 +20,6 @@ package cli
 
 import (
 	"bytes"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -62,18 +61,8 @@ the query reads one consistent data set whatever refreshes run meanwhile:
 			} else if strings.Contains(q, "{data}") {
 				return errors.New("the query names {data}: give --data")
 			}
-			db, err := duckdb.Open(threads)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = db.Close() }() // an in-process engine that only read
-			rows, err := db.QueryContext(cmd.Context(), q)
-			if err != nil {
-				return fmt.Errorf("query: %w", err)
-			}
-			defer func() { _ = rows.Close() }() // only read; printRows reports the rows' error
 			var buf bytes.Buffer
-			if err := printRows(&buf, rows); err != nil {
+			if err := duckdb.RunQuery(cmd.Context(), threads, q, &buf); err != nil {
 				return err
 			}
 			if _, err := io.Copy(cmd.OutOrStdout(), bytes.NewReader(buf.Bytes())); err != nil {
@@ -89,17 +78,4 @@ the query reads one consistent data set whatever refreshes run meanwhile:
 	cmd.Flags().StringVar(&output, "output", "", "Also write the rows to this file (e.g. /dev/termination-log).")
 	cmd.Flags().IntVar(&threads, "threads", 0, "DuckDB threads (0: DuckDB's default).")
 	return cmd
-}
-
-// printRows writes a header and the rows, tab-separated, each value in its canonical form.
-func printRows(w io.Writer, rows *sql.Rows) error {
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, strings.Join(cols, "\t"))
-	return duckdb.EachRow(rows, func(fields []string) error {
-		_, err := fmt.Fprintln(w, strings.Join(fields, "\t"))
-		return err
-	})
 }

@@ -58,26 +58,17 @@ func newS3PutCommand(f *wire.S3Access) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, err := s3store.New(cmd.Context(), s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle})
-			if err != nil {
+			cfg := s3store.Config{Bucket: bucket, Region: f.Region, Endpoint: f.Endpoint, PathStyle: f.PathStyle}
+			files, bytes, err := s3store.PutTree(cmd.Context(), cfg, args[0], key, parallel)
+			if files == 0 && err != nil {
 				return err
 			}
-			if err := store.EnsureBucket(cmd.Context()); err != nil {
-				return err
-			}
-			files, err := s3store.UploadsOf(args[0], key)
-			if err != nil {
-				return err
-			}
-			bytes, errs := store.PutFiles(cmd.Context(), files, parallel)
-			fmt.Fprintf(cmd.OutOrStdout(), "put %d files (%d bytes) into s3://%s/%s\n", len(files)-len(errs), bytes, bucket, key)
+			fmt.Fprintf(cmd.OutOrStdout(), "put %d files (%d bytes) into s3://%s/%s\n", files, bytes, bucket, key)
 			if reportFile != "" {
-				report := fmt.Appendf(nil, `{"files":%d,"bytes":%d}`, len(files)-len(errs), bytes)
-				if err := os.WriteFile(reportFile, report, 0o644); err != nil {
-					errs = append(errs, err)
-				}
+				report := fmt.Appendf(nil, `{"files":%d,"bytes":%d}`, files, bytes)
+				err = errors.Join(err, os.WriteFile(reportFile, report, 0o644))
 			}
-			return errors.Join(errs...)
+			return err
 		},
 	}
 	put.Flags().IntVar(&parallel, "parallel", 8, "Concurrent uploads.")

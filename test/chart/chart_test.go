@@ -17,9 +17,6 @@ limitations under the License.
 package chart
 
 import (
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -394,19 +391,17 @@ func TestLocalityWebhook(t *testing.T) {
 		}
 		caBundle, _, _ = unstructured.NestedString(h, "clientConfig", "caBundle")
 	}
-	secret := r.named(t, "Secret", "pq-pqcache-webhook-cert")
-	crtB64, _, _ := unstructured.NestedString(secret.Object, "data", "tls.crt")
-	caB64, _, _ := unstructured.NestedString(secret.Object, "data", "ca.crt")
-	if caB64 == "" || caB64 != caBundle {
-		t.Fatal("the webhooks' caBundle is not the CA that signed the serving certificate")
+	if caBundle != "" {
+		t.Error("the chart renders a caBundle: a GitOps sync would take back the one the manager or cainjector wrote")
 	}
-	crt := parseCert(t, crtB64)
-	ca := parseCert(t, caB64)
-	if err := crt.CheckSignatureFrom(ca); err != nil {
-		t.Fatalf("serving certificate not signed by the bundled CA: %v", err)
+	if len(r.all("Secret")) != 0 {
+		t.Error("the chart renders a Secret: the webhook's key would be in every render, and new on every `helm template`")
 	}
-	if err := crt.VerifyHostname("pq-pqcache-webhook.pqcache-system.svc"); err != nil {
-		t.Fatalf("serving certificate: %v", err)
+	args := r.managerArgs(t)
+	for _, want := range []string{"--webhook-cert-secret=pqcache-system/pq-pqcache-webhook-cert", "--webhook-service=pq-pqcache-webhook", "--webhook-configuration=pq-pqcache-locality"} {
+		if !hasArg(args, want) {
+			t.Errorf("manager args %v lack %s", args, want)
+		}
 	}
 	r.named(t, "Service", "pq-pqcache-webhook")
 	if !hasArg(r.managerArgs(t), "--locality-webhook-port=9443") {
@@ -417,21 +412,62 @@ func TestLocalityWebhook(t *testing.T) {
 	}
 }
 
-func parseCert(t *testing.T, b64 string) *x509.Certificate {
-	t.Helper()
-	raw, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		t.Fatal(err)
+// TestWebhookCertificateFromCertManager: with certManager.enabled, a Certificate for the Service's
+// names from a self-signed Issuer (or the one named), cainjector's annotation, and the manager reading
+// the Secret cert-manager writes; the manager keeps no certificate of its own.
+func TestWebhookCertificateFromCertManager(t *testing.T) {
+	r := render(t, "agent.enabled=true", "certManager.enabled=true")
+	cfg := r.named(t, "MutatingWebhookConfiguration", "pq-pqcache-locality")
+	if got := cfg.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "pqcache-system/pq-pqcache-webhook" {
+		t.Errorf("inject-ca-from %q", got)
 	}
-	block, _ := pem.Decode(raw)
-	if block == nil {
-		t.Fatal("no PEM block")
+	crt := r.named(t, "Certificate", "pq-pqcache-webhook")
+	secret, _, _ := unstructured.NestedString(crt.Object, "spec", "secretName")
+	names, _, _ := unstructured.NestedStringSlice(crt.Object, "spec", "dnsNames")
+	issuer, _, _ := unstructured.NestedString(crt.Object, "spec", "issuerRef", "name")
+	if secret != "pq-pqcache-webhook-cert" || !slices.Contains(names, "pq-pqcache-webhook.pqcache-system.svc") || issuer != "pq-pqcache-webhook" {
+		t.Errorf("Certificate: secret %q, names %v, issuer %q", secret, names, issuer)
 	}
-	crt, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
+	r.named(t, "Issuer", "pq-pqcache-webhook")
+	args := r.managerArgs(t)
+	if !hasArg(args, "--webhook-cert-dir=/etc/pqcache/webhook") || argWithPrefix(args, "--webhook-cert-secret") != "" {
+		t.Errorf("manager args %v", args)
 	}
-	return crt
+	for _, role := range r.all("ClusterRole") {
+		if role.GetName() == "pq-pqcache-webhook-cert" {
+			t.Error("the manager may update the webhook configuration though cert-manager keeps it")
+		}
+	}
+	own := render(t, "agent.enabled=true", "certManager.enabled=true", "certManager.issuerRef.name=corp-ca", "certManager.issuerRef.kind=ClusterIssuer")
+	if len(own.all("Issuer")) != 0 {
+		t.Error("a self-signed Issuer beside the one named")
+	}
+	kind, _, _ := unstructured.NestedString(own.named(t, "Certificate", "pq-pqcache-webhook").Object, "spec", "issuerRef", "kind")
+	if kind != "ClusterIssuer" {
+		t.Errorf("issuerRef kind %q", kind)
+	}
+}
+
+// TestTemplateIsTheSameEveryTime renders the chart twice, as Argo CD and Flux do on every sync, with
+// everything that renders certificates or RBAC turned on: the bytes must not differ.
+func TestTemplateIsTheSameEveryTime(t *testing.T) {
+	for _, sets := range [][]string{{"agent.enabled=true"}, {"agent.enabled=true", "certManager.enabled=true"}} {
+		args := []string{"template", "pq", chartDir, "--namespace", "pqcache-system"}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		first, err := helm(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := helm(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first != second {
+			t.Errorf("%v: two renders differ", sets)
+		}
+	}
 }
 
 func TestMetrics(t *testing.T) {
