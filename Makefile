@@ -141,10 +141,11 @@ report-screenshot: build ## Run a small benchmark, write bin/report.html with pq
 ##@ Testing
 
 .PHONY: test
-test: manifests generate vet envtest versitygw goaws helm promtool polars-env spark-env httpfs-extension tpch-extension ## Unit, integration, chart, monitoring and envtest suites, and the short fuzzing pass (no e2e).
+test: manifests generate vet envtest versitygw goaws helm promtool polars-env spark-env moto-env httpfs-extension tpch-extension ## Unit, integration, chart, monitoring and envtest suites, and the short fuzzing pass (no e2e).
 	hack/timed "go test" env KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) PQCACHE_VERSITYGW=$(VERSITYGW) PQCACHE_GOAWS=$(GOAWS) PQCACHE_HELM=$(HELM) \
 		PQCACHE_HTTPFS_EXTENSION=$(LOCALBIN)/httpfs.duckdb_extension PQCACHE_PROMTOOL=$(PROMTOOL) PQCACHE_POLARS_PYTHON=$(POLARS_VENV)/bin/python \
-		PQCACHE_SPARK_PYTHON=$(SPARK_VENV)/bin/python PQCACHE_SPARK_JARS=$(SPARK_JARS) PQCACHE_TPCH_EXTENSION=$(LOCALBIN)/tpch.duckdb_extension \
+		PQCACHE_SPARK_PYTHON=$(SPARK_VENV)/bin/python PQCACHE_SPARK_JARS=$(SPARK_JARS) PQCACHE_MOTO_PYTHON=$(MOTO_VENV)/bin/python \
+		PQCACHE_TPCH_EXTENSION=$(LOCALBIN)/tpch.duckdb_extension \
 		go test ./... -count=1 -timeout 30m -coverprofile=cover.out
 	hack/timed "fuzz-short" $(MAKE) fuzz-short
 
@@ -236,6 +237,15 @@ SPARK_JARS := $(LOCALBIN)/spark-jars
 spark-env: ## Make the Spark engine's venv (bin/spark-venv) and s3a jars (bin/spark-jars), as bench/spark pins them (skipped while they match).
 	hack/spark-env.sh $(SPARK_VENV)
 	hack/spark-jars.sh $(SPARK_JARS)
+
+# moto's server, an emulator of AWS's own S3 and SQS (its ETags, its key encoding in event records,
+# bucket notifications to SQS), for the tests of AWS's behaviours that versitygw does not have
+# (test/mototest): a venv exactly as hack/moto-requirements.txt pins it, with hashes (cold: under a
+# minute; warm: skipped while it matches).
+MOTO_VENV := $(LOCALBIN)/moto-venv
+.PHONY: moto-env
+moto-env: ## Make moto's venv (bin/moto-venv) from hack/moto-requirements.txt (skipped while it matches).
+	hack/moto-env.sh $(MOTO_VENV)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN)
