@@ -109,7 +109,7 @@ func startChartEnv(ctx context.Context, t *testing.T, objs rendered) chartEnv {
 	}
 	for _, u := range objs {
 		switch u.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "NetworkPolicy": // the policies: the API server validates them
 			if err := e.admin.Create(ctx, u); err != nil {
 				t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 			}
