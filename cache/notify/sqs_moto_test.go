@@ -41,7 +41,7 @@ func TestSQSSourceOnMotosBucketNotifications(t *testing.T) {
 	m.CreateBucket(t, bucket)
 	queue := m.NotifyQueue(t, bucket, "lake-events")
 	sink := newRecordingSink()
-	startMotoSource(t, m, queue, sink)
+	startMotoSource(t, queue, sink)
 
 	spaced := "tpch/r=a b+c/part 0+1.parquet"
 	m.PutObject(t, bucket, spaced, []byte("0123456789"), nil)
@@ -81,7 +81,7 @@ func TestSQSSourceOnMotosBucketNotifications(t *testing.T) {
 
 // startMotoSource runs an SQSSource on a moto queue, with the SDK's default protocol, until the test
 // ends.
-func startMotoSource(t *testing.T, m *mototest.Server, queueURL string, sink Sink) {
+func startMotoSource(t *testing.T, queueURL string, sink Sink) {
 	t.Helper()
 	src, err := NewSQSSource(context.Background(), SQSConfig{QueueURL: queueURL, AccessKeyID: mototest.AccessKey,
 		SecretAccessKey: mototest.SecretKey, Region: mototest.Region, WaitTime: time.Second,
