@@ -104,12 +104,16 @@ var _ = Describe("Reading a Dataset's per-node copies through the CSI driver", O
 
 	It("places a reader beside a copy when its namespace asks, and leaves other namespaces alone", func() {
 		out := ""
-		for _, r := range replicasOf(ns, ds.Name) {
-			if r.Spec.Role == datav1alpha1.RoleFollower {
-				out = r.Spec.NodeName
+		Eventually(func(g Gomega) {
+			var seen []string
+			for _, r := range replicasOf(ns, ds.Name) {
+				seen = append(seen, fmt.Sprintf("%s:%s", r.Spec.NodeName, r.Spec.Role))
+				if r.Spec.Role == datav1alpha1.RoleFollower {
+					out = r.Spec.NodeName
+				}
 			}
-		}
-		Expect(out).NotTo(BeEmpty(), "no follower copy")
+			g.Expect(out).NotTo(BeEmpty(), "no follower copy among %v", seen)
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		By("taking " + out + " out of the Dataset's nodes: its copy and its label go")
 		setNodeLabel(out, csiLabel, "")
 		waitCopies(&ds, len(nodes)-1, 2*time.Minute)

@@ -42,7 +42,7 @@ const (
 
 // Per-node copies kept by the chart's node agents (issue 24): a seed syncs from the bucket, the other
 // nodes copy its generations from it, and the Dataset counts the copies that hold the current one.
-var _ = Describe("A Dataset with a copy on every node", Ordered, func() {
+var _ = Describe("A Dataset with a copy on every node", Ordered, Serial, func() { // Serial: it stops a node
 	var (
 		ns       string
 		endpoint string
