@@ -41,7 +41,10 @@ func TestSQSSourceOnMotosBucketNotifications(t *testing.T) {
 	m.CreateBucket(t, bucket)
 	queue := m.NotifyQueue(t, bucket, "lake-events")
 	sink := newRecordingSink()
-	startMotoSource(t, queue, sink)
+	// goaws's settings, but moto's credentials and the SDK's default protocol (AWS JSON).
+	startSource(t, nil, queue, 5*time.Second, sink, func(c *SQSConfig) {
+		c.AccessKeyID, c.SecretAccessKey, c.Region, c.ClientOptions = mototest.AccessKey, mototest.SecretKey, mototest.Region, nil
+	})
 
 	spaced := "tpch/r=a b+c/part 0+1.parquet"
 	m.PutObject(t, bucket, spaced, []byte("0123456789"), nil)
@@ -77,28 +80,6 @@ func TestSQSSourceOnMotosBucketNotifications(t *testing.T) {
 		t.Errorf("the multipart write: %+v (found %v), want its whole size", c, ok)
 	}
 	eventually(t, 15*time.Second, "every acknowledged message deleted", func() bool { return motoQueueDepth(t, m, queue) == 0 })
-}
-
-// startMotoSource runs an SQSSource on a moto queue, with the SDK's default protocol, until the test
-// ends.
-func startMotoSource(t *testing.T, queueURL string, sink Sink) {
-	t.Helper()
-	src, err := NewSQSSource(context.Background(), SQSConfig{QueueURL: queueURL, AccessKeyID: mototest.AccessKey,
-		SecretAccessKey: mototest.SecretKey, Region: mototest.Region, WaitTime: time.Second,
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		src.Run(ctx)
-		close(done)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
 }
 
 // motoQueueDepth is how many messages the queue holds, visible or in flight.

@@ -96,7 +96,8 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-// startSource runs an SQSSource on a goaws queue until the test ends.
+// startSource runs an SQSSource on a goaws queue until the test ends; tune adjusts its settings (for
+// moto's queues: its credentials and the default protocol).
 func startSource(t *testing.T, _ *sqstest.Server, queueURL string, visibility time.Duration, sink Sink, tune func(*SQSConfig)) *SQSSource {
 	t.Helper()
 	cfg := SQSConfig{
