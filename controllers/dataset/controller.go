@@ -154,7 +154,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return res, werr
 	}
 	step.news.tell(ctx, &ds, r.Events, r.Recorder)
+	if len(step.news.batches) > 0 && r.Events != nil {
+		// The batches settled only now, after status was written: their counters (status.events
+		// applied, lag) reach status on a pass a second from now, not whenever the Dataset wakes next.
+		return requeueWithin(step.result, time.Second), err
+	}
 	return step.result, err
+}
+
+// requeueWithin is res, asking for the next pass no later than d from now.
+func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
+	if res.RequeueAfter == 0 || res.RequeueAfter > d {
+		res.RequeueAfter = d
+	}
+	return res
 }
 
 // reconcileCopies runs the replica half (replicaReconciler) for a Dataset with spec.replicas and
