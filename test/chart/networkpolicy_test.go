@@ -23,6 +23,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -61,14 +62,9 @@ func podLabels(t *testing.T, workload *unstructured.Unstructured) map[string]str
 	return labels
 }
 
-// selects reports whether a label selector of match labels only selects pods labelled so.
-func selects(selector map[string]string, labels map[string]string) bool {
-	for k, v := range selector {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return len(selector) > 0
+// selects reports whether a non-empty match-labels selector selects pods labelled so.
+func selects(selector map[string]string, podLabels map[string]string) bool {
+	return len(selector) > 0 && labels.SelectorFromSet(selector).Matches(labels.Set(podLabels))
 }
 
 // TestNetworkPolicies: by default the manager's pod takes connections on its probes, webhook, events

@@ -29,6 +29,7 @@ package mototest
 import (
 	"bytes"
 	"context"
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -66,7 +67,10 @@ func Start(t testing.TB) *Server {
 	}
 	s := &Server{proc: testproc.Process{Name: "moto", LogPath: filepath.Join(t.TempDir(), "moto.log")}}
 	err = testproc.OnFreePort(func(addr string) error {
-		host, port, _ := cutPort(addr)
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return err
+		}
 		s.Endpoint = "http://" + addr
 		s.proc.Health = s.Endpoint + "/moto-api/"
 		return s.proc.Start(python, []string{"-m", "moto.server", "-H", host, "-p", port}, []string{"PYTHONDONTWRITEBYTECODE=1"})
@@ -81,14 +85,6 @@ func Start(t testing.TB) *Server {
 // Python returns the venv's Python that runs moto.
 func Python() (string, error) {
 	return testproc.Binary("PQCACHE_MOTO_PYTHON", filepath.Join("moto-venv", "bin", "python"))
-}
-
-func cutPort(addr string) (host, port string, ok bool) {
-	i := bytes.LastIndexByte([]byte(addr), ':')
-	if i < 0 {
-		return addr, "", false
-	}
-	return addr[:i], addr[i+1:], true
 }
 
 // S3 returns an S3 client for the server: static credentials, path-style addressing, checksums only
