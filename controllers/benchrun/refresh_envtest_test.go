@@ -94,6 +94,12 @@ var _ = Describe("BenchRun during refresh", func() {
 		ds := testenv.GetDataset(&datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"}})
 		ds.Spec.Refresh.Suspend = true
 		Expect(k8sClient.Update(ctx, ds)).To(Succeed())
+		// The manager's cache must hold the suspension before the run is created: the Dataset
+		// controller observing the new generation shows that the shared informer has it.
+		Eventually(func(g Gomega) {
+			cur := testenv.GetDataset(ds)
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 		run := newBenchRun(ns, "refresh", "data", func(r *datav1alpha1.BenchRun) { r.Spec.DuringRefresh = true })
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		Eventually(func(g Gomega) {
