@@ -295,3 +295,7 @@ const e2eQueries = "[q1, q3, q6, q14, q19]"
 
 // e2eQueryCount is how many e2eQueries names.
 const e2eQueryCount = 5
+
+// sparkQueries are the queries of the Spark spec, whose every query costs seconds of three executors'
+// JVMs on this machine's two cores: a join whose shuffle crosses the executors (q3) and a scan (q6).
+const sparkQueries = "[q3, q6]"
