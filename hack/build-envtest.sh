@@ -10,6 +10,9 @@
 #
 # The script is idempotent: a binary that already reports the pinned version is kept, so a warm run
 # takes well under a second. It prints the directory to use as KUBEBUILDER_ASSETS on its last line.
+# What it builds is kept once per machine too, in $PQCACHE_CACHE_DIR/k8s (default
+# ~/.cache/pqcache/k8s), named by the versions and this script's hash: a fresh clone (CI's) links or
+# copies those binaries instead of building them again.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.37.2}
@@ -34,6 +37,25 @@ has_version() {
 }
 
 mkdir -p "$OUT"
+cache=${PQCACHE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pqcache}/k8s/v${K8S_VERSION}-etcd${ETCD_VERSION}-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
+# from_cache takes every binary the machine's cache has and OUT lacks (a hard link when they share a
+# file system); to_cache gives the cache what OUT has and it lacks.
+from_cache() {
+  local f
+  for f in "$cache"/*; do
+    [ -x "$f" ] && [ ! -e "$OUT/${f##*/}" ] || continue
+    ln "$f" "$OUT/${f##*/}" 2>/dev/null || cp "$f" "$OUT/${f##*/}"
+  done
+}
+to_cache() {
+  local f
+  mkdir -p "$cache" 2>/dev/null || return 0
+  for f in "$OUT"/*; do
+    [ -x "$f" ] && [ ! -e "$cache/${f##*/}" ] || continue
+    { ln "$f" "$cache/${f##*/}" 2>/dev/null || { cp "$f" "$cache/.${f##*/}.$$" && mv "$cache/.${f##*/}.$$" "$cache/${f##*/}"; }; } 2>/dev/null || true
+  done
+}
+[ -d "$cache" ] && from_cache
 need_k8s=()
 has_version "$OUT/kube-apiserver" "v${K8S_VERSION}" || need_k8s+=(kube-apiserver)
 if $WITH_KUBECTL; then
@@ -96,5 +118,6 @@ if ! has_version "$OUT/etcd" "${ETCD_VERSION}"; then
   log "built etcd in $(( $(date +%s) - start ))s"
 fi
 
+to_cache
 log "$("$OUT/kube-apiserver" --version) | etcd $("$OUT/etcd" --version | sed -n 's/^etcd Version: //p')"
 echo "$OUT"

@@ -4,6 +4,10 @@
 # and an unchanged version costs nothing. Everything comes from the Go module proxy. A PACKAGE starting
 # with ./ is a wrapper module in this repository whose go.mod names the wrapped module in a
 # "// tool: MODULE" line; its pinned version must equal VERSION.
+#
+# A build is kept once per machine too, in $PQCACHE_CACHE_DIR/tools (default ~/.cache/pqcache/tools),
+# named by the tool, its version and, for a wrapper module, a hash of its files: a fresh
+# clone (CI's) copies what an earlier checkout built instead of building it again.
 set -euo pipefail
 name=$1 pkg=$2 version=$3
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,6 +18,16 @@ if [ -x "$target" ]; then
   exit 0
 fi
 mkdir -p "$BIN"
+cache=${PQCACHE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pqcache}/tools
+cached=$cache/$name-$version
+if [[ $pkg == ./* ]]; then
+  cached+=-$(cat "$ROOT/$pkg"/go.mod "$ROOT/$pkg"/go.sum "$ROOT/$pkg"/*.go 2>/dev/null | sha256sum | cut -c1-12)
+fi
+if [ -x "$cached" ] && cp "$cached" "$target.tmp" && mv "$target.tmp" "$target"; then
+  ln -sf "$name-$version" "$BIN/$name"
+  echo "install-tool: $name $version copied from $cache" >&2
+  exit 0
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
@@ -37,4 +51,8 @@ else
   mv "$tmp/$(basename "${pkg%%/v[0-9]*}")" "$target" 2>/dev/null || mv "$tmp"/* "$target"
 fi
 ln -sf "$name-$version" "$BIN/$name"
+# Into the machine's cache for the next checkout; a cache that cannot be written only costs a build.
+if mkdir -p "$cache" 2>/dev/null && cp "$target" "$cached.tmp.$$" 2>/dev/null; then
+  mv "$cached.tmp.$$" "$cached"
+fi
 echo "install-tool: $name $version ready in $(( $(date +%s) - start ))s" >&2

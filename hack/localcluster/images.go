@@ -102,6 +102,10 @@ func writeImages(dir string, images []image) error {
 			logf("the %s is built already from the same files", im.title)
 			continue
 		}
+		if stamp != "" && fromMachineCache(dir, im.name, stamp) {
+			logf("the %s is taken from this machine's cache, built there from the same files", im.title)
+			continue
+		}
 		done := step("building the %s", im.title)
 		rootfs := filepath.Join(dir, im.name+"-rootfs")
 		if err := emptyDir(rootfs); err != nil {
@@ -118,6 +122,7 @@ func writeImages(dir string, images []image) error {
 			if err := os.WriteFile(filepath.Join(dir, im.name+".inputs"), []byte(stamp+"\n"), 0o644); err != nil {
 				return fmt.Errorf("the %s: %w", im.title, err)
 			}
+			toMachineCache(dir, im.name, stamp)
 		}
 		done()
 	}

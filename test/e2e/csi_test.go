@@ -186,6 +186,21 @@ var _ = Describe("Reading a Dataset's per-node copies through the CSI driver", O
 		Expect(c.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 		Expect(pod.Status.Phase).To(Equal(corev1.PodPending))
 	})
+})
+
+// BenchRun configurations side by side on the copies of two nodes. Serial: it raises the operator's
+// cap on bench Jobs (a helm upgrade that restarts the manager), which every other spec's runs share.
+var _ = Describe("Configurations of a BenchRun on several nodes' copies", Ordered, Serial, func() {
+	var (
+		ns string
+		ds datav1alpha1.Dataset
+	)
+
+	BeforeAll(func() {
+		nodes := readyNodes()
+		Expect(len(nodes)).To(BeNumerically(">=", 2), "this spec needs 2 nodes: hack/local-cluster up --nodes 3")
+		ns, ds = markedCopies("pqcache-spread-", "spread", 1, 2, 500, nodes[:2])
+	})
 
 	It("runs a BenchRun's configurations on different nodes that hold its generation, with equal answers", func() {
 		setBenchJobCaps(2, 1) // side by side, as a cluster's operator would allow, one per node

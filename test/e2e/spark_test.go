@@ -30,6 +30,10 @@ import (
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 )
 
+// sparkLabel marks the nodes the Spark specs' Dataset keeps copies on: a label of their own, since the
+// CSI specs, which run beside them, take theirs away when they end.
+const sparkLabel = "pqcache.dev/e2e-spark"
+
 // sparkExecutorLabels select every Spark executor pod of a namespace (controllers' componentSparkExecutor).
 var sparkExecutorLabels = client.MatchingLabels{"app.kubernetes.io/component": "spark-executor"}
 
@@ -56,8 +60,8 @@ var _ = Describe("The spark engine across nodes", Ordered, func() {
 		nodes = readyNodes()
 		Expect(len(nodes)).To(BeNumerically(">=", 3), "Spark's executors spread over 3 nodes")
 		for _, n := range nodes {
-			setNodeLabel(n.Name, csiLabel, "yes")
-			DeferCleanup(setNodeLabel, n.Name, csiLabel, "")
+			setNodeLabel(n.Name, sparkLabel, "yes")
+			DeferCleanup(setNodeLabel, n.Name, sparkLabel, "")
 		}
 		ns = newNamespace("pqcache-spark-")
 		endpoint := startS3(ns)
@@ -74,7 +78,7 @@ spec:
   replicas:
     nodeSelector: {%s: "yes"}
     maxReplicas: 3
-`, ns, bucket, endpoint, s3Secret, csiLabel)
+`, ns, bucket, endpoint, s3Secret, sparkLabel)
 		Expect(c.Create(ctx, &ds)).To(Succeed())
 		waitCopies(&ds, 3, 5*time.Minute)
 	})
