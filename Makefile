@@ -185,7 +185,7 @@ fuzz-short: ## The bounded pass CI runs (in make test): every fuzz target for FU
 
 # E2E_PROCS is how many Ginkgo processes run the e2e suite's independent containers at once (its Serial
 # ones run alone afterwards); the ginkgo CLI is the module's own (go.mod's tool directive).
-E2E_PROCS ?= 2
+E2E_PROCS ?= 3
 
 .PHONY: test-e2e
 test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).

@@ -14,15 +14,8 @@ LOCK=$ROOT/hack/checkov-requirements.txt
 ACCEPTED=$ROOT/hack/checkov-accepted.txt
 PYTHON=${PYTHON:-python3}
 
-# The venv, exactly as the lock pins it (nothing to do while its copy of the lock is the same).
-if ! cmp -s "$LOCK" "$VENV/requirements.txt" || ! "$VENV/bin/checkov" --version >/dev/null 2>&1; then
-  echo "scan-chart: installing checkov into $VENV from $LOCK" >&2
-  rm -rf "$VENV"
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
-    --require-hashes --no-deps --only-binary :all: -r "$LOCK"
-  cp "$LOCK" "$VENV/requirements.txt"
-fi
+# The venv, exactly as the lock pins it (hack/locked-venv.sh: nothing to do when it is).
+PYTHON=$PYTHON "$ROOT/hack/locked-venv.sh" "$VENV" 'import checkov' "$LOCK"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
