@@ -150,6 +150,8 @@ func TestWriteImagesStartsEachRootFromEmpty(t *testing.T) {
 // when its tarball is missing or its programs changed and kept otherwise, while the other images are
 // built every time.
 func TestAnImageWithInputsIsRebuiltOnlyWhenTheyChange(t *testing.T) {
+	machineCache := t.TempDir()
+	t.Setenv(envCacheDir, machineCache)
 	root := t.TempDir()
 	dir := filepath.Join(root, "images")
 	program := filepath.Join(root, "run.py")
@@ -181,9 +183,33 @@ func TestAnImageWithInputsIsRebuiltOnlyWhenTheyChange(t *testing.T) {
 	if fills["big"] != 2 {
 		t.Errorf("fills %v: a changed input must rebuild the image", fills)
 	}
+	// Another checkout, or this one with its tarball gone: the machine's cache has the image built from
+	// these inputs, and nothing is built.
+	other := filepath.Join(root, "other-checkout")
+	must(t, writeImages(other, images()))
+	must(t, os.Remove(filepath.Join(dir, "big.tar")))
+	must(t, writeImages(dir, images()))
+	if fills["big"] != 2 {
+		t.Errorf("fills %v: an image the machine's cache holds from the same inputs must not be built again", fills)
+	}
+	for _, d := range []string{dir, other} {
+		if !builtFrom(d, "big", mustStamp(t, filepath.Join(root, "*.py"))) {
+			t.Errorf("%s has no big.tar of the current inputs after taking it from the machine's cache", d)
+		}
+	}
+	// Gone from both: built again.
+	must(t, os.RemoveAll(machineCache))
 	must(t, os.Remove(filepath.Join(dir, "big.tar")))
 	must(t, writeImages(dir, images()))
 	if fills["big"] != 3 {
-		t.Errorf("fills %v: a deleted tarball must be built again", fills)
+		t.Errorf("fills %v: a deleted tarball the machine's cache does not hold must be built again", fills)
 	}
+}
+
+// mustStamp is inputsStamp of glob.
+func mustStamp(t *testing.T, glob string) string {
+	t.Helper()
+	stamp, err := inputsStamp([]string{glob})
+	must(t, err)
+	return stamp
 }

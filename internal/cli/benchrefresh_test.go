@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,9 +34,9 @@ import (
 )
 
 // TestBenchDuringRefresh runs the PDS-H queries with DuckDB while the run rewrites a quarter of the
-// files it reads every second: over s3:// (the bucket changing under the queries) and over a volume's
-// current generation that a sync loop keeps refreshing from the bucket. The digests are the idle
-// run's, the run rewrote files, and on the volume syncs published new generations while every query
+// files it reads every second: over s3:// (the bucket changing under the queries; a query may fail on
+// a file that changed between two of its reads, and no other way) and over a volume's current
+// generation that a sync loop keeps refreshing from the bucket. The digests are the idle run's, the run rewrote files, and on the volume syncs published new generations while every query
 // read the one generation held at the start.
 func TestBenchDuringRefresh(t *testing.T) {
 	if os.Getenv("PQCACHE_HTTPFS_EXTENSION") == "" {
@@ -53,7 +54,7 @@ func TestBenchDuringRefresh(t *testing.T) {
 
 	t.Run("s3", func(t *testing.T) {
 		res := benchDuringRefresh(t, append(append([]string{"--data", "s3://lake/tpch"}, refresh...), s3flags...))
-		assertDigests(t, res, idle)
+		assertDigestsOrChangedUnder(t, res, idle)
 		if r := res.Refresh; r == nil || r.Rewrites == 0 || r.Error != "" || r.Files == 0 {
 			t.Fatalf("refresh %+v: want rewrites and no error", r)
 		}
@@ -144,6 +145,32 @@ func benchDuringRefresh(t *testing.T, args []string) wire.BenchResult {
 }
 
 // assertDigests checks that every query succeeded with the idle run's digest.
+// assertDigestsOrChangedUnder is assertDigests for queries that read the bucket while it changes: a
+// query may fail because a file it was reading changed between two of its requests (DuckDB compares
+// each response's ETag with the first; the rewrite keeps the bytes but not the ETag), which is what
+// reading a changing bucket straight costs and what a volume's generations spare. Any other failure,
+// and any answer other than the idle one, fails the test, and most queries must succeed.
+func assertDigestsOrChangedUnder(t *testing.T, res wire.BenchResult, idle map[string]string) {
+	t.Helper()
+	if len(res.Queries) != len(idle) {
+		t.Fatalf("%d queries ran, %d idle", len(res.Queries), len(idle))
+	}
+	changed := 0
+	for _, q := range res.Queries {
+		if q.Status != wire.StatusSucceeded && strings.Contains(q.StderrTail, "this likely means the remote file has changed") {
+			t.Logf("%s: failed on a file that changed under it: %s", q.Name, q.StderrTail)
+			changed++
+			continue
+		}
+		if q.Status != wire.StatusSucceeded || q.Digest != idle[q.Name] {
+			t.Errorf("%s: %s digest %s, want %s as idle (%s)", q.Name, q.Status, q.Digest, idle[q.Name], q.StderrTail)
+		}
+	}
+	if changed > len(res.Queries)/2 {
+		t.Errorf("%d of %d queries failed on files that changed under them: want most to succeed", changed, len(res.Queries))
+	}
+}
+
 func assertDigests(t *testing.T, res wire.BenchResult, idle map[string]string) {
 	t.Helper()
 	if len(res.Queries) != len(idle) {
