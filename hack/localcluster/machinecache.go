@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -82,28 +81,10 @@ func linkOrCopy(src, dst string) error {
 	tmp := dst + ".tmp"
 	_ = os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
-		if err := streamFile(src, tmp); err != nil {
+		if err := copyFile(src, tmp); err != nil {
 			_ = os.Remove(tmp)
 			return err
 		}
 	}
 	return os.Rename(tmp, dst)
-}
-
-// streamFile copies src to a new file dst without holding it in memory (an image is hundreds of MB).
-func streamFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = in.Close() }() // only read
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
 }
