@@ -48,24 +48,3 @@ func TestClientLimitCountsFollowersNotRequests(t *testing.T) {
 }
 
 // TestParseRange: the forms the sync engine sends, and ranges past the end.
-func TestParseRange(t *testing.T) {
-	tests := []struct {
-		h             string
-		start, length int64
-		bad           bool
-	}{
-		{h: "bytes=0-9", start: 0, length: 10},
-		{h: "bytes=90-", start: 90, length: 10},
-		{h: "bytes=95-200", start: 95, length: 5},
-		{h: "bytes=100-", bad: true},
-		{h: "bytes=5-4", bad: true},
-		{h: "bytes=-5", bad: true},
-		{h: "items=0-1", bad: true},
-	}
-	for _, tt := range tests {
-		sp, err := parseRange(tt.h, 100)
-		if (err != nil) != tt.bad || !tt.bad && (sp.start != tt.start || sp.length != tt.length) {
-			t.Errorf("%s: %+v, %v", tt.h, sp, err)
-		}
-	}
-}

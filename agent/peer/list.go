@@ -18,43 +18,14 @@ package peer
 
 import (
 	"encoding/base64"
-	"encoding/xml"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/pqcache/pqcache/agent/s3serve"
 	"github.com/pqcache/pqcache/cache/generations"
 )
-
-// maxKeys is the most keys a listing page holds, as in S3.
-const maxKeys = 1000
-
-// listResult is a ListObjectsV2 response.
-type listResult struct {
-	XMLName               xml.Name      `xml:"http://s3.amazonaws.com/doc/2006-03-01/ ListBucketResult"`
-	Name                  string        `xml:"Name"`
-	Prefix                string        `xml:"Prefix"`
-	KeyCount              int           `xml:"KeyCount"`
-	MaxKeys               int           `xml:"MaxKeys"`
-	IsTruncated           bool          `xml:"IsTruncated"`
-	ContinuationToken     string        `xml:"ContinuationToken,omitempty"`
-	NextContinuationToken string        `xml:"NextContinuationToken,omitempty"`
-	StartAfter            string        `xml:"StartAfter,omitempty"`
-	Contents              []listedEntry `xml:"Contents"`
-}
-
-type listedEntry struct {
-	Key               string `xml:"Key"`
-	LastModified      string `xml:"LastModified"`
-	ETag              string `xml:"ETag"`
-	Size              int64  `xml:"Size"`
-	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
-	ChecksumType      string `xml:"ChecksumType,omitempty"`
-	StorageClass      string `xml:"StorageClass"`
-}
 
 // list answers ListObjectsV2 over one generation: the prefix must begin with "<generation>/". The
 // continuation token is the last key returned, encoded.
@@ -63,21 +34,21 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, bucket, root strin
 	prefix := q.Get("prefix")
 	g, rest, ok := splitGeneration(prefix)
 	if !ok || !strings.Contains(prefix, "/") {
-		writeError(w, r, http.StatusBadRequest, "InvalidArgument", "a peer lists one generation: the prefix must begin with <generation>/")
+		s3serve.WriteError(w, r, http.StatusBadRequest, "InvalidArgument", "a peer lists one generation: the prefix must begin with <generation>/")
 		return
 	}
-	limit := maxKeys
+	limit := s3serve.MaxKeys
 	if v := q.Get("max-keys"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, r, http.StatusBadRequest, "InvalidArgument", "max-keys must be a whole number")
+			s3serve.WriteError(w, r, http.StatusBadRequest, "InvalidArgument", "max-keys must be a whole number")
 			return
 		}
-		limit = min(n, maxKeys)
+		limit = min(n, s3serve.MaxKeys)
 	}
 	marker, err := listMarker(q.Get("continuation-token"), q.Get("start-after"), g)
 	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "InvalidArgument", err.Error())
+		s3serve.WriteError(w, r, http.StatusBadRequest, "InvalidArgument", err.Error())
 		return
 	}
 	lease, idx, ok := s.hold(w, r, root, g)
@@ -87,35 +58,28 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, bucket, root strin
 	defer lease.Release()
 
 	genPrefix := Prefix(g)
-	res := listResult{Name: bucket, Prefix: prefix, MaxKeys: limit,
+	res := s3serve.ListResult{Name: bucket, Prefix: prefix, MaxKeys: limit,
 		ContinuationToken: q.Get("continuation-token"), StartAfter: q.Get("start-after")}
 	var objs []generations.Object
 	// max-keys=0 asks for no key: S3 answers an empty page that is not truncated, and an empty page
 	// has no last key to continue after.
 	if limit > 0 {
-		objs, res.IsTruncated, err = idx.after(rest, marker, limit)
+		objs, res.IsTruncated, err = idx.After(rest, marker, limit)
 	}
-	idx.close()
+	idx.Close()
 	if err != nil {
-		writeError(w, r, http.StatusInternalServerError, "InternalError", err.Error())
+		s3serve.WriteError(w, r, http.StatusInternalServerError, "InternalError", err.Error())
 		return
 	}
 	if res.IsTruncated {
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(genPrefix + objs[len(objs)-1].Key))
 	}
 	res.KeyCount = len(objs)
-	res.Contents = make([]listedEntry, len(objs))
+	res.Contents = make([]s3serve.ListedEntry, len(objs))
 	for i, o := range objs {
-		res.Contents[i] = listed(genPrefix, o)
+		res.Contents[i] = s3serve.Listed(genPrefix, o)
 	}
-	w.Header().Set("Content-Type", "application/xml")
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		s.log().Debug("Listing not sent", "remote", r.RemoteAddr, "error", err)
-		return
-	}
-	if err := xml.NewEncoder(w).Encode(res); err != nil {
-		s.log().Debug("Listing not sent", "remote", r.RemoteAddr, "error", err)
-	}
+	s3serve.WriteXML(w, r, res, s.log())
 }
 
 // listMarker returns the key, relative to the generation, after which the page starts.
@@ -139,13 +103,3 @@ func listMarker(token, startAfter string, g int64) (string, error) {
 }
 
 var errBadToken = errors.New("the continuation token or start-after is not a key of this generation")
-
-// listed is how one object appears in a listing.
-func listed(genPrefix string, o generations.Object) listedEntry {
-	e := listedEntry{Key: genPrefix + o.Key, LastModified: o.LastModified.UTC().Format(time.RFC3339Nano), ETag: o.ETag, Size: o.Size,
-		StorageClass: "STANDARD"}
-	if alg, _, ok := strings.Cut(o.Checksum, ":"); ok {
-		e.ChecksumAlgorithm, e.ChecksumType = alg, "FULL_OBJECT"
-	}
-	return e
-}

@@ -83,15 +83,15 @@ func (s *Server) serveManifest(w http.ResponseWriter, r *http.Request, root, nam
 		return true
 	}
 	defer lease.Release()
-	defer idx.close()
+	defer idx.Close()
 	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("Content-Length", strconv.FormatInt(idx.size, 10))
-	w.Header().Set("ETag", `"`+strconv.FormatInt(idx.modTime.UnixNano(), 16)+`"`)
+	w.Header().Set("Content-Length", strconv.FormatInt(idx.Size(), 10))
+	w.Header().Set("ETag", `"`+strconv.FormatInt(idx.ModTime().UnixNano(), 16)+`"`)
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return true
 	}
-	if _, err := io.Copy(w, io.NewSectionReader(idx.f, 0, idx.size)); err != nil {
+	if _, err := io.Copy(w, idx.Contents()); err != nil {
 		s.log().Debug("Manifest not sent whole", "generation", g, "remote", r.RemoteAddr, "error", err)
 	}
 	return true

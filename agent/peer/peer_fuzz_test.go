@@ -17,8 +17,6 @@ limitations under the License.
 package peer
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -36,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/pqcache/pqcache/agent/s3serve"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/manifest"
 )
@@ -54,96 +53,6 @@ func sign(t *testing.T, r *http.Request, at time.Time) {
 		func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// FuzzParseAuthorization: whatever Authorization header a request carries, a header that parses
-// names an access key, a scope, signed headers and a signature, and says the same when written
-// again. Seeds are headers the AWS SDK writes and their broken forms.
-func FuzzParseAuthorization(f *testing.F) {
-	f.Add("AWS4-HMAC-SHA256 Credential=pqcache-peer/20260102/pqcache/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024")
-	f.Add("AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,SignedHeaders=host;range;x-amz-date,Signature=abc")
-	f.Add("AWS4-HMAC-SHA256 Credential=/x, SignedHeaders=, Signature=")
-	f.Add("AWS AKIAIOSFODNN7EXAMPLE:frJIUN8DYpKDtOLCwo//yllqDzg=")
-	f.Add("AWS4-HMAC-SHA256 Signature=a=b, Credential=a/b/c, SignedHeaders=;;, Credential=c/d")
-	f.Fuzz(func(t *testing.T, h string) {
-		a, err := parseAuthorization(h)
-		if err != nil {
-			return
-		}
-		if a.accessKey == "" || strings.Contains(a.accessKey, "/") || a.scope == "" || a.signature == "" || len(a.signedHeaders) == 0 {
-			t.Fatalf("%q parsed as %+v", h, a)
-		}
-		again := "AWS4-HMAC-SHA256 Credential=" + a.accessKey + "/" + a.scope + ", SignedHeaders=" + strings.Join(a.signedHeaders, ";") +
-			", Signature=" + a.signature
-		b, err := parseAuthorization(again)
-		if err != nil || !slices.Equal(b.signedHeaders, a.signedHeaders) || b.accessKey != a.accessKey || b.scope != a.scope || b.signature != a.signature {
-			t.Fatalf("%q parsed as %+v, written again as %q: %+v, %v", h, a, again, b, err)
-		}
-	})
-}
-
-// FuzzVerify: a request signed with the shared key, sent over the wire (written and read back as
-// HTTP/1.1), verifies, whatever its path, query and extra signed header; the same request with one
-// byte of its signature changed, or a query parameter added after signing, or signed with another
-// key, is refused.
-func FuzzVerify(f *testing.F) {
-	f.Add("/default.sales/1/day=1/part-0.parquet", "partNumber=2", "Range", "bytes=0-9", uint8(3))
-	f.Add("/default.sales", "list-type=2&prefix=1%2F&max-keys=2&continuation-token=MS9h", "If-Match", `"abc"`, uint8(0))
-	f.Add("/default.sales/1/blob with space/ü.bin", "", "X-Amz-Checksum-Mode", "ENABLED", uint8(63))
-	f.Add("/default.sales/1/a%2Fb+c", "x=1&x=2&y", "", "", uint8(200))
-	f.Fuzz(func(t *testing.T, path, query, header, value string, flip uint8) {
-		u, err := url.Parse("http://10.0.0.7:8090" + path)
-		if err != nil || !strings.HasPrefix(path, "/") {
-			return
-		}
-		u.RawQuery = query
-		r, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u.String(), nil)
-		if err != nil {
-			return
-		}
-		if header != "" {
-			r.Header.Set(header, value)
-		}
-		sign(t, r, time.Now().UTC())
-		got, ok := overTheWire(r)
-		if !ok || header != "" && !slices.Equal(got.Header.Values(header), r.Header.Values(header)) {
-			return // not something HTTP/1.1 carries (a header name with a space, a value with a newline)
-		}
-		if err := fuzzKey.verify(got); err != nil {
-			t.Fatalf("a request signed with the key, %s %s (%v), is refused: %v", got.Method, got.RequestURI, got.Header, err)
-		}
-		auth := got.Header.Get("Authorization")
-		i := len(auth) - 1 - int(flip)%64
-		tampered := auth[:i] + string(auth[i]^1) + auth[i+1:]
-		for _, change := range []func(*http.Request){
-			func(c *http.Request) { c.Header.Set("Authorization", tampered) },
-			func(c *http.Request) { c.URL.RawQuery += "&x-fuzz=1" },
-			func(c *http.Request) { c.Header.Set("X-Amz-Date", "20260102T030405Z") },
-		} {
-			c := got.Clone(context.Background())
-			change(c)
-			if fuzzKey.verify(c) == nil {
-				t.Fatalf("a changed request verifies: %s %s %v", c.Method, c.URL, c.Header)
-			}
-		}
-		if (Key{ID: fuzzKey.ID, Secret: "another"}).verify(got) == nil {
-			t.Fatal("a request verifies with another secret")
-		}
-	})
-}
-
-// overTheWire writes r as a client sends it and reads it as a server does.
-func overTheWire(r *http.Request) (*http.Request, bool) {
-	var buf bytes.Buffer
-	if err := r.Write(&buf); err != nil {
-		return nil, false
-	}
-	got, err := http.ReadRequest(bufio.NewReader(&buf))
-	if err != nil {
-		return nil, false
-	}
-	got.RemoteAddr = "10.0.0.8:40000"
-	return got, true
 }
 
 // fuzzFiles is generation 1 of the dataset the handler fuzz serves.
@@ -254,12 +163,12 @@ func checkAnswer(t *testing.T, r *http.Request, w *httptest.ResponseRecorder) {
 
 func checkListing(t *testing.T, r *http.Request, body []byte) {
 	t.Helper()
-	var res listResult
+	var res s3serve.ListResult
 	if err := xml.Unmarshal(body, &res); err != nil {
 		t.Fatalf("%s: listing %q: %v", r.URL, body, err)
 	}
 	prefix := r.URL.Query().Get("prefix")
-	if res.KeyCount != len(res.Contents) || res.KeyCount > res.MaxKeys || res.MaxKeys > maxKeys {
+	if res.KeyCount != len(res.Contents) || res.KeyCount > res.MaxKeys || res.MaxKeys > s3serve.MaxKeys {
 		t.Fatalf("%s: %d keys listed, KeyCount %d, MaxKeys %d", r.URL, len(res.Contents), res.KeyCount, res.MaxKeys)
 	}
 	if res.IsTruncated && res.NextContinuationToken == "" {

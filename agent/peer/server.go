@@ -41,8 +41,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/pqcache/pqcache/agent/s3serve"
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
@@ -61,41 +61,15 @@ type Server struct {
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 
-	indexes  indexCache
+	indexes  s3serve.IndexCache
 	clients  clientLimit
-	refusals refusalLog
+	refusals s3serve.RefusalLog
 }
 
-// RefusalLogInterval is how often, at most, refused requests are summed up in an Info line.
-const RefusalLogInterval = time.Minute
-
-// refusalLog counts the requests refused since its last Info line. The peer port is open to the node
-// network and a refusal costs the sender nothing, so one line per refusal would let anyone fill the
-// agent's log; agent/peer has no metrics of its own to count them in, hence the summary line.
-type refusalLog struct {
-	mu      sync.Mutex
-	last    time.Time
-	pending int
-}
-
-// refused logs one refused request at debug level, and at Info a count of the refusals since the last
-// such line, at most once per RefusalLogInterval.
+// refused logs a refused request (agent/s3serve.RefusalLog: the peer port is open to the node
+// network, so refusals are summed up, not logged one by one).
 func (s *Server) refused(r *http.Request, err error) {
-	log := s.log()
-	log.Debug("Refused a peer request", "remote", r.RemoteAddr, "error", err)
-	l := &s.refusals
-	l.mu.Lock()
-	l.pending++
-	now := time.Now()
-	if !l.last.IsZero() && now.Sub(l.last) < RefusalLogInterval {
-		l.mu.Unlock()
-		return
-	}
-	n := l.pending
-	l.last, l.pending = now, 0
-	l.mu.Unlock()
-	log.Info("Refused peer requests whose sender could not be verified or may not read", "refused", n,
-		"lastRemote", r.RemoteAddr, "lastError", err, "nextSummaryIn", RefusalLogInterval)
+	s.refusals.Refused(s.log(), r, err, "peer requests")
 }
 
 // DefaultMaxClients is how many followers one replica serves at once: filling N nodes then takes
@@ -115,37 +89,37 @@ func (s *Server) log() *slog.Logger {
 // ServeHTTP answers one S3 request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowed", "a peer is read-only")
+		s3serve.WriteError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowed", "a peer is read-only")
 		return
 	}
 	caller, err := s.authenticate(r)
 	if err != nil {
 		s.refused(r, err)
-		writeError(w, r, http.StatusForbidden, "SignatureDoesNotMatch", err.Error())
+		s3serve.WriteError(w, r, http.StatusForbidden, "SignatureDoesNotMatch", err.Error())
 		return
 	}
 	release, ok := s.clients.admit(r.RemoteAddr, s.maxClients())
 	if !ok {
-		writeError(w, r, http.StatusServiceUnavailable, "SlowDown", "this peer serves as many followers as it may")
+		s3serve.WriteError(w, r, http.StatusServiceUnavailable, "SlowDown", "this peer serves as many followers as it may")
 		return
 	}
 	defer release()
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	root, ok := s.Roots(bucket)
 	if bucket == "" || !ok {
-		writeError(w, r, http.StatusNotFound, "NoSuchBucket", "no such dataset on this node")
+		s3serve.WriteError(w, r, http.StatusNotFound, "NoSuchBucket", "no such dataset on this node")
 		return
 	}
 	if s.Authorize != nil {
 		if err := s.Authorize(r.Context(), caller, bucket); err != nil {
 			s.refused(r, err)
-			writeError(w, r, http.StatusForbidden, "AccessDenied", err.Error())
+			s3serve.WriteError(w, r, http.StatusForbidden, "AccessDenied", err.Error())
 			return
 		}
 	}
 	if key == "" {
 		if r.Method != http.MethodGet || r.URL.Query().Get("list-type") != "2" {
-			writeError(w, r, http.StatusNotImplemented, "NotImplemented", "a peer lists with ListObjectsV2 only")
+			s3serve.WriteError(w, r, http.StatusNotImplemented, "NotImplemented", "a peer lists with ListObjectsV2 only")
 			return
 		}
 		s.list(w, r, bucket, root)
@@ -174,26 +148,26 @@ func (s *Server) maxClients() int {
 
 // hold holds generation g of root and opens its object index, or answers why it cannot. The caller
 // closes the index and releases the lease.
-func (s *Server) hold(w http.ResponseWriter, r *http.Request, root string, g int64) (*generations.Lease, indexFile, bool) {
+func (s *Server) hold(w http.ResponseWriter, r *http.Request, root string, g int64) (*generations.Lease, s3serve.IndexFile, bool) {
 	lease, err := generations.Hold(root, g)
 	if err != nil {
 		status, code := http.StatusInternalServerError, "InternalError"
 		if errors.Is(err, fs.ErrNotExist) {
 			status, code = http.StatusGone, "NoSuchGeneration"
-			s.indexes.forget(root, g)
+			s.indexes.Forget(root, g)
 		}
-		writeError(w, r, status, code, fmt.Sprintf("generation %d: %v", g, err))
-		return nil, indexFile{}, false
+		s3serve.WriteError(w, r, status, code, fmt.Sprintf("generation %d: %v", g, err))
+		return nil, s3serve.IndexFile{}, false
 	}
-	idx, err := s.indexes.open(root, g)
+	idx, err := s.indexes.Open(root, g)
 	if err != nil {
 		lease.Release()
 		status, code := http.StatusInternalServerError, "InternalError"
 		if errors.Is(err, generations.ErrNotIndexed) {
 			status, code = http.StatusGone, "NoSuchGeneration"
 		}
-		writeError(w, r, status, code, err.Error())
-		return nil, indexFile{}, false
+		s3serve.WriteError(w, r, status, code, err.Error())
+		return nil, s3serve.IndexFile{}, false
 	}
 	return lease, idx, true
 }

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pqcache/pqcache/agent/s3serve"
 	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/cache/integrity"
 	"github.com/pqcache/pqcache/cache/plan"
@@ -50,11 +51,11 @@ type Manifest struct {
 	g     int64
 	files int64
 	mu    sync.Mutex // guards idx.f's use by concurrent lookups
-	idx   indexFile
+	idx   s3serve.IndexFile
 }
 
 // Close releases the manifest's file.
-func (m *Manifest) Close() { m.idx.close() }
+func (m *Manifest) Close() { m.idx.Close() }
 
 // Files is how many objects the manifest holds.
 func (m *Manifest) Files() int64 { return m.files }
@@ -92,12 +93,12 @@ func FetchManifest(ctx context.Context, p Store, g int64, want, dir string) (*Ma
 		return nil, fmt.Errorf("%w: the manifest of generation %d has digest %s, the seed published %s", ErrManifestMismatch, g, got, want)
 	}
 	// The seed's own bytes; indexing them checks their key order all the same.
-	idx, err := buildIndex(f)
+	idx, err := s3serve.NewIndexFile(f)
 	if err != nil {
 		_ = f.Close() // unlinked: nothing is left
 		return nil, fmt.Errorf("%w: indexing the manifest of generation %d: %w", ErrManifestMismatch, g, err)
 	}
-	return &Manifest{g: g, files: lines.n, idx: indexFile{index: idx, f: f}}, nil
+	return &Manifest{g: g, files: lines.n, idx: idx}, nil
 }
 
 // MaxManifestBytes bounds the manifest a follower reads from a peer: about ten million objects
@@ -142,7 +143,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 func (m *Manifest) find(key string) (generations.Object, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.idx.find(key)
+	return m.idx.Find(key)
 }
 
 // VerifiedStore is p as the sync engine may read it: every listed object, every object's metadata

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package peer
+package s3serve
 
 import (
 	"bufio"
@@ -37,11 +37,11 @@ import (
 // keys of S3's maximum length.
 const markStride = 64
 
-// index is a sparse index of one generation's object index on disk (generations.IndexPath): the key
+// Index is a sparse index of one generation's object index on disk (generations.IndexPath): the key
 // and the offset of every markStride-th line. Listings and lookups seek to the mark before the key
 // they want and read forward, so the memory of a generation does not grow with the size of its
 // objects' records, and a listing page costs its own lines, not a scan.
-type index struct {
+type Index struct {
 	marks []mark
 	// size and modTime identify the file the marks describe: a file that is not the same is indexed
 	// again rather than read at offsets that mean something else.
@@ -54,24 +54,44 @@ type mark struct {
 	off int64
 }
 
-// indexFile is one request's view of a generation's index: the shared marks and the open file.
-type indexFile struct {
-	*index
+// IndexFile is one request's view of a generation's index: the shared marks and the open file.
+type IndexFile struct {
+	*Index
 	f *os.File
 }
 
-func (x indexFile) close() { _ = x.f.Close() } // only read
+// Close closes the index file; the marks stay cached.
+func (x IndexFile) Close() { _ = x.f.Close() } // only read
 
-// errIndexOrder says an object index is not in strict key order: it was not written by Publish.
-var errIndexOrder = errors.New("the object index is not in key order")
+// NewIndexFile reads the object index in f once (BuildIndex) and returns f with its marks; f is the
+// caller's to close (IndexFile.Close).
+func NewIndexFile(f *os.File) (IndexFile, error) {
+	idx, err := BuildIndex(f)
+	if err != nil {
+		return IndexFile{}, err
+	}
+	return IndexFile{Index: idx, f: f}, nil
+}
 
-// buildIndex reads the object index in f once, checking its order, and keeps its marks.
-func buildIndex(f *os.File) (*index, error) {
+// Size is the index file's size when it was indexed.
+func (x IndexFile) Size() int64 { return x.size }
+
+// ModTime is the index file's modification time when it was indexed.
+func (x IndexFile) ModTime() time.Time { return x.modTime }
+
+// Contents reads the whole index file, as it was indexed.
+func (x IndexFile) Contents() *io.SectionReader { return io.NewSectionReader(x.f, 0, x.size) }
+
+// ErrIndexOrder says an object index is not in strict key order: it was not written by Publish.
+var ErrIndexOrder = errors.New("the object index is not in key order")
+
+// BuildIndex reads the object index in f once, checking its order, and keeps its marks.
+func BuildIndex(f *os.File) (*Index, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
 	}
-	x := &index{size: st.Size(), modTime: st.ModTime()}
+	x := &Index{size: st.Size(), modTime: st.ModTime()}
 	sc := x.scanner(f, 0)
 	var prev []byte
 	n := 0
@@ -82,7 +102,7 @@ func buildIndex(f *os.File) (*index, error) {
 			return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
 		}
 		if n > 0 && bytes.Compare(prev, key) >= 0 {
-			return nil, fmt.Errorf("reading %s: %w: %q after %q", f.Name(), errIndexOrder, key, prev)
+			return nil, fmt.Errorf("reading %s: %w: %q after %q", f.Name(), ErrIndexOrder, key, prev)
 		}
 		if n%markStride == 0 {
 			x.marks = append(x.marks, mark{key: string(key), off: off})
@@ -98,7 +118,7 @@ func buildIndex(f *os.File) (*index, error) {
 }
 
 // scanner reads the lines of the index from off on.
-func (x *index) scanner(f *os.File, off int64) *bufio.Scanner {
+func (x *Index) scanner(f *os.File, off int64) *bufio.Scanner {
 	sc := bufio.NewScanner(io.NewSectionReader(f, off, x.size-off))
 	sc.Buffer(make([]byte, 0, 16<<10), generations.MaxIndexLine)
 	return sc
@@ -106,7 +126,7 @@ func (x *index) scanner(f *os.File, off int64) *bufio.Scanner {
 
 // seek returns the offset of the last mark whose key is at most key: every line from there on that
 // comes before key is skipped by the reader.
-func (x *index) seek(key string) int64 {
+func (x *Index) seek(key string) int64 {
 	i, found := slices.BinarySearchFunc(x.marks, key, func(m mark, k string) int { return strings.Compare(m.key, k) })
 	if !found && i > 0 {
 		i--
@@ -117,8 +137,8 @@ func (x *index) seek(key string) int64 {
 	return x.marks[i].off
 }
 
-// find returns the object named key.
-func (x indexFile) find(key string) (generations.Object, bool, error) {
+// Find returns the object named key.
+func (x IndexFile) Find(key string) (generations.Object, bool, error) {
 	sc, want := x.scanner(x.f, x.seek(key)), []byte(key)
 	for sc.Scan() {
 		k, err := generations.ObjectKey(sc.Bytes())
@@ -136,9 +156,9 @@ func (x indexFile) find(key string) (generations.Object, bool, error) {
 	return generations.Object{}, false, sc.Err()
 }
 
-// after returns up to limit objects whose keys start with prefix and sort after marker, in key
+// After returns up to limit objects whose keys start with prefix and sort after marker, in key
 // order, and whether more follow.
-func (x indexFile) after(prefix, marker string, limit int) (objs []generations.Object, more bool, err error) {
+func (x IndexFile) After(prefix, marker string, limit int) (objs []generations.Object, more bool, err error) {
 	from := max(prefix, marker)
 	sc := x.scanner(x.f, x.seek(from))
 	for sc.Scan() {
@@ -164,10 +184,13 @@ func (x indexFile) after(prefix, marker string, limit int) (objs []generations.O
 	return objs, false, sc.Err()
 }
 
-// indexCache keeps the marks of the last generations served: a follower lists a generation page
-// by page and then fetches its files, and reading the whole index once per request would cost a scan
-// of the whole data set each time.
-type indexCache struct {
+// IndexCache keeps the marks of the last generations served: a client lists a generation page by
+// page and then fetches its files, and reading the whole index once per request would cost a scan of
+// the whole data set each time. Its zero value keeps DefaultCachedIndexes generations.
+type IndexCache struct {
+	// Max bounds how many generations' marks are kept; 0 means DefaultCachedIndexes.
+	Max int
+
 	mu      sync.Mutex
 	entries []cachedIndex // most recently used last
 }
@@ -175,39 +198,39 @@ type indexCache struct {
 type cachedIndex struct {
 	root string
 	g    int64
-	idx  *index
+	idx  *Index
 }
 
-// cachedIndexes bounds the cache: a node serves few generations at a time (the current one of each
-// Dataset, and the one before while followers catch up). Marks are small (markStride), so eight
-// generations of a million objects hold a few MiB.
-const cachedIndexes = 8
+// DefaultCachedIndexes bounds a cache by default: a peer serves few generations at a time (the
+// current one of each Dataset, and the one before while followers catch up). Marks are small
+// (markStride), so eight generations of a million objects hold a few MiB.
+const DefaultCachedIndexes = 8
 
-// open opens generation g's object index under root, with its marks, indexing it if it has not
+// Open opens generation g's object index under root, with its marks, indexing it if it has not
 // been, or if the file changed since.
-func (c *indexCache) open(root string, g int64) (indexFile, error) {
+func (c *IndexCache) Open(root string, g int64) (IndexFile, error) {
 	f, err := generations.OpenObjects(root, g)
 	if err != nil {
-		return indexFile{}, err
+		return IndexFile{}, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		_ = f.Close() // only read
-		return indexFile{}, fmt.Errorf("reading %s: %w", f.Name(), err)
+		return IndexFile{}, fmt.Errorf("reading %s: %w", f.Name(), err)
 	}
 	if idx := c.lookup(root, g, st); idx != nil {
-		return indexFile{index: idx, f: f}, nil
+		return IndexFile{Index: idx, f: f}, nil
 	}
-	idx, err := buildIndex(f)
+	idx, err := BuildIndex(f)
 	if err != nil {
 		_ = f.Close() // only read
-		return indexFile{}, err
+		return IndexFile{}, err
 	}
-	return indexFile{index: c.store(root, g, idx), f: f}, nil
+	return IndexFile{Index: c.store(root, g, idx), f: f}, nil
 }
 
 // lookup returns the cached marks of the file st describes, if any, as the most recently used.
-func (c *indexCache) lookup(root string, g int64, st os.FileInfo) *index {
+func (c *IndexCache) lookup(root string, g int64, st os.FileInfo) *Index {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, e := range c.entries {
@@ -223,8 +246,8 @@ func (c *indexCache) lookup(root string, g int64, st os.FileInfo) *index {
 }
 
 // store caches idx for generation g of root, in place of what was there, and forgets the least
-// recently used generations beyond cachedIndexes.
-func (c *indexCache) store(root string, g int64, idx *index) *index {
+// recently used generations beyond the cache's bound.
+func (c *IndexCache) store(root string, g int64, idx *Index) *Index {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, e := range c.entries {
@@ -237,14 +260,18 @@ func (c *indexCache) store(root string, g int64, idx *index) *index {
 		}
 	}
 	c.entries = append(c.entries, cachedIndex{root: root, g: g, idx: idx})
-	if len(c.entries) > cachedIndexes {
-		c.entries = slices.Delete(c.entries, 0, len(c.entries)-cachedIndexes)
+	limit := c.Max
+	if limit <= 0 {
+		limit = DefaultCachedIndexes
+	}
+	if len(c.entries) > limit {
+		c.entries = slices.Delete(c.entries, 0, len(c.entries)-limit)
 	}
 	return idx
 }
 
-// forget drops generation g of root: it is no longer served.
-func (c *indexCache) forget(root string, g int64) {
+// Forget drops generation g of root: it is no longer served.
+func (c *IndexCache) Forget(root string, g int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = slices.DeleteFunc(c.entries, func(e cachedIndex) bool { return e.root == root && e.g == g })

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package peer
+package s3serve
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ import (
 )
 
 // writeIndex writes keys as an object index file, as Publish writes it, and opens it indexed.
-func writeIndex(t *testing.T, keys []string) indexFile {
+func writeIndex(t *testing.T, keys []string) IndexFile {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "1.objects")
 	var b strings.Builder
@@ -48,11 +48,11 @@ func writeIndex(t *testing.T, keys []string) indexFile {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Close() })
-	idx, err := buildIndex(f)
+	idx, err := BuildIndex(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return indexFile{index: idx, f: f}
+	return IndexFile{Index: idx, f: f}
 }
 
 // TestIndexAgreesWithAScan: lookups and listing pages read through the marks give what a scan of
@@ -80,11 +80,11 @@ func TestIndexAgreesWithAScan(t *testing.T) {
 		t.Errorf("%d marks for %d keys, want %d", len(x.marks), len(keys), want)
 	}
 	for i, k := range keys {
-		o, ok, err := x.find(k)
+		o, ok, err := x.Find(k)
 		if err != nil || !ok || o.Key != k || o.Size != int64(i) {
 			t.Fatalf("find %q: %+v %v %v", k, o, ok, err)
 		}
-		if _, ok, err := x.find(k + "\x00"); ok || err != nil {
+		if _, ok, err := x.Find(k + "\x00"); ok || err != nil {
 			t.Fatalf("find of a key that is not there: %v %v", ok, err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestIndexAgreesWithAScan(t *testing.T) {
 }
 
 // checkPage compares a page read through the index with the keys a scan finds.
-func checkPage(t *testing.T, x indexFile, keys []string, prefix, marker string, limit int) {
+func checkPage(t *testing.T, x IndexFile, keys []string, prefix, marker string, limit int) {
 	t.Helper()
 	var want []string
 	for _, k := range keys {
@@ -110,7 +110,7 @@ func checkPage(t *testing.T, x indexFile, keys []string, prefix, marker string, 
 	}
 	wantMore := len(want) > limit
 	want = want[:min(len(want), limit)]
-	objs, more, err := x.after(prefix, marker, limit)
+	objs, more, err := x.After(prefix, marker, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestIndexOutOfOrderIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Close() }()
-	if _, err := buildIndex(f); !errors.Is(err, errIndexOrder) {
-		t.Errorf("an index out of order: %v, want errIndexOrder", err)
+	if _, err := BuildIndex(f); !errors.Is(err, ErrIndexOrder) {
+		t.Errorf("an index out of order: %v, want ErrIndexOrder", err)
 	}
 }
