@@ -157,7 +157,7 @@ test: manifests generate vet envtest versitygw goaws helm promtool polars-env sp
 # FUZZ_TARGETS are the fuzz targets, as package:FuzzName; `make fuzz` runs each for FUZZTIME
 # (Go fuzzes one target per invocation). docs/fuzzing.md says what each checks.
 FUZZ_TARGETS ?= ./cache/s3store:FuzzParseList ./cache/notify:FuzzParse ./cache/manifest:FuzzEntryRoundTrip \
-	./cache/manifest:FuzzDecodeEntry ./agent/s3serve:FuzzParseAuthorization ./agent/s3serve:FuzzVerify ./agent/s3serve:FuzzList ./internal/s3creds:FuzzAccessKeyID ./internal/s3creds:FuzzPinToken ./agent/peer:FuzzServe ./agent/peer:FuzzFetchManifest \
+	./cache/manifest:FuzzDecodeEntry ./agent/s3serve:FuzzParseAuthorization ./agent/s3serve:FuzzVerify ./agent/s3serve:FuzzList ./internal/s3creds:FuzzAccessKeyID ./internal/s3creds:FuzzPinToken ./agent/readers:FuzzReaderServe ./agent/peer:FuzzServe ./agent/peer:FuzzFetchManifest \
 	./bench/workload:FuzzParse ./agent/csi:FuzzVolumeAttributes ./bench:FuzzParseTimings \
 	./controllers/benchrun:FuzzParsePriceFile ./agent/mountapi:FuzzDecode ./agent/peer/identity:FuzzAuthenticate ./agent/peer/peertls:FuzzCheckRequest
 FUZZTIME ?= 30s

@@ -39,6 +39,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
+// SecretName is the Secret in each namespace that holds its current key (AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY), and ConfigMapName the ConfigMap with the endpoint and its CA (ca.crt,
+// endpoint, region).
+const (
+	SecretName    = "pqcache-s3-credentials"
+	ConfigMapName = "pqcache-s3"
+)
+
 // idPrefix begins every access key ID this package issues (version 1 of the format); it also makes
 // the shortest ID as long as the 16 characters SDKs require.
 const idPrefix = "PQCACHE1"
