@@ -185,7 +185,7 @@ func TestListRollsUpWithoutScanning(t *testing.T) {
 func TestURLEncode(t *testing.T) {
 	for in, want := range map[string]string{
 		"a/b c/d=1/ü+x.parquet": "a/b+c/d%3D1/%C3%BC%2Bx.parquet",
-		"plain/key.bin":          "plain/key.bin",
+		"plain/key.bin":         "plain/key.bin",
 	} {
 		if got := URLEncode(in); got != want {
 			t.Errorf("URLEncode(%q) = %q, want %q", in, got, want)
