@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,9 @@ func (w *world) create(t *testing.T, o client.Object) {
 	}
 }
 
+// readerNames are the readers' Service's names the signer admits.
+var readerNames = peertls.ServiceDNSNames(ns, "pqcache-s3", "cluster.local")
+
 // startSigner runs the manager's approver and signer, as `pqcache manager --peer-ca` does.
 func (w *world) startSigner(t *testing.T) {
 	mgr, err := ctrl.NewManager(w.cfg, ctrl.Options{Scheme: w.scheme, Metrics: metricsserver.Options{BindAddress: "0"},
@@ -126,7 +130,7 @@ func (w *world) startSigner(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &peertls.Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), CA: types.NamespacedName{Namespace: ns, Name: "pqcache-peer-ca"},
-		Agent: types.NamespacedName{Namespace: ns, Name: agentSA}, Log: w.log.With("component", "signer")}
+		Agent: types.NamespacedName{Namespace: ns, Name: agentSA}, ServiceNames: readerNames, Log: w.log.With("component", "signer")}
 	if err := s.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +168,7 @@ func TestPeerIdentityAndTLS(t *testing.T) {
 	w := startWorld(t)
 	ac := w.agentClient(t)
 	cert, trust := &peertls.Certificate{}, &peertls.Trust{}
-	req := &peertls.Requester{Client: ac, Reader: ac, Node: node, IPs: []net.IP{net.ParseIP("127.0.0.1")},
+	req := &peertls.Requester{Client: ac, Reader: ac, Node: node, IPs: []net.IP{net.ParseIP("127.0.0.1")}, ServiceNames: readerNames,
 		CA: types.NamespacedName{Namespace: ns, Name: "pqcache-peer-ca"}, Cert: cert, Trust: trust, Log: w.log, Poll: 100 * time.Millisecond, Timeout: 30 * time.Second}
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -176,7 +180,7 @@ func TestPeerIdentityAndTLS(t *testing.T) {
 		t.Fatalf("the agent got no certificate: %v", err)
 	}
 	leaf, _ := cert.GetCertificate(nil)
-	if got := leaf.Leaf.DNSNames; len(got) != 1 || got[0] != node || !leaf.Leaf.IPAddresses[0].Equal(net.ParseIP("127.0.0.1")) {
+	if got := leaf.Leaf.DNSNames; !slices.Equal(got, append([]string{node}, readerNames...)) || !leaf.Leaf.IPAddresses[0].Equal(net.ParseIP("127.0.0.1")) {
 		t.Errorf("the certificate names %v %v", got, leaf.Leaf.IPAddresses)
 	}
 
@@ -260,6 +264,10 @@ func TestSignerDeniesOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, otherName, err := peertls.NewRequest(node, []net.IP{net.ParseIP("127.0.0.1")}, readerNames[0], "kubernetes.default.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		c    client.Client
@@ -267,6 +275,7 @@ func TestSignerDeniesOthers(t *testing.T) {
 		want string
 	}{
 		{"the agent, for another node", w.agentClient(t), foreign, "subject"},
+		{"the agent, for a name that is not the readers' Service", w.agentClient(t), otherName, "kubernetes.default.svc"},
 		{"an administrator, for the agent's node", w.admin, own, "not by the node agents' ServiceAccount"},
 	}
 	for _, c := range cases {

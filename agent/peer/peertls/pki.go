@@ -139,13 +139,14 @@ func newSerial() (*big.Int, error) {
 }
 
 // NewRequest makes an agent's key (ECDSA P-256, in memory only) and its certificate request for
-// node, with ips as its IP SANs and the node's name as its DNS SAN.
-func NewRequest(node string, ips []net.IP) (*ecdsa.PrivateKey, []byte, error) {
+// node, with ips as its IP SANs and, as DNS SANs, the node's name and serviceNames (the names of the
+// readers' Service, which every agent serves behind).
+func NewRequest(node string, ips []net.IP, serviceNames ...string) (*ecdsa.PrivateKey, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("making the peer key: %w", err)
 	}
-	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: CommonName(node)}, DNSNames: []string{node}, IPAddresses: ips}
+	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: CommonName(node)}, DNSNames: append([]string{node}, serviceNames...), IPAddresses: ips}
 	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("making the peer certificate request: %w", err)
@@ -170,16 +171,22 @@ func ParseRequest(b []byte) (*x509.CertificateRequest, error) {
 }
 
 // CheckRequest says why req may not be signed for an agent on node whose pod has podIPs: it must
-// name that node (subject and only DNS SAN), only IPs of that pod, at least one, and nothing else.
-func CheckRequest(req *x509.CertificateRequest, node string, podIPs []net.IP) error {
+// name that node (subject and first DNS SAN), then only DNS names of serviceNames, each once, only
+// IPs of that pod, at least one, and nothing else.
+func CheckRequest(req *x509.CertificateRequest, node string, podIPs []net.IP, serviceNames ...string) error {
 	if node == "" {
 		return errors.New("the requester's token names no node")
 	}
 	if req.Subject.CommonName != CommonName(node) {
 		return fmt.Errorf("the subject %q is not %q", req.Subject.CommonName, CommonName(node))
 	}
-	if len(req.DNSNames) != 1 || req.DNSNames[0] != node {
-		return fmt.Errorf("the DNS names %v are not [%s]", req.DNSNames, node)
+	if len(req.DNSNames) == 0 || req.DNSNames[0] != node {
+		return fmt.Errorf("the DNS names %v do not begin with the node's name %s", req.DNSNames, node)
+	}
+	for i, name := range req.DNSNames[1:] {
+		if !slices.Contains(serviceNames, name) || slices.Contains(req.DNSNames[1:i+1], name) {
+			return fmt.Errorf("the DNS name %q is not one of the readers' Service %v, or is named twice", name, serviceNames)
+		}
 	}
 	if len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
 		return errors.New("the request names e-mail addresses or URIs")
@@ -210,4 +217,10 @@ func nextCert(b []byte) (der, rest []byte) {
 			return blk.Bytes, b
 		}
 	}
+}
+
+// ServiceDNSNames are the names a Service is reached by inside the cluster: name, name.namespace,
+// name.namespace.svc and name.namespace.svc.<clusterDomain>.
+func ServiceDNSNames(namespace, name, clusterDomain string) []string {
+	return []string{name, name + "." + namespace, name + "." + namespace + ".svc", name + "." + namespace + ".svc." + clusterDomain}
 }

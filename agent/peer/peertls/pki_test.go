@@ -51,6 +51,7 @@ func request(t *testing.T, tmpl *x509.CertificateRequest) *x509.CertificateReque
 
 func TestCheckRequest(t *testing.T) {
 	podIPs := []net.IP{net.ParseIP("10.0.1.5"), net.ParseIP("fd00::5")}
+	readers := ServiceDNSNames("pqcache-system", "pqcache-s3", "cluster.local")
 	good := func() *x509.CertificateRequest {
 		return &x509.CertificateRequest{Subject: pkix.Name{CommonName: CommonName("node-a")}, DNSNames: []string{"node-a"},
 			IPAddresses: []net.IP{net.ParseIP("10.0.1.5")}}
@@ -63,8 +64,11 @@ func TestCheckRequest(t *testing.T) {
 	}{
 		{"its own node and pod IP", func(*x509.CertificateRequest) {}, "node-a", ""},
 		{"both pod IPs", func(r *x509.CertificateRequest) { r.IPAddresses = podIPs }, "node-a", ""},
-		{"another node's name", func(r *x509.CertificateRequest) { r.DNSNames = []string{"node-b"} }, "node-a", "DNS names"},
-		{"an extra DNS name", func(r *x509.CertificateRequest) { r.DNSNames = append(r.DNSNames, "kubernetes.default") }, "node-a", "DNS names"},
+		{"another node's name", func(r *x509.CertificateRequest) { r.DNSNames = []string{"node-b"} }, "node-a", "node's name"},
+		{"an extra DNS name", func(r *x509.CertificateRequest) { r.DNSNames = append(r.DNSNames, "kubernetes.default") }, "node-a", "readers' Service"},
+		{"the readers' Service", func(r *x509.CertificateRequest) { r.DNSNames = append(r.DNSNames, readers...) }, "node-a", ""},
+		{"a Service name twice", func(r *x509.CertificateRequest) { r.DNSNames = append(r.DNSNames, readers[0], readers[0]) }, "node-a", "named twice"},
+		{"the Service's name first", func(r *x509.CertificateRequest) { r.DNSNames = []string{readers[0], "node-a"} }, "node-a", "node's name"},
 		{"another subject", func(r *x509.CertificateRequest) { r.Subject.CommonName = "admin" }, "node-a", "subject"},
 		{"an IP not its pod's", func(r *x509.CertificateRequest) { r.IPAddresses = []net.IP{net.ParseIP("10.0.2.9")} }, "node-a", "not an IP"},
 		{"no IP", func(r *x509.CertificateRequest) { r.IPAddresses = nil }, "node-a", "no IP"},
@@ -75,7 +79,7 @@ func TestCheckRequest(t *testing.T) {
 	for _, c := range cases {
 		tmpl := good()
 		c.change(tmpl)
-		err := CheckRequest(request(t, tmpl), c.node, podIPs)
+		err := CheckRequest(request(t, tmpl), c.node, podIPs, readers...)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 		}

@@ -44,6 +44,8 @@ type Requester struct {
 	Reader client.Reader
 	Node   string
 	IPs    []net.IP
+	// ServiceNames are also asked for as DNS names: the readers' Service (ServiceDNSNames).
+	ServiceNames []string
 	// CA is the ConfigMap with the CA certificate (key CAKey).
 	CA    types.NamespacedName
 	Cert  *Certificate
@@ -100,7 +102,7 @@ func (r *Requester) Step(ctx context.Context) error {
 
 // Request asks for a certificate and waits until it is issued, denied, or the wait times out.
 func (r *Requester) Request(ctx context.Context) error {
-	key, csrPEM, err := NewRequest(r.Node, r.IPs)
+	key, csrPEM, err := NewRequest(r.Node, r.IPs, r.ServiceNames...)
 	if err != nil {
 		return err
 	}

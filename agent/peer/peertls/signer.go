@@ -61,8 +61,11 @@ type Signer struct {
 	CA types.NamespacedName
 	// Agent is the agents' ServiceAccount.
 	Agent types.NamespacedName
-	Log   *slog.Logger
-	Now   func() time.Time
+	// ServiceNames are the DNS names of the readers' Service that an agent's certificate may also
+	// name (ServiceDNSNames); none when the agents serve no readers.
+	ServiceNames []string
+	Log          *slog.Logger
+	Now          func() time.Time
 
 	mu sync.Mutex
 	ca *CA
@@ -182,7 +185,7 @@ func (s *Signer) check(ctx context.Context, csr *certv1.CertificateSigningReques
 			ips = append(ips, ip)
 		}
 	}
-	return CheckRequest(req, nodes[0], ips)
+	return CheckRequest(req, nodes[0], ips, s.ServiceNames...)
 }
 
 // sign issues the certificate of an approved request.
