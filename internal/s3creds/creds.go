@@ -33,6 +33,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +104,9 @@ func Secret(master []byte, id string) string {
 	m.Write([]byte(secretContext + id)) // a hash never fails a write
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:40]
 }
+
+// MasterDataKey is the master key Secret's data key of key generation gen.
+func MasterDataKey(gen byte) string { return "keygen-" + strconv.Itoa(int(gen)) }
 
 // MinMasterKey is the shortest master key Secret is given: 256 bits.
 const MinMasterKey = 32
