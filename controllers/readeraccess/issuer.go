@@ -127,7 +127,7 @@ func (r *Issuer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 	}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("publishing the readers' endpoint to namespace %s: %w", ns, err)
 	}
-	return ctrl.Result{RequeueAfter: r.epochs().Start(epoch + 1).Sub(now) + time.Second}, nil
+	return ctrl.Result{RequeueAfter: r.epochs().Start(epoch+1).Sub(now) + time.Second}, nil
 }
 
 // AnnotationExpires on the Secret says when its key stops being accepted.

@@ -88,7 +88,7 @@ var _ = Describe("The readers' credentials", func() {
 		Consistently(func() bool {
 			err := testenv.Client.Get(testenv.Ctx, client.ObjectKey{Namespace: other, Name: s3creds.SecretName}, &corev1.Secret{})
 			return apierrors.IsNotFound(err)
-		}).WithTimeout(2 * time.Second).Should(BeTrue(), "a namespace whose Datasets keep no copies on nodes got a key")
+		}).WithTimeout(2*time.Second).Should(BeTrue(), "a namespace whose Datasets keep no copies on nodes got a key")
 	})
 
 	It("rotate when the epoch turns, the previous key still accepted", func() {
