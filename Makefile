@@ -188,8 +188,10 @@ fuzz-short: ## The bounded pass CI runs (in make test): every fuzz target for FU
 E2E_PROCS ?= 3
 
 .PHONY: test-e2e
-test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node).
-	PQCACHE_HELM=$(HELM) go tool ginkgo --tags e2e --procs $(E2E_PROCS) --label-filter='!benchmark' -v --timeout 55m ./test/e2e
+test-e2e: helm ## End-to-end suite against the cluster in KUBECONFIG (it installs the chart; the images must be on the node); prints where its time went.
+	@status=0; PQCACHE_HELM=$(HELM) go tool ginkgo --tags e2e --procs $(E2E_PROCS) --label-filter='!benchmark' -v --timeout 55m \
+		--json-report=report.json --output-dir=$(LOCALBIN)/e2e ./test/e2e || status=$$?; \
+	go run ./hack/e2etimes $(LOCALBIN)/e2e/report.json || true; exit $$status
 
 .PHONY: bench-events-cluster
 bench-events-cluster: helm ## Freshness by S3 event notifications on the local cluster: lag from PUT to the volume at 1 and 20 objects/s.

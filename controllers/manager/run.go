@@ -40,7 +40,9 @@ import (
 	"github.com/pqcache/pqcache/controllers/eventhub"
 	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/controllers/locality"
+	"github.com/pqcache/pqcache/controllers/readeraccess"
 	"github.com/pqcache/pqcache/controllers/webhookcert"
+	"github.com/pqcache/pqcache/internal/s3creds"
 )
 
 // Config is the operator's configuration, as the manager command's flags give it.
@@ -73,6 +75,17 @@ type Config struct {
 	PeerCA, PeerAgentAccount types.NamespacedName
 	// Guard refuses the denied endpoint addresses to the event hub's SQS clients (nil: none).
 	Guard *s3store.DialGuard
+	// Readers, with a Service, issues each namespace its keys to the agents' S3 endpoint for readers.
+	Readers Readers
+}
+
+// Readers configures the node agents' S3 endpoint for readers, on the manager's side: the Service
+// pods reach it through (whose names the agents' certificates may carry), the Secret of the master
+// key, the cluster's DNS domain, and how long each key lives. A zero Service: no readers' endpoint.
+type Readers struct {
+	Service, MasterKey types.NamespacedName
+	ClusterDomain      string
+	Epochs             s3creds.Epochs
 }
 
 // WebhookCert is where the manager keeps the webhook's own certificate (webhookcert.Rotator): the
@@ -112,7 +125,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := SetupAll(mgr, opts); err != nil {
 		return err
 	}
-	if err := addPeerSigner(mgr, cfg.PeerCA, cfg.PeerAgentAccount); err != nil {
+	if err := addPeerSigner(mgr, cfg.PeerCA, cfg.PeerAgentAccount, cfg.Readers); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -218,12 +231,22 @@ func addLocalityWebhook(mgr ctrl.Manager, port int, rotator *webhookcert.Rotator
 }
 
 // addPeerSigner runs the approver and signer of the agents' peer certificates when both names are
-// set (the chart sets them when the agent is enabled).
-func addPeerSigner(mgr ctrl.Manager, ca, agents types.NamespacedName) error {
+// set (the chart sets them when the agent is enabled), and, with a readers' Service, the issuer of
+// the readers' keys: their endpoint's certificates are the peer ones, also naming the Service.
+func addPeerSigner(mgr ctrl.Manager, ca, agents types.NamespacedName, readers Readers) error {
 	if ca.Name == "" && agents.Name == "" {
 		return nil
 	}
 	s := &peertls.Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), CA: ca, Agent: agents,
 		Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("peer-signer")))}
+	if readers.Service.Name != "" {
+		s.ServiceNames = peertls.ServiceDNSNames(readers.Service.Namespace, readers.Service.Name, readers.ClusterDomain)
+		issuer := &readeraccess.Issuer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Master: readers.MasterKey, CA: ca,
+			Endpoint: "https://" + readers.Service.Name + "." + readers.Service.Namespace + ".svc", Epochs: readers.Epochs,
+			Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("readers-access")))}
+		if err := issuer.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
 	return s.SetupWithManager(mgr)
 }

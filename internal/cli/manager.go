@@ -35,6 +35,7 @@ import (
 	"github.com/pqcache/pqcache/controllers/dataset"
 	"github.com/pqcache/pqcache/controllers/jobs"
 	"github.com/pqcache/pqcache/controllers/manager"
+	"github.com/pqcache/pqcache/internal/s3creds"
 	"github.com/pqcache/pqcache/internal/version"
 )
 
@@ -69,6 +70,10 @@ type managerOptions struct {
 	agentNamespace         string
 	agentSelector          string
 	peerCA, peerAgentSA    string
+	readersService         string
+	readersMasterKey       string
+	clusterDomain          string
+	readersKeyEpoch        time.Duration
 	agentServiceAccount    string
 	access                 accessFlags
 	zap                    zap.Options
@@ -114,6 +119,10 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.agentNamespace, "agent-namespace", "", "Namespace of the node agents' pods; with --agent-selector, a copy whose node runs no Ready agent is reported not ready (NoAgent) and counted in pqcache_dataset_copies_without_agent.")
 	f.StringVar(&opts.agentSelector, "agent-selector", "", "Label selector of the node agents' pods in --agent-namespace (e.g. app.kubernetes.io/component=agent).")
 	f.StringVar(&opts.peerCA, "peer-ca", "", "NAMESPACE/NAME of the Secret the manager keeps the node agents' peer CA in (made on first start) and of the ConfigMap it publishes the CA certificate in; with --peer-agent-service-account, the manager approves and signs the agents' "+peertls.SignerName+" certificate requests.")
+	f.StringVar(&opts.readersService, "readers-service", "", "NAMESPACE/NAME of the Service through which pods reach their node agent's S3 endpoint for readers; with --peer-ca, the agents' certificates may also name it, and the manager issues each namespace with per-node copies its readers' key (Secret "+s3creds.SecretName+") and the endpoint (ConfigMap "+s3creds.ConfigMapName+").")
+	f.StringVar(&opts.readersMasterKey, "readers-master-key", "", "NAMESPACE/NAME of the Secret the readers' keys derive from (made on first start); required with --readers-service.")
+	f.StringVar(&opts.clusterDomain, "cluster-domain", "cluster.local", "The cluster's DNS domain, in the readers' Service's full name.")
+	f.DurationVar(&opts.readersKeyEpoch, "readers-key-epoch", s3creds.DefaultEpochs.Length, "How often the readers' keys turn; a key is accepted for one to two of these.")
 	f.StringVar(&opts.peerAgentSA, "peer-agent-service-account", "", "NAMESPACE/NAME of the node agents' ServiceAccount: the only requester whose "+peertls.SignerName+" certificate requests are approved.")
 	f.StringVar(&opts.agentServiceAccount, "agent-service-account", "", "ServiceAccount of the node agents in --agent-namespace: granted, by name and in its namespace only, the credentials Secret that each Dataset with spec.replicas names (docs/security.md). Empty: no grants.")
 	opts.access.bind(f)
@@ -168,7 +177,32 @@ func managerConfig(opts managerOptions) (manager.Config, error) {
 			return manager.Config{}, err
 		}
 	}
+	if cfg.Readers, err = readersConfig(opts); err != nil {
+		return manager.Config{}, err
+	}
 	return cfg, nil
+}
+
+// readersConfig is the readers' endpoint's configuration that the manager's flags give.
+func readersConfig(opts managerOptions) (manager.Readers, error) {
+	if opts.readersService == "" {
+		return manager.Readers{}, nil
+	}
+	if opts.peerCA == "" {
+		return manager.Readers{}, errors.New("--readers-service needs --peer-ca: the readers' endpoint serves with the agents' peer certificates")
+	}
+	if opts.readersKeyEpoch < 10*time.Minute {
+		return manager.Readers{}, fmt.Errorf("--readers-key-epoch %s: at least 10m, or keys turn faster than pods start", opts.readersKeyEpoch)
+	}
+	r := manager.Readers{ClusterDomain: opts.clusterDomain, Epochs: s3creds.Epochs{Length: opts.readersKeyEpoch, Skew: s3creds.DefaultEpochs.Skew}}
+	var err error
+	if r.Service, err = namespacedName("--readers-service", opts.readersService); err != nil {
+		return r, err
+	}
+	if r.MasterKey, err = namespacedName("--readers-master-key", opts.readersMasterKey); err != nil {
+		return r, err
+	}
+	return r, nil
 }
 
 // managerWorkerOptions are the worker Jobs' options that the manager's flags give.
