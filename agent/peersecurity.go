@@ -46,7 +46,7 @@ func newPeerSecurity(mgr ctrl.Manager, cfg Config) (*peerSecurity, error) {
 		return nil, fmt.Errorf("POD_IP %q is not an IP: the peer certificate names this pod's IP", os.Getenv("POD_IP"))
 	}
 	cert, trust := &peertls.Certificate{}, &peertls.Trust{}
-	req := &peertls.Requester{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: cfg.Node, IPs: []net.IP{ip},
+	req := &peertls.Requester{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Node: cfg.Node, IPs: []net.IP{ip}, ServiceNames: cfg.Readers.ServiceNames,
 		CA: cfg.PeerCA, Cert: cert, Trust: trust, Log: cfg.Log.With("component", "peer-tls")}
 	if err := mgr.Add(req); err != nil {
 		return nil, err

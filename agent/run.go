@@ -24,11 +24,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/pqcache/pqcache/agent/csi"
@@ -68,7 +70,9 @@ type Config struct {
 	// denied endpoint addresses to requests to buckets (nil: none).
 	AmbientNamespaces []string
 	Guard             *s3store.DialGuard
-	Log               *slog.Logger
+	// Readers configures the S3 endpoint for the pods of this node (a zero Listen: none).
+	Readers ReadersConfig
+	Log     *slog.Logger
 }
 
 // Run runs the node agent until ctx ends: its node's copies, the peer endpoint, and the CSI driver
@@ -116,6 +120,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	srv := &peer.Server{Auth: sec.auth, Authorize: (&PeerAuthorizer{Reader: mgr.GetAPIReader()}).Authorize, Roots: copies.Lookup, Log: cfg.Log}
 	if err := mgr.Add(PeerServer{Listener: l, Server: srv, TLS: sec.serverTLS}); err != nil {
+		return err
+	}
+	if err := addReadersEndpoint(ctx, mgr, a, cfg, sec); err != nil {
 		return err
 	}
 	cfg.Log.Info("Starting the node agent", "version", cfg.Version, "node", cfg.Node, "cacheRoot", cfg.CacheRoot, "peerEndpoint", endpoint)
@@ -198,4 +205,46 @@ func addCSIDriver(mgr ctrl.Manager, a *Agent, cfg Config) error {
 		}
 		return nil
 	})
+}
+
+// addReadersEndpoint serves this node's copies to the pods beside it, when cfg.Readers asks, on
+// the peer certificate (which also names the readers' Service). What its sessions read is in use:
+// the pruner keeps it.
+func addReadersEndpoint(ctx context.Context, mgr ctrl.Manager, a *Agent, cfg Config, sec *peerSecurity) error {
+	if cfg.Readers.Listen == "" {
+		return nil
+	}
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Readers.Listen)
+	if err != nil {
+		return fmt.Errorf("listening for readers on %s: %w", cfg.Readers.Listen, err)
+	}
+	srv, err := newReadersServer(mgr.GetAPIReader(), mgr.GetClient(), a.Copies, cfg.Node, cfg.Readers, cfg.Log.With("component", "readers"))
+	if err != nil {
+		return err
+	}
+	a.InUse = inUseByEither(a.InUse, srv.Sessions.Roots)
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		srv.Sessions.Run(ctx, 30*time.Second)
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Add(PeerServer{Listener: l, Server: srv, TLS: sec.serverTLS})
+}
+
+// inUseByEither is the union of two InUse functions; unknown (nil) if the first does not know yet.
+func inUseByEither(first, second func() map[string]bool) func() map[string]bool {
+	if first == nil {
+		return second
+	}
+	return func() map[string]bool {
+		keep := first()
+		if keep == nil {
+			return nil
+		}
+		for dir := range second() {
+			keep[dir] = true
+		}
+		return keep
+	}
 }

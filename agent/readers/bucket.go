@@ -160,7 +160,7 @@ func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request, req request
 		return
 	}
 	var names []string
-	for _, ds := range s.Catalog.Served(req.namespace) {
+	for _, ds := range s.Catalog.Served(r.Context(), req.namespace) {
 		names = append(names, ds.Bucket)
 	}
 	slices.Sort(names)

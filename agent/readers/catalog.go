@@ -17,6 +17,7 @@ limitations under the License.
 package readers
 
 import (
+	"context"
 	"slices"
 	"strings"
 )
@@ -37,14 +38,14 @@ type Served struct {
 // Catalog says which Datasets each namespace reads from this node.
 type Catalog interface {
 	// Served lists the Datasets of namespace whose copies this node holds.
-	Served(namespace string) []Served
+	Served(ctx context.Context, namespace string) []Served
 }
 
 // CatalogFunc is a Catalog.
-type CatalogFunc func(namespace string) []Served
+type CatalogFunc func(ctx context.Context, namespace string) []Served
 
 // Served calls f.
-func (f CatalogFunc) Served(namespace string) []Served { return f(namespace) }
+func (f CatalogFunc) Served(ctx context.Context, namespace string) []Served { return f(ctx, namespace) }
 
 // inBucket are the Datasets of served that read bucket, longest prefix first (the order a key's
 // owner is looked for in).

@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.listBuckets(w, r, req)
 		return
 	}
-	served := inBucket(s.Catalog.Served(req.namespace), req.bucket)
+	served := inBucket(s.Catalog.Served(r.Context(), req.namespace), req.bucket)
 	if len(served) == 0 {
 		s.refuse(w, r, s3serve.Refuse("AccessDenied", fmt.Sprintf(
 			"namespace %s has no Dataset of bucket %s whose copy is on this node: a Dataset with spec.replicas in namespace %s, on the nodes it names, serves it",

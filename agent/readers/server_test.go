@@ -92,7 +92,7 @@ func newFixture(t testing.TB) *fixture {
 	publish(t, f.sales, 1, map[string]string{"day=1/a.parquet": "sales one a", "day=1/b.parquet": "sales one b", "day=2/a.parquet": "sales two a"}, 2)
 	publish(t, all, 1, map[string]string{"readme.txt": "the lake", "sales/day=1/a.parquet": "shadowed", "sales0.txt": "beside"}, 1)
 	publish(t, secret, 1, map[string]string{"keys.txt": "team-b only"}, 1)
-	catalog := CatalogFunc(func(ns string) []Served {
+	catalog := CatalogFunc(func(_ context.Context, ns string) []Served {
 		switch ns {
 		case "team-a":
 			return []Served{{Dataset: "sales", Bucket: "lake", Prefix: "sales/", Root: f.sales}, {Dataset: "all", Bucket: "lake", Root: all}}

@@ -20,17 +20,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/pqcache/pqcache/agent"
 	"github.com/pqcache/pqcache/agent/csi"
 	"github.com/pqcache/pqcache/agent/peer/identity"
 	"github.com/pqcache/pqcache/agent/peer/peertls"
+	"github.com/pqcache/pqcache/agent/readers"
 	"github.com/pqcache/pqcache/api/wire"
 	"github.com/pqcache/pqcache/controllers/manager"
+	"github.com/pqcache/pqcache/internal/s3creds"
 	"github.com/pqcache/pqcache/internal/version"
 	"github.com/pqcache/pqcache/worker"
 )
@@ -57,6 +61,43 @@ type agentOptions struct {
 	peerTokenFile, peerCA, peerServiceAccount string
 	// access is whose identity reads a bucket and which endpoint addresses are denied.
 	access accessFlags
+	// readers configures the S3 endpoint for the node's pods.
+	readers readersFlags
+}
+
+// readersFlags are the flags of the agent's S3 endpoint for readers.
+type readersFlags struct {
+	listen, service, masterKey, clusterDomain, clientCheck string
+	epoch, idle, maxHold                                   time.Duration
+}
+
+func (r *readersFlags) bind(f *pflag.FlagSet) {
+	f.StringVar(&r.listen, "readers-listen", "", "Address the S3 endpoint for this node's pods listens on (TLS, with the peer certificate); empty: none.")
+	f.StringVar(&r.service, "readers-service", "", "NAMESPACE/NAME of the Service pods reach the endpoint through; the agent's certificate names it.")
+	f.StringVar(&r.masterKey, "readers-master-key", "", "NAMESPACE/NAME of the Secret the readers' keys derive from (the manager makes it).")
+	f.StringVar(&r.clusterDomain, "cluster-domain", "cluster.local", "The cluster's DNS domain, in the readers' Service's full name.")
+	f.StringVar(&r.clientCheck, "readers-client-check", "node", "node: serve only this node's pods (its spec.podCIDRs) and addresses; none: anyone who reaches the port (CNIs without node pod CIDRs).")
+	f.DurationVar(&r.epoch, "readers-key-epoch", s3creds.DefaultEpochs.Length, "How often the readers' keys turn: the manager's --readers-key-epoch.")
+	f.DurationVar(&r.idle, "readers-idle", readers.DefaultIdle, "A reader's session, and the generations it reads, end after this long without a request.")
+	f.DurationVar(&r.maxHold, "readers-max-hold", readers.DefaultMaxHold, "A reader's session ends this long after it began, so that it moves on to newer data.")
+}
+
+// config is the agent's ReadersConfig that the flags give.
+func (r readersFlags) config() (agent.ReadersConfig, error) {
+	if r.listen == "" {
+		return agent.ReadersConfig{}, nil
+	}
+	c := agent.ReadersConfig{Listen: r.listen, Epochs: s3creds.Epochs{Length: r.epoch, Skew: s3creds.DefaultEpochs.Skew},
+		Idle: r.idle, MaxHold: r.maxHold, ClientCheck: r.clientCheck}
+	var err error
+	if c.Service, err = namespacedName("--readers-service", r.service); err != nil {
+		return c, err
+	}
+	if c.MasterKey, err = namespacedName("--readers-master-key", r.masterKey); err != nil {
+		return c, err
+	}
+	c.ServiceNames = peertls.ServiceDNSNames(c.Service.Namespace, c.Service.Name, r.clusterDomain)
+	return c, nil
 }
 
 func newAgentCommand() *cobra.Command {
@@ -85,6 +126,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.peerCA, "peer-ca-configmap", "", "NAMESPACE/NAME of the ConfigMap with the peer CA (key "+peertls.CAKey+"), which the manager publishes.")
 	f.StringVar(&o.peerServiceAccount, "peer-service-account", "", "NAMESPACE/NAME of the agents' ServiceAccount: the only identity this agent serves peers to.")
 	o.access.bind(f)
+	o.readers.bind(f)
 	return cmd
 }
 
@@ -111,6 +153,10 @@ func runAgent(o agentOptions) error {
 	if err != nil {
 		return err
 	}
+	readersCfg, err := o.readers.config()
+	if err != nil {
+		return err
+	}
 	log, err := worker.NewLogger(o.logLevel)
 	if err != nil {
 		return err
@@ -120,5 +166,5 @@ func runAgent(o agentOptions) error {
 		CacheRoot: o.cacheRoot, PeerListen: o.listen, PeerEndpoint: o.endpoint, MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr,
 		Parallelism: o.parallelism, NodeReserve: reserve, CSI: o.csi, KubeletDir: o.kubeletDir, MountSocket: o.mountSocket,
 		PeerTokenFile: o.peerTokenFile, PeerCA: caMap, PeerServiceAccount: sa, AmbientNamespaces: o.access.ambientNamespaces,
-		Guard: guard, Log: log})
+		Guard: guard, Readers: readersCfg, Log: log})
 }
