@@ -11,6 +11,15 @@ rules:
   - get
 - apiGroups:
   - ""
+  resourceNames:
+  - pqcache-s3
+  resources:
+  - configmaps
+  verbs:
+  - delete
+  - update
+- apiGroups:
+  - ""
   resources:
   - events
   - pods
@@ -50,6 +59,15 @@ rules:
   verbs:
   - create
   - get
+- apiGroups:
+  - ""
+  resourceNames:
+  - pqcache-s3-credentials
+  resources:
+  - secrets
+  verbs:
+  - delete
+  - update
 - apiGroups:
   - batch
   resources:
