@@ -93,6 +93,21 @@ func LoadHTTPFS(ctx context.Context, db *sql.DB, ext string, s3 *wire.S3Access) 
 	if _, err := db.ExecContext(ctx, secret); err != nil {
 		return fmt.Errorf("configuring S3: %w", err)
 	}
+	return trustCABundle(ctx, db, os.Getenv("AWS_CA_BUNDLE"))
+}
+
+// trustCABundle makes httpfs check the endpoint's certificate against bundle (AWS_CA_BUNDLE, as a
+// BenchRun with a CA bundle or the node's S3 endpoint sets it), as every AWS SDK does. httpfs checks
+// no certificate by default; without a bundle that default is kept.
+func trustCABundle(ctx context.Context, db *sql.DB, bundle string) error {
+	if bundle == "" {
+		return nil
+	}
+	for _, stmt := range []string{"SET ca_cert_file = " + quote(bundle), "SET enable_server_cert_verification = true"} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("trusting the CA bundle %s: %w", bundle, err)
+		}
+	}
 	return nil
 }
 
