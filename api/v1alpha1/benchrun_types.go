@@ -512,7 +512,7 @@ const (
 )
 
 // InputType is a path from which queries read their data.
-// +kubebuilder:validation:Enum=volume;mixed-staged;mixed-direct;s3;claim
+// +kubebuilder:validation:Enum=volume;mixed-staged;mixed-direct;s3;claim;endpoint
 type InputType string
 
 const (
@@ -527,12 +527,16 @@ const (
 	InputS3 InputType = "s3"
 	// InputClaim reads every table from another PersistentVolumeClaim, such as a bucket mount.
 	InputClaim InputType = "claim"
+	// InputEndpoint reads every table by its s3:// URL through the node's S3 endpoint for readers,
+	// from the node's copy of a Dataset with spec.replicas: what a reader that only changes its
+	// endpoint gets.
+	InputEndpoint InputType = "endpoint"
 )
 
 // BenchInput is one input path to measure.
 // +kubebuilder:validation:XValidation:rule="self.type == 'claim' ? has(self.claimName) : !has(self.claimName)",message="claimName is required for type claim and only allowed with it"
 type BenchInput struct {
-	// type is volume, mixed-staged, mixed-direct, s3 or claim.
+	// type is volume, mixed-staged, mixed-direct, s3, claim or endpoint.
 	// +required
 	Type InputType `json:"type"`
 

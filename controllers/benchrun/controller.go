@@ -17,6 +17,7 @@ limitations under the License.
 package benchrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -178,7 +179,7 @@ func (r *Reconciler) reconcileRun(ctx context.Context, run *datav1alpha1.BenchRu
 // started is false when the run waits, or was refused: the reconcile ends with (res, err).
 func (r *Reconciler) start(ctx context.Context, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, now time.Time) (res ctrl.Result, started bool, err error) {
 	owner := client.ObjectKeyFromObject(run)
-	g := startGate(run, ds)
+	g := startGate(run, ds, r.Worker.ReadersEndpoint)
 	switch {
 	case g.refuse != "":
 		finishRun(run, datav1alpha1.ReasonUnsupported, g.refuse, now)
@@ -244,12 +245,12 @@ func (r *Reconciler) ownedJobs(ctx context.Context, run *datav1alpha1.BenchRun) 
 type gate struct{ refuse, wait string }
 
 // startGate decides, before the first Job, whether the run can start: its Dataset must exist, serve
-// its inputs, and be Ready.
-func startGate(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) gate {
+// its inputs (an endpoint input through the readers' endpoint, "" if none is served), and be Ready.
+func startGate(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, endpoint string) gate {
 	if ds == nil {
 		return gate{wait: fmt.Sprintf("Dataset %q does not exist", run.Spec.DatasetRef.Name)}
 	}
-	if why := unsupportedWith(run, ds); why != "" {
+	if why := cmp.Or(unsupportedWith(run, ds), endpointUnsupported(run, ds, endpoint)); why != "" {
 		return gate{refuse: why}
 	}
 	if !ds.DeletionTimestamp.IsZero() {

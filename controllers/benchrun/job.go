@@ -91,7 +91,7 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	res := corev1.ResourceList{corev1.ResourceCPU: j.config.CPU, corev1.ResourceMemory: j.config.Memory}
 	container := corev1.Container{
 		Name: benchContainerName, Image: opts.Image, ImagePullPolicy: opts.ImagePullPolicy,
-		Args:            benchArgs(run, ds, j).Args(),
+		Args:            benchArgs(run, ds, j, opts.ReadersEndpoint).Args(),
 		Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
 		SecurityContext: jobs.WorkerContainerSecurity(),
 		// Engines spill and keep temporary files here; the root file system is read-only.
@@ -127,6 +127,9 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	if bucket {
 		withBucket(&container, ds, j.input)
 	}
+	if j.input.Type == datav1alpha1.InputEndpoint {
+		withReadersEndpoint(&container, run, ds, opts.ReadersEndpoint)
+	}
 	if j.engine.Name == datav1alpha1.EngineSpark {
 		withSparkDriver(&pod, &container, run, j)
 	}
@@ -134,6 +137,10 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 	if bucket {
 		jobs.WithCABundle(&pod, opts.CABundle)
 		jobs.WithAccessPolicy(&pod, ds, opts.Access)
+	}
+	if j.input.Type == datav1alpha1.InputEndpoint {
+		// Not the access policy: the endpoint is a Service of the cluster, which its denied ranges may hold.
+		jobs.WithCABundle(&pod, readersCA)
 	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
@@ -155,8 +162,9 @@ func buildBenchJob(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j bench
 }
 
 // benchArgs are the runner's arguments for one engine × configuration × input: what it reads (the
-// pinned generation of the volume, or the bucket), the queries and how often, and where it reports.
-func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob) wire.BenchArgs {
+// pinned generation of the volume, the bucket, or the bucket's URLs through the node's S3 endpoint
+// for readers at endpoint), the queries and how often, and where it reports.
+func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob, endpoint string) wire.BenchArgs {
 	a := wire.BenchArgs{Engine: string(j.engine.Name), Workload: workloadArg(run), Data: jobs.DataMountPath, Queries: strings.Join(run.Spec.Queries, ","),
 		Iterations: int(max(run.Spec.Iterations, 1)), Warmups: int(ptr.Deref(run.Spec.Warmups, 1)),
 		QueryTimeout: parseDuration(run.Spec.QueryTimeout, 30*time.Minute),
@@ -169,11 +177,14 @@ func benchArgs(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob)
 		// Every Job of the run reads the generation recorded at its start, whatever refreshes happen.
 		a.Data = generationDir(g)
 	}
-	if j.input.Type == datav1alpha1.InputS3 {
+	if j.input.Type == datav1alpha1.InputS3 || j.input.Type == datav1alpha1.InputEndpoint {
 		a.Data = syncspec.SourceURL(ds)
 	}
 	if readsS3(j.input) || run.Spec.DuringRefresh {
 		a.S3Access = syncspec.S3Access(ds) // for the engine, and for the runner's own probe of the bucket
+	}
+	if j.input.Type == datav1alpha1.InputEndpoint {
+		a.S3Access = readersAccess(endpoint)
 	}
 	if run.Spec.DuringRefresh {
 		a.BenchRefresh = refreshArgs(run, ds)
@@ -242,6 +253,10 @@ func mountInput(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Benc
 	if in.Type == datav1alpha1.InputS3 {
 		return
 	}
+	if in.Type == datav1alpha1.InputEndpoint {
+		placeOnCopies(pod, run, ds) // it reads its node's copy by S3, with nothing mounted
+		return
+	}
 	if readsCopies(ds, in) {
 		mountCopy(pod, c, run, ds)
 		return
@@ -256,7 +271,7 @@ func mountInput(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Benc
 // own; "" for an input that mounts none (s3, per-node copies).
 func inputClaim(ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) string {
 	switch {
-	case in.Type == datav1alpha1.InputS3 || readsCopies(ds, in):
+	case in.Type == datav1alpha1.InputS3 || in.Type == datav1alpha1.InputEndpoint || readsCopies(ds, in):
 		return ""
 	case in.Type == datav1alpha1.InputClaim:
 		return in.ClaimName

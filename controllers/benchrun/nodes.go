@@ -34,7 +34,8 @@ import (
 const csiDriverName = "data.pqcache.dev"
 
 // readsCopies says whether the input reads the node's copy of a Dataset with spec.replicas (through
-// the CSI driver) rather than a claim or the bucket.
+// the CSI driver, or the node's S3 endpoint for readers) rather than a claim or the bucket: its Jobs
+// run on nodes that hold the run's generation.
 func readsCopies(ds *datav1alpha1.Dataset, in datav1alpha1.BenchInput) bool {
 	return ds.Spec.Replicas != nil && in.Type != datav1alpha1.InputClaim && in.Type != datav1alpha1.InputS3
 }
@@ -63,9 +64,7 @@ func generationHeldNowhere(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset,
 }
 
 // mountCopy mounts the node's copy of the pinned generation at /data through the CSI driver, and
-// places the pod on a node that holds it. The Jobs of one run spread evenly over those nodes (no
-// node runs two more of them than another), so that configurations run side by side on different
-// nodes instead of sharing one node's CPUs and disk.
+// places the pod on a node that holds it (placeOnCopies).
 func mountCopy(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) {
 	g := run.Status.DatasetGeneration
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "data", MountPath: jobs.DataMountPath, ReadOnly: true}}, c.VolumeMounts...)
@@ -73,6 +72,14 @@ func mountCopy(pod *corev1.PodSpec, c *corev1.Container, run *datav1alpha1.Bench
 		Driver: csiDriverName, ReadOnly: ptr.To(true),
 		VolumeAttributes: map[string]string{"dataset": ds.Name, "generation": strconv.FormatInt(g, 10)},
 	}}}}, pod.Volumes...)
+	placeOnCopies(pod, run, ds)
+}
+
+// placeOnCopies places the pod on a node whose copy holds the run's generation. The Jobs of one run
+// spread evenly over those nodes (no node runs two more of them than another), so that
+// configurations run side by side on different nodes instead of sharing one node's CPUs and disk.
+func placeOnCopies(pod *corev1.PodSpec, run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset) {
+	g := run.Status.DatasetGeneration
 	if pod.Affinity == nil {
 		pod.Affinity = &corev1.Affinity{}
 	} else {

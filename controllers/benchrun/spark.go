@@ -192,6 +192,11 @@ func sparkConf(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j benchJob,
 			conf[k] = v
 		}
 	}
+	if j.input.Type == datav1alpha1.InputEndpoint {
+		for k, v := range readersS3AConf(opts.ReadersEndpoint) {
+			conf[k] = v
+		}
+	}
 	keys := make([]string, 0, len(conf))
 	for k := range conf {
 		keys = append(keys, k)
@@ -221,6 +226,19 @@ func s3aConf(ds *datav1alpha1.Dataset) map[string]string {
 		conf["spark.hadoop.fs.s3a.endpoint.region"] = s3.Region
 	}
 	return conf
+}
+
+// readersS3AConf reaches the node's S3 endpoint for readers through s3a: by path, over TLS; the key
+// and the pin token are the standard AWS variables (AWS_SESSION_TOKEN included), which s3a's default
+// chain reads, and the endpoint's CA a trust store the programs in the image make from AWS_CA_BUNDLE.
+func readersS3AConf(endpoint string) map[string]string {
+	return map[string]string{
+		"spark.hadoop.fs.s3a.impl":                   "org.apache.hadoop.fs.s3a.S3AFileSystem",
+		"spark.hadoop.fs.s3a.path.style.access":      "true",
+		"spark.hadoop.fs.s3a.endpoint":               endpoint,
+		"spark.hadoop.fs.s3a.connection.ssl.enabled": "true",
+		"spark.hadoop.fs.s3a.endpoint.region":        readersRegion,
+	}
 }
 
 // sparkExecutorPod is the executors' pod template: the Spark image started by its executor program,
@@ -260,9 +278,15 @@ func sparkExecutorPod(run *datav1alpha1.BenchRun, ds *datav1alpha1.Dataset, j be
 	if readsS3(j.input) {
 		withBucket(&c, ds, j.input)
 	}
+	if j.input.Type == datav1alpha1.InputEndpoint {
+		withReadersEndpoint(&c, run, ds, opts.ReadersEndpoint)
+	}
 	spec.Containers = []corev1.Container{c}
 	if readsS3(j.input) {
 		jobs.WithCABundle(&spec, opts.CABundle)
+	}
+	if j.input.Type == datav1alpha1.InputEndpoint {
+		jobs.WithCABundle(&spec, readersCA)
 	}
 	if j.input.Type == datav1alpha1.InputMixedStaged {
 		withStageStep(&spec, ds, opts)

@@ -69,6 +69,9 @@ type WorkerOptions struct {
 	CABundle *ConfigMapKey
 	// Access is whose identity workers read a bucket with and where they may connect.
 	Access AccessPolicy
+	// ReadersEndpoint is the URL pods reach their node's S3 endpoint for readers at (the Service
+	// --readers-service names); empty: the installation serves none.
+	ReadersEndpoint string
 }
 
 // ConfigMapKey names one key of a ConfigMap.

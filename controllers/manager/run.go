@@ -88,6 +88,11 @@ type Readers struct {
 	Epochs             s3creds.Epochs
 }
 
+// endpoint is the URL pods reach the readers' Service at.
+func (r Readers) endpoint() string {
+	return "https://" + r.Service.Name + "." + r.Service.Namespace + ".svc"
+}
+
 // WebhookCert is where the manager keeps the webhook's own certificate (webhookcert.Rotator): the
 // Secret, the webhook's Service (in the Secret's namespace) and the MutatingWebhookConfiguration
 // whose caBundle it writes. A zero Secret: the certificate comes from WebhookCertDir.
@@ -122,6 +127,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	opts := cfg.Reconcilers
 	opts.Events = hub
+	if cfg.Readers.Service.Name != "" {
+		opts.Worker.ReadersEndpoint = cfg.Readers.endpoint()
+	}
 	if err := SetupAll(mgr, opts); err != nil {
 		return err
 	}
@@ -242,7 +250,7 @@ func addPeerSigner(mgr ctrl.Manager, ca, agents types.NamespacedName, readers Re
 	if readers.Service.Name != "" {
 		s.ServiceNames = peertls.ServiceDNSNames(readers.Service.Namespace, readers.Service.Name, readers.ClusterDomain)
 		issuer := &readeraccess.Issuer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Master: readers.MasterKey, CA: ca,
-			Endpoint: "https://" + readers.Service.Name + "." + readers.Service.Namespace + ".svc", Epochs: readers.Epochs,
+			Endpoint: readers.endpoint(), Epochs: readers.Epochs,
 			Log: slog.New(logr.ToSlogHandler(ctrl.Log.WithName("readers-access")))}
 		if err := issuer.SetupWithManager(mgr); err != nil {
 			return err
