@@ -181,6 +181,11 @@ func runJob(ns, name string, steps ...corev1.Container) string {
 
 // runJobOn is runJob with the pod bound to nodes that match nodeSelector (nil: any node).
 func runJobOn(ns, name string, nodeSelector map[string]string, steps ...corev1.Container) string {
+	return runJobOnWith(ns, name, nodeSelector, nil, steps...)
+}
+
+// runJobOnWith is runJobOn with more volumes beside the steps' work directory.
+func runJobOnWith(ns, name string, nodeSelector map[string]string, volumes []corev1.Volume, steps ...corev1.Container) string {
 	podSec, _ := restricted()
 	last := steps[len(steps)-1]
 	job := &batchv1.Job{
@@ -193,7 +198,7 @@ func runJobOn(ns, name string, nodeSelector map[string]string, steps ...corev1.C
 				SecurityContext: podSec,
 				InitContainers:  steps[:len(steps)-1],
 				Containers:      []corev1.Container{last},
-				Volumes:         []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				Volumes:         append([]corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, volumes...),
 			}},
 		},
 	}
