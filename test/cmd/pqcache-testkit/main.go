@@ -17,8 +17,9 @@ limitations under the License.
 // Command pqcache-testkit holds the servers and probes pqcache's tests run as processes and pods, kept
 // out of the shipped pqcache binary: hostile-s3 (an S3 endpoint that misbehaves on demand), marks and
 // read-check (what readers of a refreshing Dataset see), lag (the freshness an event-driven refresh
-// gives), and s3-check (what an S3 reader configured only by the AWS environment gets). The local cluster loads it as the image pqcache.local/pqcache-testkit:dev
-// (hack/image-rootfs-testkit.sh); the event benchmark builds it into bin/.
+// gives), and s3-check (what an S3 reader configured only by the AWS environment gets). The local
+// cluster loads it as the image pqcache.local/pqcache-testkit:dev (hack/image-rootfs-testkit.sh); the
+// event benchmark builds it into bin/.
 package main
 
 import (
