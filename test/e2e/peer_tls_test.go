@@ -117,12 +117,14 @@ var _ = Describe("Peer traffic between node agents", Ordered, func() {
 		Expect(code).NotTo(BeElementOf(http.StatusOK, http.StatusNotFound, http.StatusForbidden), "plain HTTP reached the peer server: %s", body)
 	})
 
-	It("serves TLS with a certificate the cluster's CSR signer issued for the peer's pod IP and node", func() {
+	It("serves TLS with a certificate the cluster's CSR signer issued for the peer's pod IP and node, and the readers' Service", func() {
 		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: target.Status.PodIP, MinVersion: tls.VersionTLS13})
 		Expect(err).NotTo(HaveOccurred())
 		defer func() { _ = conn.Close() }()
 		leaf := conn.ConnectionState().PeerCertificates[0]
-		Expect(leaf.DNSNames).To(Equal([]string{target.Spec.NodeName}))
+		// The same certificate serves the node's S3 endpoint for readers, behind the Service pqcache-s3.
+		Expect(leaf.DNSNames).To(Equal(append([]string{target.Spec.NodeName},
+			peertls.ServiceDNSNames(releaseNamespace, "pqcache-s3", "cluster.local")...)))
 		Expect(leaf.NotAfter.Sub(leaf.NotBefore)).To(BeNumerically("<=", peertls.DefaultLifetime+5*time.Minute))
 	})
 
