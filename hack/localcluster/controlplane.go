@@ -121,6 +121,10 @@ func (c *cluster) startControllers(ctx context.Context) error {
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--cluster-signing-cert-file=" + pki("ca.crt"), "--cluster-signing-key-file=" + pki("ca.key"),
 		"--profiling=false",
+		// A stopped node is NotReady after 25 s instead of Kubernetes' 50: the e2e suite stops nodes
+		// and waits for that. kubelet renews its lease every 10 s, so a loaded node still has two
+		// renewals' slack before it is taken for lost.
+		"--node-monitor-grace-period=25s",
 	}, procOpts{}); err != nil {
 		return err
 	}

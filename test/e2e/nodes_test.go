@@ -49,7 +49,7 @@ var (
 // What only a cluster of several nodes shows: Services and DNS across nodes, a worker's log read from
 // its node's kubelet, live progress published through the API server by a worker pod, and a node that
 // dies. On fewer nodes these specs fail, saying how many they need: they are never skipped.
-var _ = Describe("A cluster of several nodes", Ordered, Serial, func() {
+var _ = Describe("A cluster of several nodes", Ordered, func() {
 	var (
 		ns       string
 		nodes    []corev1.Node
@@ -150,6 +150,22 @@ spec:
 		n := ds.Status.LastSync.FilesCopied
 		Expect(log).To(ContainSubstring(fmt.Sprintf(`"filesDone":%d,"filesTotal":%d`, n, n)),
 			"the worker's JSON progress lines end with every file done")
+	})
+
+})
+
+// A node that dies. Serial: it stops a node, which every spec running meanwhile would feel.
+var _ = Describe("A node that stops", Ordered, Serial, func() {
+	var (
+		ns    string
+		nodes []corev1.Node
+	)
+
+	BeforeAll(func() {
+		nodes = readyNodes()
+		Expect(len(nodes)).To(BeNumerically(">=", 2),
+			"this spec needs a cluster of at least 2 nodes and this one has %d Ready: hack/local-cluster up --nodes 3 starts one", len(nodes))
+		ns = newNamespace("pqcache-nodestop-")
 	})
 
 	It("replaces the pods of a Deployment elsewhere when their node stops, and takes the node back", func() {
