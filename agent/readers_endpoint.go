@@ -98,7 +98,7 @@ func (m *MasterKeys) Key(gen byte) ([]byte, error) {
 	}
 	key := m.keys[gen]
 	if len(key) < s3creds.MinMasterKey {
-		return nil, fmt.Errorf("Secret %s holds no key %s", m.Secret, s3creds.MasterDataKey(gen))
+		return nil, fmt.Errorf("the master key Secret %s holds no key %s", m.Secret, s3creds.MasterDataKey(gen))
 	}
 	return key, nil
 }

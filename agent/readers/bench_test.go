@@ -54,7 +54,7 @@ func BenchmarkRead(b *testing.B) {
 			_ = fh.Close()
 		}
 	})
-	b.Run("endpoint-http", func(b *testing.B) { benchGet(b, f, f.client("team-a", "pqcache-pin/v1;s=bench")) })
+	b.Run("endpoint-http", func(b *testing.B) { benchGet(b, f.client("team-a", "pqcache-pin/v1;s=bench")) })
 	b.Run("endpoint-tls", func(b *testing.B) {
 		ts := httptest.NewUnstartedServer(f.srv)
 		ts.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
@@ -64,11 +64,11 @@ func BenchmarkRead(b *testing.B) {
 		tlsFixture.url = ts.URL
 		c := tlsFixture.client("team-a", "pqcache-pin/v1;s=bench")
 		c = s3.New(c.Options(), func(o *s3.Options) { o.HTTPClient = ts.Client() })
-		benchGet(b, f, c)
+		benchGet(b, c)
 	})
 }
 
-func benchGet(b *testing.B, f *fixture, c *s3.Client) {
+func benchGet(b *testing.B, c *s3.Client) {
 	b.SetBytes(benchObject)
 	for b.Loop() {
 		out, err := c.GetObject(b.Context(), &s3.GetObjectInput{Bucket: aws.String("lake"), Key: aws.String("sales/big.parquet")})

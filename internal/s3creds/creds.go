@@ -119,7 +119,7 @@ type Epochs struct {
 	Skew   time.Duration
 }
 
-// DefaultEpochs: keys live 24 to 48 hours.
+// DefaultEpochs are the epochs the manager and the agents use unless told: keys live 24 to 48 hours.
 var DefaultEpochs = Epochs{Length: 24 * time.Hour, Skew: 5 * time.Minute}
 
 // At is the epoch t falls in.

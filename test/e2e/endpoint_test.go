@@ -127,13 +127,19 @@ spec:
     nodeSelector: {%s: "yes"}
 `, other, bucket, s3Endpoint, endpointLabel)
 		Expect(c.Create(ctx, &theirs)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(c.Delete(ctx, &theirs))).To(Succeed()) })
 		Eventually(func() error {
 			return c.Get(ctx, client.ObjectKey{Namespace: other, Name: s3creds.SecretName}, &corev1.Secret{})
 		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
-		got = s3Check(other, "intruder", &nodes[0], nil, prefix, prefix+"nation/part-0.parquet")
+		// Its key reads its own Dataset of the same bucket (empty, or not synced yet), never the other's.
+		key := prefix + "customer.parquet"
+		got = s3Check(other, "intruder", &nodes[0], nil, prefix, key)
 		Expect(got.Listed).To(BeEmpty(), "namespace %s listed %s's keys", other, ns)
-		Expect(got.ListError).To(HavePrefix("AccessDenied"))
-		Expect(got.ListError).NotTo(ContainSubstring(ns), "the refusal names the other namespace")
+		if got.ListError != "" {
+			Expect(got.ListError).To(HavePrefix("AccessDenied"))
+		}
+		Expect(got.Objects[key]).To(Or(HavePrefix("error: NoSuchKey"), HavePrefix("error: AccessDenied")))
+		Expect(got.Objects[key]+got.ListError).NotTo(ContainSubstring(ns), "a refusal names the other namespace")
 	})
 
 	It("answers DuckDB and Polars through the endpoint as from the volume, on nodes holding the copy", func() {
