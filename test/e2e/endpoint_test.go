@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -180,6 +181,38 @@ spec:
 			Expect(by["polars/endpoint"]).To(Equal(by["polars/volume"]), "%s: Polars' answer through the endpoint", q)
 		}
 	})
+
+	It("keeps a reader's session on the generation it began with through two refreshes", func() {
+		keys := []string{prefix + "region.parquet", prefix + "nation.parquet"}
+		session := "pqcache-pin/v1;s=e2e-reader"
+		first := s3CheckWith(ns, "session-0", &nodes[0], nil, session, prefix, keys...)
+		for _, k := range keys {
+			Expect(first.Objects[k]).To(HavePrefix("sha256:"), "%s before the refreshes", k)
+		}
+		for i, k := range keys {
+			By(fmt.Sprintf("refresh %d: deleting %s from the bucket", i+1, k))
+			runJob(ns, fmt.Sprintf("delete-%d", i), pqcacheContainer("rm", "s3", "rm", "s3://"+bucket+"/"+k, "--endpoint", s3Endpoint, "--path-style"))
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
+			before := ds.Status.Replicas.Generation
+			patch := client.MergeFrom(ds.DeepCopy())
+			ds.Spec.Refresh.Manual = fmt.Sprintf("e2e-session-%d", i)
+			Expect(c.Patch(ctx, &ds, patch)).To(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(c.Get(ctx, client.ObjectKeyFromObject(&ds), &ds)).To(Succeed())
+				g.Expect(ds.Status.Replicas.Generation).To(BeNumerically(">", before))
+			}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+			waitCopies(&ds, 2, 2*time.Minute)
+
+			same := s3CheckWith(ns, fmt.Sprintf("session-%d", i+1), &nodes[0], nil, session, prefix, keys...)
+			Expect(same.Objects).To(Equal(first.Objects), "the session's reads after refresh %d", i+1)
+			Expect(same.Listed).To(Equal(first.Listed), "the session's listing after refresh %d", i+1)
+		}
+		fresh := s3CheckWith(ns, "session-new", &nodes[0], nil, "pqcache-pin/v1;s=e2e-newcomer", prefix, keys...)
+		for _, k := range keys {
+			Expect(fresh.Objects[k]).To(HavePrefix("error: NoSuchKey"), "a new session reads the newest generation, without %s", k)
+		}
+		Expect(fresh.Listed).To(HaveLen(len(first.Listed) - 2))
+	})
 })
 
 // bucketEnv reads the bucket itself, with the Dataset's keys (the e2e S3 Secret).
@@ -192,6 +225,12 @@ func bucketEnv(endpoint string) []corev1.EnvVar {
 // docs show), on node when one is given. It lists prefix and GETs keys.
 func s3Check(ns, name string, node *corev1.Node, env []corev1.EnvVar, prefix string, keys ...string) s3CheckReport {
 	GinkgoHelper()
+	return s3CheckWith(ns, name, node, env, "", prefix, keys...)
+}
+
+// s3CheckWith is s3Check with a session token for a reader of the endpoint (a pin: "" for none).
+func s3CheckWith(ns, name string, node *corev1.Node, env []corev1.EnvVar, token, prefix string, keys ...string) s3CheckReport {
+	GinkgoHelper()
 	args := []string{"s3-check", "--bucket", bucket, "--prefix", prefix, "--report-file", "/dev/termination-log"}
 	for _, k := range keys {
 		args = append(args, "--key", k)
@@ -201,6 +240,9 @@ func s3Check(ns, name string, node *corev1.Node, env []corev1.EnvVar, prefix str
 		check.Env = append(check.Env, env...)
 	} else {
 		check.Env = []corev1.EnvVar{{Name: "AWS_CA_BUNDLE", Value: "/etc/pqcache-s3/ca.crt"}, {Name: "AWS_EC2_METADATA_DISABLED", Value: "true"}}
+		if token != "" {
+			check.Env = append(check.Env, corev1.EnvVar{Name: "AWS_SESSION_TOKEN", Value: token})
+		}
 		check.EnvFrom = []corev1.EnvFromSource{
 			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s3creds.SecretName}}},
 			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s3creds.ConfigMapName}}},
