@@ -73,18 +73,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req request, serve
 		if !strings.HasPrefix(ds.Prefix, query.Prefix) && !strings.HasPrefix(query.Prefix, ds.Prefix) {
 			continue // none of its keys can be listed
 		}
-		lease, done, ok := s.acquire(w, r, req, ds)
+		held, done, ok := s.acquire(w, r, req, ds)
 		if !ok {
 			return
 		}
 		defer done()
-		idx, err := s.indexes.Open(ds.Root, lease.Generation)
-		if err != nil {
-			s3serve.WriteError(w, r, http.StatusServiceUnavailable, "SlowDown", fmt.Sprintf("the copy of Dataset %s is not readable now: %v", ds.Dataset, err))
-			return
-		}
-		defer idx.Close()
-		sources = append(sources, s3serve.Source{Index: idx, KeyPrefix: ds.Prefix})
+		sources = append(sources, s3serve.Source{Index: held.Index, KeyPrefix: ds.Prefix})
 	}
 	page, err := s3serve.List(sources, query)
 	if err != nil {
@@ -96,12 +90,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req request, serve
 
 // listQuery reads a ListObjectsV2 request's parameters.
 func listQuery(q map[string][]string) (s3serve.ListQuery, error) {
-	get := func(k string) string {
-		if v := q[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
+	get := func(k string) string { return first(q, k) }
 	lq := s3serve.ListQuery{Prefix: get("prefix"), Delimiter: get("delimiter"), After: get("start-after"), MaxKeys: s3serve.MaxKeys}
 	if v := get("max-keys"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -127,17 +116,11 @@ func listQuery(q map[string][]string) (s3serve.ListQuery, error) {
 func listResult(bucket string, q map[string][]string, lq s3serve.ListQuery, page s3serve.Page) s3serve.ListResult {
 	enc := func(s string) string { return s }
 	encoding := ""
-	if v := q["encoding-type"]; len(v) > 0 && v[0] == "url" {
+	if first(q, "encoding-type") == "url" {
 		enc, encoding = s3serve.URLEncode, "url"
 	}
-	first := func(k string) string {
-		if v := q[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
 	res := s3serve.ListResult{Name: bucket, Prefix: enc(lq.Prefix), Delimiter: enc(lq.Delimiter), EncodingType: encoding,
-		MaxKeys: lq.MaxKeys, ContinuationToken: first("continuation-token"), StartAfter: enc(first("start-after")),
+		MaxKeys: lq.MaxKeys, ContinuationToken: first(q, "continuation-token"), StartAfter: enc(first(q, "start-after")),
 		KeyCount: len(page.Objects) + len(page.Prefixes), IsTruncated: page.Next != ""}
 	if page.Next != "" {
 		res.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(page.Next))
@@ -151,6 +134,14 @@ func listResult(bucket string, q map[string][]string, lq s3serve.ListQuery, page
 		res.CommonPrefixes = append(res.CommonPrefixes, s3serve.CommonPrefix{Prefix: enc(p)})
 	}
 	return res
+}
+
+// first is a query parameter's first value, or "".
+func first(q map[string][]string, k string) string {
+	if v := q[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // listBuckets answers ListBuckets with the buckets the namespace reads on this node.

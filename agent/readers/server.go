@@ -36,7 +36,6 @@ import (
 	"time"
 
 	"github.com/pqcache/pqcache/agent/s3serve"
-	"github.com/pqcache/pqcache/cache/generations"
 	"github.com/pqcache/pqcache/internal/s3creds"
 )
 
@@ -53,7 +52,6 @@ type Server struct {
 	Sessions    *Sessions
 	Log         *slog.Logger
 
-	indexes  s3serve.IndexCache
 	refusals s3serve.RefusalLog
 }
 
@@ -173,30 +171,24 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request, req request, ser
 		s3serve.WriteError(w, r, http.StatusNotFound, "NoSuchKey", "no Dataset on this node holds this key; it serves "+prefixes(served))
 		return
 	}
-	lease, done, ok := s.acquire(w, r, req, ds)
+	held, done, ok := s.acquire(w, r, req, ds)
 	if !ok {
 		return
 	}
 	defer done()
-	idx, err := s.indexes.Open(ds.Root, lease.Generation)
-	if err != nil {
-		s3serve.WriteError(w, r, http.StatusServiceUnavailable, "SlowDown", fmt.Sprintf("the copy of Dataset %s is not readable now: %v", ds.Dataset, err))
-		return
-	}
 	rel := req.key[len(ds.Prefix):]
-	obj, found, err := idx.Find(rel)
-	idx.Close()
+	obj, found, err := held.Index.Find(rel)
 	if err != nil {
 		s3serve.WriteError(w, r, http.StatusInternalServerError, "InternalError", err.Error())
 		return
 	}
 	if !found {
 		s3serve.WriteError(w, r, http.StatusNotFound, "NoSuchKey", fmt.Sprintf(
-			"generation %d of Dataset %s holds no such key", lease.Generation, ds.Dataset))
+			"generation %d of Dataset %s holds no such key", held.Lease.Generation, ds.Dataset))
 		return
 	}
-	w.Header().Set(GenerationHeader, ds.Dataset+"="+strconv.FormatInt(lease.Generation, 10))
-	s3serve.ServeObject(w, r, lease.Dir, rel, obj, s.log())
+	w.Header().Set(GenerationHeader, ds.Dataset+"="+strconv.FormatInt(held.Lease.Generation, 10))
+	s3serve.ServeObject(w, r, held.Lease.Dir, rel, obj, s.log())
 }
 
 // GenerationHeader names, in each answer about a Dataset, the Dataset and the generation it came
@@ -204,11 +196,13 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request, req request, ser
 const GenerationHeader = "X-Pqcache-Generation"
 
 // acquire holds the session's generation of ds, or answers why it cannot.
-func (s *Server) acquire(w http.ResponseWriter, r *http.Request, req request, ds Served) (*generations.Lease, func(), bool) {
-	lease, done, err := s.Sessions.Acquire(req.namespace, req.session, ds.Root, req.pin.Generations[ds.Dataset])
+func (s *Server) acquire(w http.ResponseWriter, r *http.Request, req request, ds Served) (*Held, func(), bool) {
+	held, done, err := s.Sessions.Acquire(req.namespace, req.session, ds.Root, req.pin.Generations[ds.Dataset])
 	switch {
 	case err == nil:
-		return lease, done, true
+		return held, done, true
+	case errors.Is(err, ErrUnreadable):
+		s3serve.WriteError(w, r, http.StatusServiceUnavailable, "SlowDown", fmt.Sprintf("the copy of Dataset %s is not readable now: %v", ds.Dataset, err))
 	case errors.Is(err, ErrTooManySessions):
 		s3serve.WriteError(w, r, http.StatusServiceUnavailable, "SlowDown", err.Error())
 	case errors.Is(err, fs.ErrNotExist) && req.pin.Generations[ds.Dataset] != 0:

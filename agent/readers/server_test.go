@@ -322,3 +322,30 @@ func TestSessionsPerNamespaceAreBounded(t *testing.T) {
 		t.Error("team-b's session was ended by team-a's")
 	}
 }
+
+// TestOneSessionServesConcurrentReads: the requests of one session share its generation's open
+// index (run with -race): many at once each get their own object's bytes.
+func TestOneSessionServesConcurrentReads(t *testing.T) {
+	f := newFixture(t)
+	c := f.client("team-a", "pqcache-pin/v1;s=many")
+	want := map[string]string{"sales/day=1/a.parquet": "sales one a", "sales/day=1/b.parquet": "sales one b", "sales/day=2/a.parquet": "sales two a"}
+	errs := make(chan error, 30)
+	for i := range 30 {
+		go func() {
+			key := []string{"sales/day=1/a.parquet", "sales/day=1/b.parquet", "sales/day=2/a.parquet"}[i%3]
+			got, err := get(t, c, key, "")
+			if err == nil && got != want[key] {
+				err = errors.New(key + ": " + got)
+			}
+			errs <- err
+		}()
+	}
+	for range 30 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := f.sessions.Len(); n != 1 {
+		t.Errorf("%d sessions, want the one", n)
+	}
+}

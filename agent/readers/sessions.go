@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pqcache/pqcache/agent/s3serve"
 	"github.com/pqcache/pqcache/cache/generations"
 )
 
@@ -33,6 +34,9 @@ import (
 // began, so that a long-lived reader moves on to newer data and an old generation's disk is freed.
 type Sessions struct {
 	Idle, MaxHold time.Duration
+	// Indexes reads the object index of each generation a session holds, once: the session keeps it
+	// open for its requests (a reader's many ranged GETs open nothing).
+	Indexes *s3serve.IndexCache
 	// MaxPerNamespace bounds one namespace's sessions: a tenant that opens sessions without end
 	// only ends its own oldest idle ones.
 	MaxPerNamespace int
@@ -45,6 +49,8 @@ type Sessions struct {
 
 // Defaults of a Sessions.
 const (
+	// DefaultCachedIndexes: a node serves many Datasets, each to sessions on one or two generations.
+	DefaultCachedIndexes   = 64
 	DefaultIdle            = 5 * time.Minute
 	DefaultMaxHold         = 6 * time.Hour
 	DefaultMaxPerNamespace = 256
@@ -56,7 +62,20 @@ type session struct {
 	started, last time.Time
 	inFlight      int
 	// held are the generations the session reads, by copy root.
-	held map[string]*generations.Lease
+	held map[string]*Held
+}
+
+// Held is a generation a session reads: held on disk, its object index open. Requests share it
+// (an index is read with ReadAt only); it is released when the session ends, never while a request
+// of the session runs.
+type Held struct {
+	Lease *generations.Lease
+	Index s3serve.IndexFile
+}
+
+func (h *Held) release() {
+	h.Index.Close()
+	h.Lease.Release()
 }
 
 // ErrTooManySessions says a namespace has as many sessions as it may, all of them busy.
@@ -65,10 +84,10 @@ var ErrTooManySessions = errors.New("the namespace has as many reading sessions 
 // ErrPinConflict says a request pins a generation its session does not read.
 var ErrPinConflict = errors.New("the pin asks for another generation than its session reads")
 
-// Acquire returns the generation of the copy at root that the session reads, holding it on the
-// session's first request that touches the copy: generation want if it is not 0, else the current
-// one. done ends the request; the lease stays with the session.
-func (s *Sessions) Acquire(namespace, id, root string, want int64) (lease *generations.Lease, done func(), err error) {
+// Acquire returns the generation of the copy at root that the session reads, holding it and opening
+// its object index on the session's first request that touches the copy: generation want if it is
+// not 0, else the current one. done ends the request; the generation stays with the session.
+func (s *Sessions) Acquire(namespace, id, root string, want int64) (held *Held, done func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -83,27 +102,48 @@ func (s *Sessions) Acquire(namespace, id, root string, want int64) (lease *gener
 		if err := s.makeRoomLocked(namespace); err != nil {
 			return nil, nil, err
 		}
-		sess = &session{started: now, held: map[string]*generations.Lease{}}
+		sess = &session{started: now, held: map[string]*Held{}}
 		if s.sessions == nil {
 			s.sessions = map[sessionKey]*session{}
 		}
 		s.sessions[key] = sess
 	}
-	lease = sess.held[root]
-	if lease != nil && want != 0 && lease.Generation != want {
-		return nil, nil, fmt.Errorf("%w: it reads generation %d of the Dataset; a pin for generation %d needs a session of its own (s=)", ErrPinConflict, lease.Generation, want)
+	held = sess.held[root]
+	if held != nil && want != 0 && held.Lease.Generation != want {
+		return nil, nil, fmt.Errorf("%w: it reads generation %d of the Dataset; a pin for generation %d needs a session of its own (s=)", ErrPinConflict, held.Lease.Generation, want)
 	}
-	if lease == nil {
-		// Holding takes a shared flock and reads a link: no I/O on file contents, fine under the lock.
-		if lease, err = generations.Hold(root, want); err != nil {
+	if held == nil {
+		// Holding takes a shared flock and reads a link; the index's marks are read once per
+		// generation (IndexCache): no per-object work under the lock.
+		if held, err = s.hold(root, want); err != nil {
 			return nil, nil, err
 		}
-		sess.held[root] = lease
+		sess.held[root] = held
 	}
 	sess.inFlight++
 	sess.last = now
-	return lease, func() { s.done(sess) }, nil
+	return held, func() { s.done(sess) }, nil
 }
+
+// hold holds generation want (0: the current one) of root and opens its object index.
+func (s *Sessions) hold(root string, want int64) (*Held, error) {
+	lease, err := generations.Hold(root, want)
+	if err != nil {
+		return nil, err
+	}
+	if s.Indexes == nil { // under s.mu, as every call of hold
+		s.Indexes = &s3serve.IndexCache{Max: DefaultCachedIndexes}
+	}
+	idx, err := s.Indexes.Open(root, lease.Generation)
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return &Held{Lease: lease, Index: idx}, nil
+}
+
+// ErrUnreadable says a held generation's object index could not be read.
+var ErrUnreadable = errors.New("the copy's object index is not readable")
 
 func (s *Sessions) done(sess *session) {
 	s.mu.Lock()
@@ -200,8 +240,8 @@ func (s *Sessions) Len() int {
 }
 
 func (sess *session) release() {
-	for _, l := range sess.held {
-		l.Release()
+	for _, h := range sess.held {
+		h.release()
 	}
 }
 
