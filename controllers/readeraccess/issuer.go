@@ -148,7 +148,9 @@ func (r *Issuer) configMap(ctx context.Context, ns string) (*corev1.ConfigMap, e
 const CAKey = "ca.crt"
 
 // ensure creates obj owned by owners, or brings the existing one to obj's contents (update says
-// whether it changed anything) with every owner among its owners. One that is not pqcache's is left
+// whether it changed anything) with every owner among its owners. Not jobs.ShareOwnership: that reads
+// through the manager's cached client first, which for a Secret or ConfigMap would start an informer
+// over every namespace's (the manager caches neither); ensure reads them uncached. One that is not pqcache's is left
 // alone: the namespace's own object of that name wins, and the reconcile says so.
 func (r *Issuer) ensure(ctx context.Context, obj client.Object, owners []client.Object, update func(cur client.Object) bool) error {
 	cur, ok := obj.DeepCopyObject().(client.Object)
