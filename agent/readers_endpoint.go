@@ -30,8 +30,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/pqcache/pqcache/agent/readers"
+	"github.com/pqcache/pqcache/cache"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
 	"github.com/pqcache/pqcache/internal/s3creds"
 )
@@ -65,7 +67,8 @@ func (c ReadersCatalog) Served(ctx context.Context, namespace string) []readers.
 			continue
 		}
 		s3 := ds.Spec.Source.S3
-		out = append(out, readers.Served{Dataset: ds.Name, Bucket: s3.Bucket, Prefix: s3.Prefix, Root: root, Region: s3.Region})
+		out = append(out, readers.Served{Dataset: ds.Name, Bucket: s3.Bucket, Prefix: s3.Prefix, Root: root, Region: s3.Region,
+			Source: cache.SourceID(s3.Endpoint, s3.Bucket, s3.Prefix)})
 	}
 	return out
 }
@@ -212,9 +215,14 @@ type ReadersConfig struct {
 // (cached), the master key and the Node read by name (api).
 func newReadersServer(api, cached client.Reader, copies *Copies, node string, cfg ReadersConfig, log *slog.Logger) (*readers.Server, error) {
 	reader := api
+	sessions := &readers.Sessions{Idle: cfg.Idle, MaxHold: cfg.MaxHold}
+	m, err := readers.NewMetrics(metrics.Registry, sessions)
+	if err != nil {
+		return nil, fmt.Errorf("registering the readers' endpoint's metrics: %w", err)
+	}
 	srv := &readers.Server{Catalog: ReadersCatalog{Reader: cached, Copies: copies}, Epochs: cfg.Epochs,
 		MasterKey: (&MasterKeys{Reader: reader, Secret: cfg.MasterKey}).Key,
-		Sessions:  &readers.Sessions{Idle: cfg.Idle, MaxHold: cfg.MaxHold}, Log: log}
+		Sessions:  sessions, Metrics: m, Log: log}
 	switch strings.ToLower(cfg.ClientCheck) {
 	case "", "node":
 		srv.ClientCheck = (&NodeClients{Reader: reader, Node: node, Service: cfg.Service.String()}).Check

@@ -466,6 +466,7 @@ func (s *syncer) publishGeneration(ctx context.Context) error {
 	}
 	p := *s.opts.Generations
 	p.Durable = !s.opts.Ephemeral
+	p.Source = s.opts.Source
 	entries := func(fn func(manifest.Entry) error) error { return s.m.Scan("", fn) }
 	sum, err := generations.Publish(ctx, s.root, g, entries, p, time.Now())
 	if sum.Current == g {

@@ -33,6 +33,10 @@ type Served struct {
 	Root string
 	// Region is the bucket's region, answered to GetBucketLocation; empty means us-east-1.
 	Region string
+	// Source names the Dataset's source as its syncs record it in each generation (cache.SourceID):
+	// a generation copied from another source is not served under this one's keys. Empty: not
+	// checked.
+	Source string
 }
 
 // Catalog says which Datasets each namespace reads from this node.

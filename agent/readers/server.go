@@ -50,7 +50,9 @@ type Server struct {
 	// ClientCheck, when set, refuses a client by its address (a pod of another node).
 	ClientCheck func(netip.Addr) error
 	Sessions    *Sessions
-	Log         *slog.Logger
+	// Metrics, when set, counts the answers (NewMetrics).
+	Metrics *Metrics
+	Log     *slog.Logger
 
 	refusals s3serve.RefusalLog
 }
@@ -64,17 +66,31 @@ type request struct {
 	key       string
 }
 
-// ServeHTTP answers one S3 request.
+// ServeHTTP answers one S3 request, and counts it in Metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	namespace := s.serve(rec, r)
+	s.Metrics.observe(namespace, operation(r), rec.status, rec.sent, time.Since(start))
+}
+
+// serve answers r, and returns the namespace whose key signed it ("" if none did).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) (namespace string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		s3serve.WriteError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowed", "pqcache's endpoint for readers is read-only")
-		return
+		return ""
 	}
 	req, err := s.authenticate(r)
 	if err != nil {
 		s.refuse(w, r, err)
-		return
+		return ""
 	}
+	s.answer(w, r, req)
+	return req.namespace
+}
+
+// answer serves a verified request.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, req request) {
 	if req.bucket == "" {
 		s.listBuckets(w, r, req)
 		return
@@ -197,8 +213,17 @@ const GenerationHeader = "X-Pqcache-Generation"
 
 // acquire holds the session's generation of ds, or answers why it cannot.
 func (s *Server) acquire(w http.ResponseWriter, r *http.Request, req request, ds Served) (*Held, func(), bool) {
-	held, done, err := s.Sessions.Acquire(req.namespace, req.session, ds.Root, req.pin.Generations[ds.Dataset])
+	pinned := req.pin.Generations[ds.Dataset]
+	held, done, err := s.Sessions.Acquire(req.namespace, req.session, ds.Root, ds.Source, pinned)
 	switch {
+	case err == nil && ds.Source != "" && held.Source != "" && held.Source != ds.Source:
+		done()
+		status, code, next := http.StatusServiceUnavailable, "SlowDown", "its keys are served once the first generation copied from the new source is on this node"
+		if pinned != 0 {
+			status, code, next = http.StatusBadRequest, "InvalidRequest", "the pin names a generation of the old source"
+		}
+		s3serve.WriteError(w, r, status, code, fmt.Sprintf("generation %d of Dataset %s was copied from %s, and the Dataset now reads %s: %s",
+			held.Lease.Generation, ds.Dataset, held.Source, ds.Source, next))
 	case err == nil:
 		return held, done, true
 	case errors.Is(err, ErrUnreadable):

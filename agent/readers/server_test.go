@@ -44,6 +44,12 @@ var master = []byte("0123456789abcdef0123456789abcdef")
 // publish writes files as the next generation g of root, keeping keep generations.
 func publish(t testing.TB, root string, g int64, files map[string]string, keep int) {
 	t.Helper()
+	publishFrom(t, root, g, files, keep, "")
+}
+
+// publishFrom is publish, recording source as the generation's.
+func publishFrom(t testing.TB, root string, g int64, files map[string]string, keep int, source string) {
+	t.Helper()
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for k := range files {
 			if !yield(k) {
@@ -70,7 +76,7 @@ func publish(t testing.TB, root string, g int64, files map[string]string, keep i
 		}
 		return nil
 	}
-	if _, err := generations.Publish(context.Background(), root, g, entries, generations.Policy{Keep: keep, Index: true}, time.Now()); err != nil {
+	if _, err := generations.Publish(context.Background(), root, g, entries, generations.Policy{Keep: keep, Index: true, Source: source}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -82,20 +88,26 @@ type fixture struct {
 	url      string
 	sales    string // the root of team-a's "sales" copy
 	sessions *Sessions
+	// salesSource is the "sales" Dataset's source as the catalog says it now; its first generation
+	// was copied from salesFrom.
+	salesSource string
 }
+
+const salesFrom = "s3://lake/sales/ at http://store"
+
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fixture{sales: filepath.Join(dir, "sales"), sessions: &Sessions{}}
+	f := &fixture{sales: filepath.Join(dir, "sales"), sessions: &Sessions{}, salesSource: salesFrom}
 	all, secret := filepath.Join(dir, "all"), filepath.Join(dir, "secret")
-	publish(t, f.sales, 1, map[string]string{"day=1/a.parquet": "sales one a", "day=1/b.parquet": "sales one b", "day=2/a.parquet": "sales two a"}, 2)
+	publishFrom(t, f.sales, 1, map[string]string{"day=1/a.parquet": "sales one a", "day=1/b.parquet": "sales one b", "day=2/a.parquet": "sales two a"}, 2, salesFrom)
 	publish(t, all, 1, map[string]string{"readme.txt": "the lake", "sales/day=1/a.parquet": "shadowed", "sales0.txt": "beside"}, 1)
 	publish(t, secret, 1, map[string]string{"keys.txt": "team-b only"}, 1)
 	catalog := CatalogFunc(func(_ context.Context, ns string) []Served {
 		switch ns {
 		case "team-a":
-			return []Served{{Dataset: "sales", Bucket: "lake", Prefix: "sales/", Root: f.sales}, {Dataset: "all", Bucket: "lake", Root: all}}
+			return []Served{{Dataset: "sales", Bucket: "lake", Prefix: "sales/", Root: f.sales, Source: f.salesSource}, {Dataset: "all", Bucket: "lake", Root: all}}
 		case "team-b":
 			return []Served{{Dataset: "secret", Bucket: "lake", Prefix: "secret/", Root: secret, Region: "eu-west-1"}}
 		}
@@ -123,6 +135,8 @@ func (f *fixture) clientWith(id, secret, token string) *s3.Client {
 	return s3.New(s3.Options{
 		BaseEndpoint: aws.String(f.url), Region: "us-east-1", UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(id, secret, token),
+		// One attempt: a test sees each answer, not the last of the SDK's retries of a SlowDown.
+		RetryMaxAttempts: 1,
 	})
 }
 
@@ -347,5 +361,36 @@ func TestOneSessionServesConcurrentReads(t *testing.T) {
 	}
 	if n := f.sessions.Len(); n != 1 {
 		t.Errorf("%d sessions, want the one", n)
+	}
+}
+
+// TestAGenerationIsServedOnlyUnderItsSource: when a Dataset's source changes, its generations copied
+// from the old one are not served under the new one's keys, to a new session or to one that held
+// them, nor to a pin of one; the first generation copied from the new source is, to both sessions.
+func TestAGenerationIsServedOnlyUnderItsSource(t *testing.T) {
+	f := newFixture(t)
+	held := f.client("team-a", "pqcache-pin/v1;s=before")
+	if _, err := get(t, held, "sales/day=1/a.parquet", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.salesSource = "s3://lake/sales/ at http://another-store"
+	for name, c := range map[string]*s3.Client{"the session that held it": held, "a new session": f.client("team-a", "pqcache-pin/v1;s=after")} {
+		_, err := get(t, c, "sales/day=1/a.parquet", "")
+		if errorCode(err) != "SlowDown" || !strings.Contains(err.Error(), "was copied from "+salesFrom) {
+			t.Errorf("%s read generation 1 under the new source: %v", name, err)
+		}
+		if _, err := c.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String("lake"), Prefix: aws.String("sales/")}); errorCode(err) != "SlowDown" {
+			t.Errorf("%s listed generation 1 under the new source: %v", name, err)
+		}
+	}
+	publishFrom(t, f.sales, 2, map[string]string{"day=1/a.parquet": "from the other store"}, 2, f.salesSource)
+	for name, c := range map[string]*s3.Client{"the session that held generation 1": held, "a new session": f.client("team-a", "pqcache-pin/v1;s=later")} {
+		if got, err := get(t, c, "sales/day=1/a.parquet", ""); err != nil || got != "from the other store" {
+			t.Errorf("%s, after the new source's first generation: %q, %v", name, got, err)
+		}
+	}
+	_, err := get(t, f.client("team-a", "pqcache-pin/v1;s=pinned;g=sales:1"), "sales/day=1/a.parquet", "")
+	if errorCode(err) != "InvalidRequest" || !strings.Contains(err.Error(), "the pin names a generation of the old source") {
+		t.Errorf("a pin of generation 1 under the new source: %v", err)
 	}
 }

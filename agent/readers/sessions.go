@@ -63,6 +63,8 @@ type session struct {
 	inFlight      int
 	// held are the generations the session reads, by copy root.
 	held map[string]*Held
+	// retired were held until their Dataset's source changed; released once no request runs.
+	retired []*Held
 }
 
 // Held is a generation a session reads: held on disk, its object index open. Requests share it
@@ -71,6 +73,9 @@ type session struct {
 type Held struct {
 	Lease *generations.Lease
 	Index s3serve.IndexFile
+	// Source is where the generation was copied from (generations.Policy.Source); empty when the
+	// generation did not record it.
+	Source string
 }
 
 func (h *Held) release() {
@@ -87,7 +92,12 @@ var ErrPinConflict = errors.New("the pin asks for another generation than its se
 // Acquire returns the generation of the copy at root that the session reads, holding it and opening
 // its object index on the session's first request that touches the copy: generation want if it is
 // not 0, else the current one. done ends the request; the generation stays with the session.
-func (s *Sessions) Acquire(namespace, id, root string, want int64) (held *Held, done func(), err error) {
+//
+// source is the Dataset's source now (Served.Source): a session that holds a generation copied from
+// another source moves to the current generation, since the old one's bytes may not be served under
+// the new source's keys. The caller still checks the result's Source: the current generation may be
+// the old source's until the new one's first sync.
+func (s *Sessions) Acquire(namespace, id, root, source string, want int64) (held *Held, done func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -109,6 +119,11 @@ func (s *Sessions) Acquire(namespace, id, root string, want int64) (held *Held, 
 		s.sessions[key] = sess
 	}
 	held = sess.held[root]
+	if held != nil && want == 0 && source != "" && held.Source != "" && held.Source != source {
+		sess.retired = append(sess.retired, held)
+		delete(sess.held, root)
+		held = nil
+	}
 	if held != nil && want != 0 && held.Lease.Generation != want {
 		return nil, nil, fmt.Errorf("%w: it reads generation %d of the Dataset; a pin for generation %d needs a session of its own (s=)", ErrPinConflict, held.Lease.Generation, want)
 	}
@@ -134,15 +149,20 @@ func (s *Sessions) hold(root string, want int64) (*Held, error) {
 	if s.Indexes == nil { // under s.mu, as every call of hold
 		s.Indexes = &s3serve.IndexCache{Max: DefaultCachedIndexes}
 	}
+	source, err := generations.SourceOf(root, lease.Generation)
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
 	idx, err := s.Indexes.Open(root, lease.Generation)
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
-	return &Held{Lease: lease, Index: idx}, nil
+	return &Held{Lease: lease, Index: idx, Source: source}, nil
 }
 
-// ErrUnreadable says a held generation's object index could not be read.
+// ErrUnreadable says a held generation's record or object index could not be read.
 var ErrUnreadable = errors.New("the copy's object index is not readable")
 
 func (s *Sessions) done(sess *session) {
@@ -150,6 +170,9 @@ func (s *Sessions) done(sess *session) {
 	defer s.mu.Unlock()
 	sess.inFlight--
 	sess.last = s.now()
+	if sess.inFlight == 0 {
+		sess.releaseRetired()
+	}
 }
 
 // makeRoomLocked ends the namespace's least recently used idle session when it has as many as it
@@ -239,10 +262,29 @@ func (s *Sessions) Len() int {
 	return len(s.sessions)
 }
 
+// PerNamespace is how many sessions each namespace has open.
+func (s *Sessions) PerNamespace() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for key := range s.sessions {
+		out[key.namespace]++
+	}
+	return out
+}
+
 func (sess *session) release() {
 	for _, h := range sess.held {
 		h.release()
 	}
+	sess.releaseRetired()
+}
+
+func (sess *session) releaseRetired() {
+	for _, h := range sess.retired {
+		h.release()
+	}
+	sess.retired = nil
 }
 
 func (s *Sessions) now() time.Time {

@@ -72,7 +72,7 @@ func (st *state) build(ctx context.Context, root string, g int64, entries Entrie
 		if cerr := b.close(); err == nil {
 			err = cerr
 		}
-		m = meta{Generation: g, Files: b.files, Bytes: b.bytes, Published: now}
+		m = meta{Generation: g, Files: b.files, Bytes: b.bytes, Published: now, Source: p.Source}
 	}
 	if err == nil && idx != nil {
 		err = idx.commit(g)

@@ -101,6 +101,10 @@ type Policy struct {
 	// Index also writes the generation's object index (<g>.objects, see Objects) before its tree gets
 	// its name: what a node agent needs to serve the generation to its peers as a bucket would.
 	Index bool
+	// Source names where the generation's files were copied from (cache.SourceID), recorded with it:
+	// a Dataset's source may change while readers hold its older generations, and what serves a
+	// generation under the source's keys must serve it only under the keys it came from.
+	Source string
 }
 
 // meta is what DIR/.pqcache/generations/<g>.json holds.
@@ -109,6 +113,9 @@ type meta struct {
 	Files      int64     `json:"files"`
 	Bytes      int64     `json:"bytes"`
 	Published  time.Time `json:"published"`
+	// Source is Policy.Source when it was published; empty in generations published before it was
+	// recorded.
+	Source string `json:"source,omitempty"`
 	// Superseded is when current moved to another generation: MinAge counts from it, since a reader
 	// that resolved current just before the switch reads this generation from then on.
 	Superseded time.Time `json:"superseded,omitzero"`
@@ -548,6 +555,18 @@ func readCurrent(d int, dir string) (int64, error) {
 		return 0, fmt.Errorf("reading %s/%s: %q is not a generation", dir, currentLink, buf[:n])
 	}
 	return g, nil
+}
+
+// SourceOf returns where generation g of the volume at root was copied from (Policy.Source), "" when
+// it was not recorded.
+func SourceOf(root string, g int64) (string, error) {
+	d, err := unix.Open(filepath.Join(root, filepath.FromSlash(Dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", &os.PathError{Op: "open", Path: filepath.Join(root, filepath.FromSlash(Dir)), Err: err}
+	}
+	defer closeDir(d)
+	m, err := readMeta(d, g)
+	return m.Source, err
 }
 
 func readMeta(d int, n int64) (meta, error) {

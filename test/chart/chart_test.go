@@ -489,9 +489,43 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("args %v", r.managerArgs(t))
 	}
 
-	off := render(t, "metrics.enabled=false", "metrics.serviceMonitor.enabled=true", "events.enabled=false")
+	if len(r.all("PodMonitor")) != 0 {
+		t.Error("PodMonitor of the agents rendered without agents")
+	}
+
+	off := render(t, "metrics.enabled=false", "metrics.serviceMonitor.enabled=true", "events.enabled=false", "agent.enabled=true")
 	if len(off.all("Service")) != 0 || !hasArg(off.managerArgs(t), "--events-bind-address=0") || len(off.all("ServiceMonitor")) != 0 || !hasArg(off.managerArgs(t), "--metrics-bind-address=0") {
 		t.Error("metrics.enabled=false still exposes metrics")
+	}
+	if len(off.all("PodMonitor")) != 0 || !hasArg(off.agentArgs(t), "--metrics-bind-address=0") {
+		t.Error("metrics.enabled=false still exposes the agents' metrics")
+	}
+}
+
+// TestAgentMetrics: the agents serve their metrics on a port of their own, which a PodMonitor
+// scrapes per agent and the agents' NetworkPolicy opens to networkPolicy.metricsFrom only.
+func TestAgentMetrics(t *testing.T) {
+	r := render(t, "agent.enabled=true", "agent.metricsPort=9099", "metrics.serviceMonitor.enabled=true",
+		"metrics.serviceMonitor.labels.release=prom", "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring")
+	if !hasArg(r.agentArgs(t), "--metrics-bind-address=:9099") {
+		t.Errorf("agent args %v", r.agentArgs(t))
+	}
+	pm := r.one(t, "PodMonitor")
+	if pm.GetLabels()["release"] != "prom" {
+		t.Errorf("PodMonitor labels %v", pm.GetLabels())
+	}
+	sel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	if sel["app.kubernetes.io/component"] != "agent" {
+		t.Errorf("PodMonitor selects %v, not the agents", sel)
+	}
+	containers, _, _ := unstructured.NestedSlice(r.one(t, "DaemonSet").Object, "spec", "template", "spec", "containers")
+	ports := fmt.Sprint(containers[0].(map[string]any)["ports"])
+	if !strings.Contains(ports, "name:metrics") || !strings.Contains(ports, "containerPort:9099") {
+		t.Errorf("agent ports %s", ports)
+	}
+	policy := fmt.Sprint(r.named(t, "NetworkPolicy", "pq-pqcache-agent").Object["spec"])
+	if !strings.Contains(policy, "port:9099") || !strings.Contains(policy, "name:monitoring") {
+		t.Errorf("the agents' NetworkPolicy does not open 9099 to metricsFrom: %s", policy)
 	}
 }
 

@@ -83,7 +83,7 @@ spec:
 		waitCopies(&ds, 3, 5*time.Minute)
 	})
 
-	It("runs TPC-H on 3 executors spread over the nodes, with equal digests on volume and s3, and no S3 bytes on volume", func() {
+	It("runs TPC-H on 3 executors spread over the nodes, with equal digests on volume, the nodes' S3 endpoints and s3, and no S3 bytes on volume", func() {
 		var br datav1alpha1.BenchRun
 		fromYAML(&br, `
 apiVersion: data.pqcache.dev/v1alpha1
@@ -93,7 +93,7 @@ spec:
   datasetRef: {name: tpch}
   queries: %s
   engines: [{name: spark, executors: 3, executorResources: {cpuRequest: 500m, cpuLimit: "1", memoryLimit: 1536Mi}}]
-  inputs: [{type: volume}, {type: s3}]
+  inputs: [{type: volume}, {type: endpoint}, {type: s3}]
   configs: [{name: d, cpu: 500m, memory: 2Gi}]
   iterations: 1
   warmups: 0
@@ -118,7 +118,7 @@ spec:
 
 		waitBenchRun(&br, 40*time.Minute)
 		Expect(conditionStatus(br.Status.Conditions, datav1alpha1.ConditionSucceeded)).To(Equal(metav1.ConditionTrue), conditionsString(br.Status.Conditions))
-		Expect(br.Status.Results).To(HaveLen(2))
+		Expect(br.Status.Results).To(HaveLen(3))
 		digests := map[string]map[string]string{}
 		for _, r := range br.Status.Results {
 			Expect(r.Spark).NotTo(BeNil(), "result %s/%s has the Spark figures", r.Engine, r.Input)
@@ -144,6 +144,7 @@ spec:
 		}
 		Expect(digests["volume"]).To(HaveLen(2))
 		Expect(digests["s3"]).To(Equal(digests["volume"]), "the same answers from the copies and the bucket")
+		Expect(digests["endpoint"]).To(Equal(digests["volume"]), "the same answers through each executor's node's S3 endpoint")
 	})
 
 	It("leaves no executor behind when the run is deleted mid-way", func() {
