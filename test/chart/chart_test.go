@@ -494,7 +494,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	off := render(t, "metrics.enabled=false", "metrics.serviceMonitor.enabled=true", "events.enabled=false", "agent.enabled=true")
-	if len(off.all("Service")) != 0 || !hasArg(off.managerArgs(t), "--events-bind-address=0") || len(off.all("ServiceMonitor")) != 0 || !hasArg(off.managerArgs(t), "--metrics-bind-address=0") {
+	if slices.ContainsFunc(off.all("Service"), func(u *unstructured.Unstructured) bool { return strings.HasSuffix(u.GetName(), "-metrics") }) || !hasArg(off.managerArgs(t), "--events-bind-address=0") || len(off.all("ServiceMonitor")) != 0 || !hasArg(off.managerArgs(t), "--metrics-bind-address=0") {
 		t.Error("metrics.enabled=false still exposes metrics")
 	}
 	if len(off.all("PodMonitor")) != 0 || !hasArg(off.agentArgs(t), "--metrics-bind-address=0") {

@@ -99,8 +99,11 @@ func TestNetworkPolicies(t *testing.T) {
 	}
 
 	peers := ingressByPort(t, agent)
-	if got := slices.Sorted(maps.Keys(peers)); !slices.Equal(got, []int32{7480, 7481, 8083}) {
-		t.Errorf("the agents' open ports %v, want peers 7480, readers 7481 and probes 8083", got)
+	if got := slices.Sorted(maps.Keys(peers)); !slices.Equal(got, []int32{7480, 7481, 8083, 8084}) {
+		t.Errorf("the agents' open ports %v, want peers 7480, readers 7481, probes 8083 and metrics 8084", got)
+	}
+	if from := peers[8084]; len(from) != 1 || from[0].NamespaceSelector == nil || len(from[0].NamespaceSelector.MatchLabels) != 0 {
+		t.Errorf("agents' metrics from %+v, want networkPolicy.metricsFrom (any pod of the cluster by default)", from)
 	}
 	if from := peers[7481]; len(from) != 1 || from[0].NamespaceSelector == nil || len(from[0].NamespaceSelector.MatchLabels) != 0 {
 		t.Errorf("readers' port from %+v, want any pod of the cluster by default (each reads its own namespace's only)", from)
