@@ -54,6 +54,9 @@ func OptionsFromArgs(a wire.SyncArgs) (s3store.Config, Options, error) {
 	if !a.Verify.Valid() {
 		return s3store.Config{}, opts, fmt.Errorf("--verify %q: must be checksum, sha256 or size", a.Verify)
 	}
+	if err := checkTable(a, prefix); err != nil {
+		return s3store.Config{}, opts, err
+	}
 	if a.Generations < 0 || a.Generations > generations.DefaultMaxKept {
 		return s3store.Config{}, opts, fmt.Errorf("--generations %d: must be between 0 and %d", a.Generations, generations.DefaultMaxKept)
 	}
@@ -68,6 +71,7 @@ func OptionsFromArgs(a wire.SyncArgs) (s3store.Config, Options, error) {
 		Dir: a.Dir, Source: SourceID(a.Endpoint, bucket, prefix), Prefix: prefix,
 		Include: a.Include, Exclude: a.Exclude, Parallelism: a.Parallel, PartSize: part,
 		Verify: a.Verify, Prune: !a.NoDelete, PageCache: a.PageCache, DryRun: a.DryRun, MaxBytes: maxBytes,
+		Table: a.Table,
 	}
 	if a.Generations > 0 && !a.DryRun {
 		opts.Generations = &generations.Policy{Keep: a.Generations, MinAge: a.GenerationMinAge, Pinned: a.KeepGenerations}

@@ -86,6 +86,12 @@ func (s *syncer) reason(err error) string {
 	if errors.Is(err, ErrNodeReserve) {
 		return wire.ReasonNodeReserve
 	}
+	if errors.Is(err, ErrTableCorrupt) {
+		return wire.ReasonTableCorrupt
+	}
+	if errors.Is(err, ErrTableUnsupported) {
+		return wire.ReasonTableUnsupported
+	}
 	if r := volumeReason(err); r != "" {
 		return r
 	}
@@ -99,7 +105,7 @@ func (s *syncer) reason(err error) string {
 		}
 	}
 	switch best {
-	case wire.ReasonAccessDenied, wire.ReasonInvalidCredentials, wire.ReasonHostileKeys, wire.ReasonSourceTooSlow:
+	case wire.ReasonAccessDenied, wire.ReasonInvalidCredentials, wire.ReasonHostileKeys, wire.ReasonSourceTooSlow, wire.ReasonTableCorrupt:
 		return best
 	}
 	return wire.ReasonSyncFailed

@@ -153,6 +153,11 @@ type Options struct {
 	// Follow, if set, makes this sync a follower's copy of another directory's generation, read from a
 	// peer that serves it (see Follow); the store Sync is given, at Prefix, is then the fallback.
 	Follow *Follow
+	// Table, if set (wire.TableDelta), says Prefix is a table's root: a sync copies exactly the files
+	// of its newest committed version (table.go), publishes nothing when any of them is missing or
+	// fails, and always lists (a change set cannot stand for a commit). A follower copies its seed's
+	// generation, which is one version already, and ignores it.
+	Table string
 	// GenerationAtLeast makes the next generation this sync commits higher than it: a seed whose disk
 	// was wiped must not number its generations like those its followers already hold.
 	GenerationAtLeast int64
@@ -245,6 +250,8 @@ type syncer struct {
 	// answered is set once the store has answered a listing (or a targeted sync's first HEAD): until
 	// then, a failed sync has learnt nothing, and leaves the target as it found it (leaveAsFound).
 	answered atomic.Bool
+	// table is the version a sync of a table copies (nil for a prefix, and for a follower).
+	table *tableFiles
 }
 
 // Sync runs one sync from store (the bucket, whose keys under opts.Prefix are the files; with
@@ -321,8 +328,23 @@ func (s *syncer) run(ctx context.Context) (err error) {
 	defer s.deadline.stop()
 	stopProgress := s.startProgress(ctx)
 	defer stopProgress()
+	if s.opts.Table != "" && s.follows == 0 {
+		if s.table, err = s.readTable(ctx); err != nil {
+			return deadlineOr(context.Cause(ctx), err)
+		}
+		s.rep.Table = s.table.report()
+	}
 	if err := s.transfer(ctx, filter, force); err != nil {
 		return deadlineOr(context.Cause(ctx), err)
+	}
+	if s.table != nil {
+		if err := s.table.complete(); err != nil {
+			return err
+		}
+		if s.rep.FilesFailed > 0 {
+			// A generation without one of the version's files is no version at all.
+			return fmt.Errorf("%w: %d of version %d's files were not copied", ErrFilesFailed, s.rep.FilesFailed, s.table.snapshot.Version)
+		}
 	}
 	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()
 	if err := ctx.Err(); err != nil {
@@ -367,7 +389,7 @@ func (s *syncer) prepare() (plan.Change, error) {
 		s.partsIgnored.Store(true)
 		s.warn(partsIgnoredWarning)
 	}
-	s.listing = s.opts.Changes == nil
+	s.listing = s.opts.Changes == nil || s.opts.Table != ""
 	if !s.listing && (force != "" || prev == "") {
 		// A change set cannot stand for the data set when the source changed, or when nothing was
 		// ever listed into this directory: it would publish just its keys as if they were all.
@@ -635,7 +657,7 @@ func (s *syncer) plan(ctx context.Context, filter *plan.Filter, force plan.Chang
 			}
 			for _, obj := range page.Objects {
 				s.rep.FilesListed++
-				if !filter.Match(obj.Key) {
+				if !filter.Match(obj.Key) || s.table != nil && !s.table.wants(s, obj) {
 					continue
 				}
 				if strings.HasSuffix(obj.Key, "/") && obj.Size == 0 {
@@ -692,6 +714,13 @@ func (s *syncer) dryRun(ctx context.Context, filter *plan.Filter) error {
 		if prev, err := s.m.Source(); err == nil && prev != "" && prev != s.opts.Source {
 			force = plan.ChangeSource
 		}
+	}
+	if s.opts.Table != "" {
+		var err error
+		if s.table, err = s.readTable(ctx); err != nil {
+			return err
+		}
+		s.rep.Table = s.table.report()
 	}
 	return s.plan(ctx, filter, force, func(a plan.Action) error {
 		if a.Copy {

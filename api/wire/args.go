@@ -330,7 +330,13 @@ type SyncOptions struct {
 	ReportFile string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// Table names the format of a table whose root is the prefix ("delta"): a sync copies exactly
+	// the files of its newest committed version. Empty: the prefix is mirrored as it is listed.
+	Table string
 }
+
+// Table formats a sync reads (SyncOptions.Table).
+const TableDelta = "delta"
 
 // DefaultSyncOptions are the options a worker applies to flags it was not given.
 func DefaultSyncOptions() SyncOptions {
@@ -364,6 +370,7 @@ func (o *SyncOptions) flags(l *flagList) {
 func (o *SyncOptions) sourceFlags(l *flagList) {
 	l.strings(&o.Include, "include", "Glob of keys to copy, relative to the prefix (repeatable; \"**\" spans directories). Default: all.")
 	l.strings(&o.Exclude, "exclude", "Glob of keys to leave out, relative to the prefix (repeatable).")
+	l.str(&o.Table, "table", "", "The prefix is the root of a table of this format (delta): copy exactly the files of its newest committed version, and publish each version as one generation. Default: mirror the prefix as listed.")
 	o.S3Access.flags(l, "")
 }
 

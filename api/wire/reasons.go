@@ -75,6 +75,14 @@ const (
 	ReasonSyncDeadlineExceeded = "SyncDeadlineExceeded"
 	// ReasonSyncFailed: the worker ran and reported failures not covered by a more specific reason.
 	ReasonSyncFailed = "SyncFailed"
+	// ReasonTableCorrupt: the table's log does not read as a committed snapshot (a line that is not
+	// JSON, a truncated commit, a gap in its versions, a checkpoint that does not parse), or a commit
+	// names a file the bucket does not hold; nothing of it was published, and the last published
+	// snapshot stands.
+	ReasonTableCorrupt = "TableCorrupt"
+	// ReasonTableUnsupported: the table needs a protocol version or a table feature pqcache does not
+	// read (the message names it); the last published snapshot stands.
+	ReasonTableUnsupported = "TableUnsupported"
 )
 
 // syncFailureReasons are the reasons a sync report may carry.
@@ -82,7 +90,7 @@ var syncFailureReasons = []string{
 	ReasonAccessDenied, ReasonNoSuchBucket, ReasonInvalidCredentials, ReasonInsufficientCapacity,
 	ReasonHostileKeys, ReasonSourceMisbehaving, ReasonSourceTooSlow, ReasonVolumeReadOnly, ReasonVolumePermissionDenied,
 	ReasonVolumeIOError, ReasonPanicked, ReasonOverByteCap, ReasonNodeReserve, ReasonSyncDeadlineExceeded, ReasonSyncFailed,
-	ReasonAmbientCredentialsNotAllowed,
+	ReasonAmbientCredentialsNotAllowed, ReasonTableCorrupt, ReasonTableUnsupported,
 }
 
 // SyncFailureReason returns the reason a failed sync's report gave, or ReasonSyncFailed when it gave

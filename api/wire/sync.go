@@ -73,6 +73,20 @@ type SyncReport struct {
 	Changes *ChangeOutcome `json:"changes,omitempty"`
 	// Generations says which complete generations the volume keeps for consistent readers.
 	Generations *GenerationSummary `json:"generations,omitempty"`
+	// Table is set for a table source: the committed version the sync copied.
+	Table *TableSnapshot `json:"table,omitempty"`
+}
+
+// TableSnapshot is the committed version of a table that a sync copied exactly.
+type TableSnapshot struct {
+	// Format is the table format ("delta").
+	Format string `json:"format"`
+	// Version is the table's version (Delta: its log's commit number).
+	Version int64 `json:"version"`
+	// Files are the data files the version reads (deletion vectors included), LogFiles the log and
+	// metadata files a reader of it opens.
+	Files    int64 `json:"files"`
+	LogFiles int64 `json:"logFiles"`
 }
 
 // ManifestSummary describes a committed manifest: its totals, its generation (one more with every

@@ -70,7 +70,7 @@ func TestCheckpointWithDeletionVectors(t *testing.T) {
 	m := newMemTable()
 	withDV := cpAdd("p=1/f.parquet", 100)
 	withDV.Add.DeletionVector = &checkpointDV{StorageType: ptr("u"), PathOrInlineDv: ptr(specDV), Offset: ptr(int32(4))}
-	m.objects[logDir+"00000000000000000002.checkpoint.parquet"] = checkpointBytes(t,
+	m.objects[LogDir+"00000000000000000002.checkpoint.parquet"] = checkpointBytes(t,
 		cpProtocol(3, "deletionVectors"), cpMeta(), withDV, cpAdd("p=1/g.parquet", 7))
 	inline := `{"storageType":"i","pathOrInlineDv":"wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L","sizeInBytes":40,"cardinality":6}`
 	m.commit(3,
@@ -107,12 +107,12 @@ func TestMultiPartCheckpointFallsBack(t *testing.T) {
 	m := newMemTable()
 	m.commit(0, protocolLine, metaLine, addLine("a", 1))
 	m.commit(1, addLine("b", 2))
-	m.objects[logDir+"00000000000000000001.checkpoint.parquet"] = checkpointBytes(t,
+	m.objects[LogDir+"00000000000000000001.checkpoint.parquet"] = checkpointBytes(t,
 		cpProtocol(1), cpMeta(), cpAdd("a", 1), cpAdd("b", 2))
 	m.commit(2, addLine("c", 3))
 	m.commit(3, removeLine("a"))
-	part1 := logDir + "00000000000000000003.checkpoint.0000000001.0000000002.parquet"
-	part2 := logDir + "00000000000000000003.checkpoint.0000000002.0000000002.parquet"
+	part1 := LogDir + "00000000000000000003.checkpoint.0000000001.0000000002.parquet"
+	part2 := LogDir + "00000000000000000003.checkpoint.0000000002.0000000002.parquet"
 	m.objects[part1] = checkpointBytes(t, cpProtocol(1), cpMeta(), cpAdd("b", 2))
 	m.commit(4, addLine("d", 4))
 
@@ -120,7 +120,7 @@ func TestMultiPartCheckpointFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{logDir + "00000000000000000001.checkpoint.parquet", commitKey(2), commitKey(3), commitKey(4)}
+	want := []string{LogDir + "00000000000000000001.checkpoint.parquet", commitKey(2), commitKey(3), commitKey(4)}
 	if diff := cmp.Diff(want, snap.LogKeys); diff != "" {
 		t.Errorf("with a part missing (-want +got):\n%s", diff)
 	}
@@ -167,7 +167,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"over byte limit", good, Limits{MaxCheckpointBytes: 100}, ErrTooLarge, "MaxCheckpointBytes"},
 		{"over row limit", good, Limits{MaxActions: 2}, ErrTooLarge, "MaxActions"},
 	}
-	key := logDir + "00000000000000000000.checkpoint.parquet"
+	key := LogDir + "00000000000000000000.checkpoint.parquet"
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMemTable()
@@ -187,7 +187,7 @@ func TestCheckpointErrors(t *testing.T) {
 func TestCheckpointSpoolCleanedUp(t *testing.T) {
 	dir := t.TempDir()
 	m := newMemTable()
-	m.objects[logDir+"00000000000000000000.checkpoint.parquet"] = checkpointBytes(t, cpProtocol(1), cpMeta(), cpAdd("a", 1))
+	m.objects[LogDir+"00000000000000000000.checkpoint.parquet"] = checkpointBytes(t, cpProtocol(1), cpMeta(), cpAdd("a", 1))
 	if _, err := Latest(context.Background(), m.log(), m.fetch, Limits{TempDir: dir}); err != nil {
 		t.Fatal(err)
 	}

@@ -130,9 +130,9 @@ func TestHistoryLogKeys(t *testing.T) {
 				want = append(want, commitKey(u))
 			}
 		case v == cp:
-			want = []string{logDir + "00000000000000000004.checkpoint.parquet", commitKey(cp)}
+			want = []string{LogDir + "00000000000000000004.checkpoint.parquet", commitKey(cp)}
 		default:
-			want = []string{logDir + "00000000000000000004.checkpoint.parquet"}
+			want = []string{LogDir + "00000000000000000004.checkpoint.parquet"}
 			for u := cp + 1; u <= v; u++ {
 				want = append(want, commitKey(u))
 			}

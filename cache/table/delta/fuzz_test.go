@@ -54,7 +54,7 @@ func seedCommits(f *testing.F) {
 func checkKey(t *testing.T, key string) {
 	t.Helper()
 	if key == "" || strings.HasPrefix(key, "/") || path.Clean(key) != key || key == ".." ||
-		strings.HasPrefix(key, "../") || strings.HasPrefix(key, logDir) || strings.Contains(key, "://") {
+		strings.HasPrefix(key, "../") || strings.HasPrefix(key, LogDir) || strings.Contains(key, "://") {
 		t.Fatalf("returned key %q is not a clean key inside the table", key)
 	}
 }
@@ -133,15 +133,15 @@ func FuzzCheckpointName(f *testing.F) {
 		case kindCommit:
 			back = commitKey(n.Version)
 		case kindCheckpoint:
-			back = fmt.Sprintf("%s%020d.checkpoint.parquet", logDir, n.Version)
+			back = fmt.Sprintf("%s%020d.checkpoint.parquet", LogDir, n.Version)
 		case kindCheckpointPart:
 			if n.Part < 1 || n.Part > n.Parts {
 				t.Fatalf("%q: part %d of %d", key, n.Part, n.Parts)
 			}
-			back = fmt.Sprintf("%s%020d.checkpoint.%010d.%010d.parquet", logDir, n.Version, n.Part, n.Parts)
+			back = fmt.Sprintf("%s%020d.checkpoint.%010d.%010d.parquet", LogDir, n.Version, n.Part, n.Parts)
 		case kindCheckpointV2:
-			back = key[:len(logDir)+20] // the UUID and extension are checked by isUUID
-			if fmt.Sprintf("%s%020d", logDir, n.Version) != back {
+			back = key[:len(LogDir)+20] // the UUID and extension are checked by isUUID
+			if fmt.Sprintf("%s%020d", LogDir, n.Version) != back {
 				t.Fatalf("%q: version %d", key, n.Version)
 			}
 			return

@@ -22,8 +22,9 @@ import (
 	"strings"
 )
 
-// logDir is the log's folder under the table root. Keys in this package are relative to the root.
-const logDir = "_delta_log/"
+// LogDir is the log's folder under the table root: a sync lists it to find the newest version. Keys
+// in this package are relative to the root.
+const LogDir = "_delta_log/"
 
 // keyKind says what a _delta_log key is. Only these kinds take part in a snapshot; everything else
 // in the folder (_last_checkpoint, .crc, compacted logs, temp files, _staged_commits/) is ignored.
@@ -48,7 +49,7 @@ type logName struct {
 // checkpoints; err is set for a key shaped like one whose numbers are out of range, since silently
 // ignoring it could hide a commit.
 func parseLogKey(key string) (n logName, ok bool, err error) {
-	rest, found := strings.CutPrefix(key, logDir)
+	rest, found := strings.CutPrefix(key, LogDir)
 	if !found || len(rest) < 21 || !allDigits(rest[:20]) || rest[20] != '.' {
 		return logName{}, false, nil
 	}
@@ -100,7 +101,7 @@ func parseCheckpointSuffix(s string, n *logName) bool {
 }
 
 // commitKey is the key of the JSON commit for version v.
-func commitKey(v int64) string { return fmt.Sprintf("%s%020d.json", logDir, v) }
+func commitKey(v int64) string { return fmt.Sprintf("%s%020d.json", LogDir, v) }
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -68,8 +68,8 @@ func checkRelativeKey(key string) error {
 		return fmt.Errorf("rooted")
 	case path.Clean(key) != key || key == ".." || strings.HasPrefix(key, "../"):
 		return fmt.Errorf("not a clean path inside the table")
-	case key == strings.TrimSuffix(logDir, "/") || strings.HasPrefix(key, logDir):
-		return fmt.Errorf("inside %s", logDir)
+	case key == strings.TrimSuffix(LogDir, "/") || strings.HasPrefix(key, LogDir):
+		return fmt.Errorf("inside %s", LogDir)
 	}
 	return nil
 }

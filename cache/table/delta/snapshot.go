@@ -86,7 +86,7 @@ func At(ctx context.Context, log []LogObject, v int64, fetch Fetch, limits Limit
 		return Snapshot{}, err
 	}
 	if ix.empty() {
-		return Snapshot{}, fmt.Errorf("%w: no commit or checkpoint under %s", ErrNotATable, logDir)
+		return Snapshot{}, fmt.Errorf("%w: no commit or checkpoint under %s", ErrNotATable, LogDir)
 	}
 	if v < 0 {
 		return Snapshot{}, fmt.Errorf("%w: version %d", ErrNoSuchVersion, v)
@@ -98,7 +98,7 @@ func At(ctx context.Context, log []LogObject, v int64, fetch Fetch, limits Limit
 func (ix *logIndex) noVersion() error {
 	switch {
 	case ix.empty():
-		return fmt.Errorf("%w: no commit or checkpoint under %s", ErrNotATable, logDir)
+		return fmt.Errorf("%w: no commit or checkpoint under %s", ErrNotATable, LogDir)
 	case len(ix.v2) > 0:
 		return fmt.Errorf("%w: the log needs a v2 (UUID-named) checkpoint", ErrUnsupported)
 	}
