@@ -240,6 +240,9 @@ func (a *Agent) record(rep *datav1alpha1.DatasetReplica, start metav1.Time, r *w
 		FilesCopied: r.FilesCopied, FilesDeleted: r.FilesDeleted, FilesUnchanged: r.FilesUnchanged, FilesFailed: r.FilesFailed,
 		BytesCopied: r.BytesCopied, BytesPerSecond: r.BytesPerSecond, ListRequests: r.Requests.List, GetRequests: r.Requests.Get,
 		FilesFromFallback: r.FilesFromFallback, FilesUnverified: r.FilesUnverified, Warning: wire.Truncate(strings.Join(r.Warnings, "; "), 1024)}
+	if r.Table != nil {
+		ls.TableVersion = new(r.Table.Version)
+	}
 	if err == nil {
 		ls.Result = datav1alpha1.SyncSucceeded
 		rep.Status.LastSync = ls

@@ -88,6 +88,9 @@ func Args(ds *datav1alpha1.Dataset) wire.SyncArgs {
 	if r := ds.Spec.Replicas; r != nil && r.MaxBytes != nil {
 		a.MaxBytes = new(wire.Size(r.MaxBytes.Value()))
 	}
+	if t := ds.Spec.Source.Table; t != nil && t.Format == datav1alpha1.TableDelta {
+		a.Table = wire.TableDelta
+	}
 	switch sy.Verify {
 	case datav1alpha1.VerifySize:
 		a.Verify = wire.VerifySize
@@ -122,12 +125,18 @@ func NamesCredentials(ds *datav1alpha1.Dataset) bool {
 // request was made for (DatasetReplicaSpec.SourceHash).
 func SourceHash(spec *datav1alpha1.DatasetSpec) string {
 	s3 := spec.Source.S3
+	table := ""
+	if spec.Source.Table != nil {
+		table = string(spec.Source.Table.Format)
+	}
 	data, _ := json.Marshal(struct {
 		Bucket, Prefix, Region, Endpoint string
 		PathStyle                        bool
 		Include, Exclude                 []string
 		Prune                            bool
-	}{s3.Bucket, s3.Prefix, s3.Region, s3.Endpoint, s3.ForcePathStyle, spec.Include, spec.Exclude, Prune(spec)})
+		// Table is left out when empty: a prefix Dataset's hash stays what earlier releases recorded.
+		Table string `json:",omitempty"`
+	}{s3.Bucket, s3.Prefix, s3.Region, s3.Endpoint, s3.ForcePathStyle, spec.Include, spec.Exclude, Prune(spec), table})
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:8])
 }

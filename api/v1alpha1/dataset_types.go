@@ -23,6 +23,7 @@ import (
 )
 
 // DatasetSpec says which S3 objects to mirror, onto which volume, and when to refresh them.
+// +kubebuilder:validation:XValidation:rule="!has(self.source.table) || (!has(self.include) && !has(self.exclude))",message="a table Dataset copies whole committed versions: include and exclude would publish a version nobody committed"
 // +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas)",message="spec.replicas cannot be added or removed after creation: a Dataset is one claim or one copy per node; create another Dataset"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.volume) || (!has(self.volume.existingClaim) && !has(self.volume.capacity) && !has(self.volume.storageClassName))",message="spec.volume applies to a Dataset on one claim: with spec.replicas each copy lives in its node agent's cache root"
 type DatasetSpec struct {
@@ -84,11 +85,37 @@ type DatasetSpec struct {
 
 // DatasetSource is where a Dataset's objects live. S3 is the only kind today; the struct leaves room
 // for others without breaking the API.
+// +kubebuilder:validation:XValidation:rule="!has(self.table) || !has(self.s3.prefix) || self.s3.prefix == '' || self.s3.prefix.endsWith('/')",message="source.s3.prefix of a table is the table's root folder and ends with '/' (write \"tables/orders/\", not \"tables/orders\")"
 type DatasetSource struct {
 	// s3 is an S3 bucket and prefix, on AWS or any S3-compatible store.
 	// +required
 	S3 S3Source `json:"s3"`
+
+	// table says that s3.prefix is the root of a table, and in which format: each sync copies exactly
+	// the files of the table's newest committed version (its log from the last checkpoint, its live
+	// data files), never a writer's uncommitted files or older versions' files, and each generation is
+	// one committed version, which lastSync.tableVersion names. Omitted, the prefix is mirrored as it is
+	// listed.
+	// +optional
+	Table *TableSource `json:"table,omitempty"`
 }
+
+// TableSource names the format of a table Dataset.
+type TableSource struct {
+	// format is the table's format: Delta (Delta Lake, whose root holds _delta_log/; reader protocol
+	// up to 3, with deletion vectors, classic and multi-part checkpoints; not v2 checkpoints).
+	// +required
+	Format TableFormat `json:"format"`
+}
+
+// TableFormat is a table format a Dataset reads.
+// +kubebuilder:validation:Enum=Delta
+type TableFormat string
+
+// The table formats.
+const (
+	TableDelta TableFormat = "Delta"
+)
 
 // S3Source is a bucket prefix on AWS S3 or an S3-compatible store.
 type S3Source struct {
@@ -656,6 +683,10 @@ type SyncResult struct {
 	// needed.
 	// +optional
 	NeededBytes int64 `json:"neededBytes,omitempty"`
+	// tableVersion is, for a table Dataset, the committed version of the table the sync read (Delta:
+	// its log's version); the generation it published, if it succeeded, is that version.
+	// +optional
+	TableVersion *int64 `json:"tableVersion,omitempty"`
 }
 
 // SyncProgress is the live progress of a running sync, reported by its worker.

@@ -124,6 +124,9 @@ func syncResultOf(job *batchv1.Job, js jobs.State, wo workerOutcome) (*datav1alp
 		ls.BytesCopied, ls.BytesPerSecond = rep.BytesCopied, rep.BytesPerSecond
 		ls.ListRequests, ls.GetRequests = rep.Requests.List, rep.Requests.Get
 		ls.FilesUnverified, ls.Warning = rep.FilesUnverified, wire.Truncate(strings.Join(rep.Warnings, "; "), 1024)
+		if rep.Table != nil {
+			ls.TableVersion = new(rep.Table.Version)
+		}
 	}
 	ls.DurationMillis = ls.CompletionTime.Sub(ls.StartTime.Time).Milliseconds()
 	if rep != nil && rep.DurationMillis > 0 {

@@ -4,7 +4,7 @@
 # (hack/local-cluster up --nodes 3). TPC-H at SCALE (default 1) in an in-cluster versitygw, a copy on
 # every node; then
 #   1. a BenchRun: DuckDB and Polars x volume, endpoint and s3, ITERATIONS (3) after a warm-up, one
-#      configuration of 1 CPU and 2 GiB; each Job's 8-stream probe after its queries;
+#      configuration of 1 CPU and 2 GiB, one Job at a time; each Job's 8-stream probe after its queries;
 #   2. the probe alone, PROBES (5) times per input interleaved, on one node: `pqcache bench probe`
 #      with 8 streams (8 parallel readers) over the volume and through the endpoint, and that node's
 #      agent's CPU time and peak memory (VmHWM) while the endpoint probes ran.
@@ -19,7 +19,9 @@ ITERATIONS=${ITERATIONS:-3}
 PROBES=${PROBES:-5}
 NS=pqcache-bench-endpoint
 
-install_agents /var/lib/kubelet/pqcache-bench
+# One bench Job at a time: the nodes share this machine's 2 cores, and Jobs side by side would
+# measure each other.
+install_agents /var/lib/kubelet/pqcache-bench --set worker.maxConcurrentBenchJobs=1
 s3_with_tpch "$NS" "$SCALE"
 log "a copy on every node"
 "$K" -n "$NS" apply -f - >/dev/null <<YAML
