@@ -45,6 +45,9 @@ const (
 	// LayoutSized writes DIR/<table>/data_<n>.parquet, files of about GenOptions.FileSize bytes each:
 	// many small files, or a few large ones, whatever the table's size.
 	LayoutSized Layout = "sized"
+	// LayoutDelta writes each table as a Delta Lake table DIR/<table>/ with a history: an append per
+	// batch, an overwrite and a delete (deltagen.go).
+	LayoutDelta Layout = "delta"
 )
 
 // GenOptions configure data generation.
@@ -69,10 +72,10 @@ const minGenFileSize = 64 << 10
 // ParseLayout reads a layout's name.
 func ParseLayout(name string) (Layout, error) {
 	switch l := Layout(name); l {
-	case LayoutFlat, LayoutPartitioned, LayoutSized:
+	case LayoutFlat, LayoutPartitioned, LayoutSized, LayoutDelta:
 		return l, nil
 	}
-	return "", fmt.Errorf("layout %q: want flat, partitioned or sized", name)
+	return "", fmt.Errorf("layout %q: want flat, partitioned, sized or delta", name)
 }
 
 // Check says what is wrong with the options, as the flags of `pqcache datagen` name them.
@@ -137,15 +140,21 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 			}
 			continue
 		}
+		batches := opts.FilesPerTable
+		if n < 10_000 {
+			batches = 1 // nation, region, tiny scales: one file
+		}
+		if opts.Layout == LayoutDelta {
+			if err := writeDeltaTable(ctx, db, opts.Out, t, n, batches, copyOpts); err != nil {
+				return nil, fmt.Errorf("writing %s as a Delta table: %w", t, err)
+			}
+			continue
+		}
 		if opts.Layout != LayoutPartitioned {
 			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (SELECT * FROM %s) TO %s (%s)", t, quote(filepath.Join(opts.Out, t+".parquet")), copyOpts)); err != nil {
 				return nil, fmt.Errorf("writing %s: %w", t, err)
 			}
 			continue
-		}
-		batches := opts.FilesPerTable
-		if n < 10_000 {
-			batches = 1 // nation, region, tiny scales: one file
 		}
 		for b := range batches {
 			dir := filepath.Join(opts.Out, t, fmt.Sprintf("batch=%d", b))

@@ -119,7 +119,7 @@ func newDatagenCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.Float64Var(&opts.Scale, "scale", 1, "TPC-H scale factor (1 is about 1 GB in memory, ~300 MB of Parquet).")
 	f.StringVar(&opts.Out, "out", "", "Directory to write the Parquet files into.")
-	f.StringVar(&layout, "layout", "flat", "flat (one file per table: <table>.parquet), partitioned (<table>/batch=N/part.parquet) or sized (<table>/data_N.parquet, files of --file-size).")
+	f.StringVar(&layout, "layout", "flat", "flat (one file per table: <table>.parquet), partitioned (<table>/batch=N/part.parquet), sized (<table>/data_N.parquet, files of --file-size), or delta (each table a Delta Lake table <table>/ with a history: an append per --files-per-table batch, an overwrite and a delete).")
 	f.IntVar(&opts.RowsPerGroup, "rows-per-group", 0, "Parquet row group size (DuckDB rounds it up to a multiple of 2048); 0 keeps DuckDB's default.")
 	f.IntVar(&opts.FilesPerTable, "files-per-table", 8, "Partitions per table in the partitioned layout (tables under 10,000 rows get one).")
 	f.StringVar(&fileSize, "file-size", "", "Target size of each file in the sized layout, e.g. 4Mi for many small files or 1Gi for few large ones.")
