@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/pqcache/pqcache/agent/readers"
-	"github.com/pqcache/pqcache/cache"
 	datav1alpha1 "github.com/pqcache/pqcache/api/v1alpha1"
+	"github.com/pqcache/pqcache/cache"
 	"github.com/pqcache/pqcache/internal/s3creds"
 )
 

@@ -52,7 +52,11 @@ func TestMetricsCountAnswersPerNamespaceOperationAndStatus(t *testing.T) {
 	if _, err := get(t, stranger, "sales/day=1/a.parquet", ""); err == nil {
 		t.Fatal("a key pqcache did not issue read an object")
 	}
-	resp, err := http.Post(f.url+"/lake/sales/x", "text/plain", nil)
+	put, err := http.NewRequestWithContext(t.Context(), http.MethodPut, f.url+"/lake/sales/x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(put)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +70,7 @@ func TestMetricsCountAnswersPerNamespaceOperationAndStatus(t *testing.T) {
 		{"team-a", "HeadObject", "404", 1},
 		{"team-a", "ListObjects", "200", 1},
 		{"", "GetObject", "403", 1},
-		{"", "Other", "405", 1},
+		{"", "Other", "405", 1}, // the PUT
 		{"team-b", "GetObject", "206", 0},
 	} {
 		got := testutil.ToFloat64(m.requests.WithLabelValues(c.namespace, c.operation, c.status))
@@ -97,7 +101,7 @@ func TestOperationNamesEveryRequestShape(t *testing.T) {
 		"PUT /lake/a.parquet":    "Other",
 	} {
 		method, path, _ := strings.Cut(target, " ")
-		if got := operation(httptest.NewRequest(method, path, nil)); got != want {
+		if got := operation(httptest.NewRequestWithContext(t.Context(), method, path, nil)); got != want {
 			t.Errorf("%s: %s, want %s", target, got, want)
 		}
 	}

@@ -95,7 +95,6 @@ type fixture struct {
 
 const salesFrom = "s3://lake/sales/ at http://store"
 
-
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()

@@ -85,7 +85,7 @@ type DatasetSpec struct {
 
 // DatasetSource is where a Dataset's objects live. S3 is the only kind today; the struct leaves room
 // for others without breaking the API.
-// +kubebuilder:validation:XValidation:rule="!has(self.table) || !has(self.s3.prefix) || self.s3.prefix == '' || self.s3.prefix.endsWith('/')",message="source.s3.prefix of a table is the table's root folder and ends with '/' (write \"tables/orders/\", not \"tables/orders\")"
+// +kubebuilder:validation:XValidation:rule="!has(self.table) || !has(self.s3.prefix) || size(self.s3.prefix) == 0 || self.s3.prefix.endsWith('/')",message="source.s3.prefix of a table is the table's root folder and ends with '/' (write \"tables/orders/\", not \"tables/orders\")"
 type DatasetSource struct {
 	// s3 is an S3 bucket and prefix, on AWS or any S3-compatible store.
 	// +required

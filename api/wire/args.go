@@ -335,7 +335,7 @@ type SyncOptions struct {
 	Table string
 }
 
-// Table formats a sync reads (SyncOptions.Table).
+// TableDelta is the Delta Lake format, the one table format a sync reads (SyncOptions.Table).
 const TableDelta = "delta"
 
 // DefaultSyncOptions are the options a worker applies to flags it was not given.

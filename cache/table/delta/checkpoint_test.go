@@ -176,7 +176,7 @@ func TestCheckpointErrors(t *testing.T) {
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("err = %v, want %v saying %q", err, tc.want, tc.msg)
 			}
-			if tc.want != ErrTooLarge && !strings.Contains(err.Error(), "checkpoint") {
+			if !errors.Is(tc.want, ErrTooLarge) && !strings.Contains(err.Error(), "checkpoint") {
 				t.Errorf("message %q does not name the checkpoint", err)
 			}
 		})

@@ -43,7 +43,8 @@ func dataKey(raw string) (string, error) {
 		return "", fmt.Errorf("%w: path %q: %w", ErrCorruptLog, raw, err)
 	}
 	if err := checkRelativeKey(key); err != nil {
-		return "", fmt.Errorf("%w: path %q: %s", ErrCorruptLog, raw, err)
+		// Its text only: the key's own class would make the error two kinds at once.
+		return "", fmt.Errorf("%w: path %q: %s", ErrCorruptLog, raw, err.Error())
 	}
 	return key, nil
 }
