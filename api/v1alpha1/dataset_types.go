@@ -24,6 +24,7 @@ import (
 
 // DatasetSpec says which S3 objects to mirror, onto which volume, and when to refresh them.
 // +kubebuilder:validation:XValidation:rule="!has(self.source.table) || (!has(self.include) && !has(self.exclude))",message="a table Dataset copies whole committed versions: include and exclude would publish a version nobody committed"
+// +kubebuilder:validation:XValidation:rule="!has(self.source.table) || !has(self.fresh)",message="a table Dataset has no fresh prefixes to stage apart: its versions are copied whole, each one committed"
 // +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas)",message="spec.replicas cannot be added or removed after creation: a Dataset is one claim or one copy per node; create another Dataset"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.volume) || (!has(self.volume.existingClaim) && !has(self.volume.capacity) && !has(self.volume.storageClassName))",message="spec.volume applies to a Dataset on one claim: with spec.replicas each copy lives in its node agent's cache root"
 type DatasetSpec struct {

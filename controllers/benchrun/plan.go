@@ -129,6 +129,9 @@ func unsupportedDuringRefresh(run *datav1alpha1.BenchRun, ds *datav1alpha1.Datas
 	if ds.Spec.Refresh.Suspend {
 		return fmt.Sprintf("duringRefresh measures queries while Dataset %q refreshes, and its refreshes are suspended (spec.refresh.suspend)", ds.Name)
 	}
+	if ds.Spec.Source.Table != nil {
+		return fmt.Sprintf("duringRefresh rewrites files in the bucket behind the Dataset, and Dataset %q is a %s table, whose files change only by commits: commit to the table while the run runs instead", ds.Name, ds.Spec.Source.Table.Format)
+	}
 	for _, in := range run.Spec.Inputs {
 		if in.Type != datav1alpha1.InputS3 && in.Type != datav1alpha1.InputClaim && syncspec.KeepGenerations(&ds.Spec) == 0 {
 			return fmt.Sprintf("duringRefresh with input %s needs whole generations for the queries to read, and Dataset %q keeps none (spec.sync.keepGenerations: 0)", in.Type, ds.Name)

@@ -111,6 +111,31 @@ var _ = Describe("BenchRun during refresh", func() {
 	})
 })
 
+// A table's files change only by commits: a run that rewrites the bucket's files would make a
+// state no writer committed.
+var _ = Describe("A BenchRun during refreshes of a table Dataset", func() {
+	It("is refused, saying to commit to the table instead", func() {
+		ns := testenv.NewNamespace()
+		testenv.ReadyDataset(ns, "orders")
+		ds := testenv.GetDataset(&datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}})
+		ds.Spec.Source.S3.Prefix = "tables/orders/"
+		ds.Spec.Source.Table = &datav1alpha1.TableSource{Format: datav1alpha1.TableDelta}
+		Expect(k8sClient.Update(ctx, ds)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := testenv.GetDataset(ds)
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		run := newBenchRun(ns, "refresh", "orders", func(r *datav1alpha1.BenchRun) { r.Spec.DuringRefresh = true })
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cond := meta.FindStatusCondition(getRun(run).Status.Conditions, datav1alpha1.ConditionSucceeded)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal(datav1alpha1.ReasonUnsupported))
+			g.Expect(cond.Message).To(ContainSubstring("commit to the table while the run runs instead"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+})
+
 // refreshSummary is a runner's summary of a run during refreshes that rewrote 7 files.
 func refreshSummary(label string) string {
 	GinkgoHelper()
