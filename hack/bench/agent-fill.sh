@@ -20,15 +20,7 @@ sleep 30
 idle=$(agents)
 log "filling a Dataset with a copy on every node"
 start=$(date +%s.%N)
-"$K" -n "$NS" apply -f - >/dev/null <<EOF
-apiVersion: data.pqcache.dev/v1alpha1
-kind: Dataset
-metadata: {name: tpch}
-spec:
-  source: {s3: {bucket: lake, prefix: tpch/, endpoint: "$ENDPOINT", forcePathStyle: true, credentials: {secretRef: {name: s3}}}}
-  replicas: {minReady: 3}
-EOF
-"$K" -n "$NS" wait dataset/tpch --for=jsonpath='{.status.replicas.readyOfDesired}'=3/3 --timeout 10m >/dev/null
+copies_everywhere "$NS"
 end=$(date +%s.%N)
 busy=$(agents)
 python3 - "$before" "$idle" "$busy" "$start" "$end" "$SCALE" <<'PY'

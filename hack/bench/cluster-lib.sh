@@ -81,3 +81,18 @@ agents() {
     echo "${node:-?} $p $(awk '/VmRSS/ {print $2}' "/proc/$p/status") $(awk '/VmHWM/ {print $2}' "/proc/$p/status") $(awk '{print $14 + $15}' "/proc/$p/stat")"
   done | sort
 }
+
+# copies_everywhere NS: a Dataset tpch of s3://lake/tpch/ (s3_with_tpch's) with a copy on every one of
+# the 3 nodes; returns once every copy is ready.
+copies_everywhere() {
+  local ns=$1
+  "$K" -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: data.pqcache.dev/v1alpha1
+kind: Dataset
+metadata: {name: tpch}
+spec:
+  source: {s3: {bucket: lake, prefix: tpch/, endpoint: "$ENDPOINT", forcePathStyle: true, credentials: {secretRef: {name: s3}}}}
+  replicas: {minReady: 3}
+YAML
+  "$K" -n "$ns" wait dataset/tpch --for=jsonpath='{.status.replicas.readyOfDesired}'=3/3 --timeout 15m >/dev/null
+}

@@ -24,15 +24,7 @@ NS=pqcache-bench-endpoint
 install_agents /var/lib/kubelet/pqcache-bench --set worker.maxConcurrentBenchJobs=1
 s3_with_tpch "$NS" "$SCALE"
 log "a copy on every node"
-"$K" -n "$NS" apply -f - >/dev/null <<YAML
-apiVersion: data.pqcache.dev/v1alpha1
-kind: Dataset
-metadata: {name: tpch}
-spec:
-  source: {s3: {bucket: lake, prefix: tpch/, endpoint: "$ENDPOINT", forcePathStyle: true, credentials: {secretRef: {name: s3}}}}
-  replicas: {minReady: 3}
-YAML
-"$K" -n "$NS" wait dataset/tpch --for=jsonpath='{.status.replicas.readyOfDesired}'=3/3 --timeout 15m >/dev/null
+copies_everywhere "$NS"
 "$K" -n "$NS" wait configmap/pqcache-s3 --for=create --timeout 2m >/dev/null
 
 log "BenchRun: DuckDB and Polars x volume, endpoint, s3 ($ITERATIONS iterations)"
