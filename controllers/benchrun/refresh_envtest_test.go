@@ -119,6 +119,7 @@ var _ = Describe("A BenchRun during refreshes of a table Dataset", func() {
 		testenv.ReadyDataset(ns, "orders")
 		ds := testenv.GetDataset(&datav1alpha1.Dataset{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}})
 		ds.Spec.Source.S3.Prefix = "tables/orders/"
+		ds.Spec.Include, ds.Spec.Exclude, ds.Spec.Fresh = nil, nil, nil
 		ds.Spec.Source.Table = &datav1alpha1.TableSource{Format: datav1alpha1.TableDelta}
 		Expect(k8sClient.Update(ctx, ds)).To(Succeed())
 		Eventually(func(g Gomega) {

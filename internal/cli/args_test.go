@@ -39,7 +39,7 @@ func TestSyncArgsRoundTrip(t *testing.T) {
 			S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 			Include:  []string{"**/*.parquet", "lineitem/**"}, Exclude: []string{"**/_SUCCESS"},
 			Parallel: 17, PartSize: 32 << 20, PageCache: true, Verify: wire.VerifySHA256, DryRun: true, NoDelete: true, MaxBytes: new(wire.Size(50 << 30)),
-			Progress: "json", ReportFile: "/dev/termination-log", LogLevel: "debug",
+			Progress: "json", ReportFile: "/dev/termination-log", LogLevel: "debug", Table: wire.TableDelta,
 		},
 		GenerationOptions: wire.GenerationOptions{Generations: 5, GenerationMinAge: 7 * time.Minute, KeepGenerations: []int64{3, 9}},
 		Changes:           "/changes/changes.json",
@@ -59,7 +59,7 @@ func TestStageArgsRoundTrip(t *testing.T) {
 			S3Access: wire.S3Access{Endpoint: "http://s3.example.test:9000", Region: "eu-west-1", PathStyle: true},
 			Include:  []string{"**/*.parquet"}, Exclude: []string{"**/_SUCCESS"},
 			Parallel: 3, PartSize: 1536 << 10, PageCache: true, Verify: wire.VerifySize, DryRun: true, NoDelete: true, MaxBytes: new(wire.Size(0)),
-			Progress: "none", ReportFile: "/dev/termination-log", LogLevel: "error",
+			Progress: "none", ReportFile: "/dev/termination-log", LogLevel: "error", Table: wire.TableDelta,
 		},
 		Prefixes: []string{"lineitem/batch=7/", "orders/date=2026-12-03/"}, Ephemeral: true,
 	}

@@ -134,6 +134,9 @@ func newStageCommand() *cobra.Command {
 		if len(a.Prefixes) == 0 {
 			return errors.New("stage needs at least one --prefix")
 		}
+		if a.Table != "" {
+			return errors.New("stage copies parts of a prefix, and a table's version is copied whole: sync it with --table instead")
+		}
 		f := syncFlags{SyncOptions: a.SyncOptions, ephemeral: a.Ephemeral, local: local}
 		return runSync(cmd, f, a.Source, a.Dir, a.Prefixes)
 	})
