@@ -159,7 +159,8 @@ test: manifests generate vet envtest versitygw goaws helm promtool polars-env sp
 FUZZ_TARGETS ?= ./cache/s3store:FuzzParseList ./cache/notify:FuzzParse ./cache/manifest:FuzzEntryRoundTrip \
 	./cache/manifest:FuzzDecodeEntry ./agent/s3serve:FuzzParseAuthorization ./agent/s3serve:FuzzVerify ./agent/s3serve:FuzzList ./internal/s3creds:FuzzAccessKeyID ./internal/s3creds:FuzzPinToken ./agent/readers:FuzzReaderServe ./agent/peer:FuzzServe ./agent/peer:FuzzFetchManifest \
 	./bench/workload:FuzzParse ./agent/csi:FuzzVolumeAttributes ./bench:FuzzParseTimings \
-	./controllers/benchrun:FuzzParsePriceFile ./agent/mountapi:FuzzDecode ./agent/peer/identity:FuzzAuthenticate ./agent/peer/peertls:FuzzCheckRequest
+	./controllers/benchrun:FuzzParsePriceFile ./agent/mountapi:FuzzDecode ./agent/peer/identity:FuzzAuthenticate ./agent/peer/peertls:FuzzCheckRequest \
+	./cache/table/delta:FuzzCommit ./cache/table/delta:FuzzCheckpointName ./cache/table/delta:FuzzDataKey
 FUZZTIME ?= 30s
 # FUZZMINIMIZETIME bounds how long the engine shrinks each input that finds new code (Go's default is
 # 60s): it executes nothing else meanwhile, so a short pass spent on a large input fuzzes nothing.
