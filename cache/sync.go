@@ -343,7 +343,8 @@ func (s *syncer) run(ctx context.Context) (err error) {
 		}
 		if s.rep.FilesFailed > 0 {
 			// A generation without one of the version's files is no version at all.
-			return fmt.Errorf("%w: %d of version %d's files were not copied", ErrFilesFailed, s.rep.FilesFailed, s.table.snapshot.Version)
+			first := s.rep.Failed[0] // the workers are done: no lock
+			return fmt.Errorf("%w: %d of version %d's files were not copied, first %s: %s", ErrFilesFailed, s.rep.FilesFailed, s.table.snapshot.Version, first.Key, first.Error)
 		}
 	}
 	defer func() { s.log.Debug("Committed", "elapsed", time.Since(s.rep.Start)) }()

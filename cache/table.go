@@ -134,12 +134,12 @@ func (t *tableFiles) wants(s *syncer, obj plan.Object) bool {
 	if !ok {
 		return false
 	}
+	t.seen[obj.Key] = true // listed: a wrong size fails the file, not the listing
 	if size >= 0 && size != obj.Size {
 		s.fail(obj.Key, wire.ReasonTableCorrupt, fmt.Errorf("%w: version %d names %s with %d bytes, and the bucket holds %d",
 			ErrTableCorrupt, t.snapshot.Version, obj.Key, size, obj.Size))
 		return false
 	}
-	t.seen[obj.Key] = true
 	return true
 }
 

@@ -161,6 +161,16 @@ func TestATableSyncCopiesOneCommittedVersion(t *testing.T) {
 	if got := e.generationFiles(); !slices.Equal(got, want) {
 		t.Fatalf("after the failed sync, current is not version 7's:\n%v", got)
 	}
+
+	e.put(logKey("00000000000000000008.json"), []byte(`{"commitInfo":{"operation":"WRITE"}}`+"\n"+
+		`{"add":{"path":"region=east/part-uncommitted.parquet","size":999,"partitionValues":{"region":"east"},"modificationTime":1,"dataChange":true}}`+"\n"))
+	rep, err = e.sync(table)
+	if err == nil || rep.Reason != wire.ReasonTableCorrupt || !strings.Contains(rep.Message, "holds 34") {
+		t.Fatalf("a commit of a file at another size than the bucket's: %v, reason %q, message %q", err, rep.Reason, rep.Message)
+	}
+	if got := e.generationFiles(); !slices.Equal(got, want) {
+		t.Fatalf("after the second failed sync, current is not version 7's:\n%v", got)
+	}
 }
 
 // TestTableArgumentsAreChecked: a table sync refuses what would copy something other than one whole

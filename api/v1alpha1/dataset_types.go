@@ -24,6 +24,7 @@ import (
 
 // DatasetSpec says which S3 objects to mirror, onto which volume, and when to refresh them.
 // +kubebuilder:validation:XValidation:rule="!has(self.source.table) || (!has(self.include) && !has(self.exclude))",message="a table Dataset copies whole committed versions: include and exclude would publish a version nobody committed"
+// +kubebuilder:validation:XValidation:rule="!has(self.source.table) || !has(self.sync) || !has(self.sync.keepGenerations) || self.sync.keepGenerations > 0",message="a table Dataset keeps at least one generation (spec.sync.keepGenerations): its readers read whole versions, never the files a sync is replacing"
 // +kubebuilder:validation:XValidation:rule="!has(self.source.table) || !has(self.fresh)",message="a table Dataset has no fresh prefixes to stage apart: its versions are copied whole, each one committed"
 // +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas)",message="spec.replicas cannot be added or removed after creation: a Dataset is one claim or one copy per node; create another Dataset"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.volume) || (!has(self.volume.existingClaim) && !has(self.volume.capacity) && !has(self.volume.storageClassName))",message="spec.volume applies to a Dataset on one claim: with spec.replicas each copy lives in its node agent's cache root"
