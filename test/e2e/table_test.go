@@ -74,6 +74,6 @@ spec:
 		Expect(served.ListError).To(BeEmpty())
 		Expect(parquet(served.Listed)).To(ConsistOf(root+"part-00000-overwrite.parquet", root+"part-00001.parquet",
 			root+"part-00002.parquet", root+"part-00003-delete.parquet"), "the endpoint serves version 5's files only")
-		Expect(served.Listed).To(ContainElement(root+"_delta_log/00000000000000000005.json"))
+		Expect(served.Listed).To(ContainElement(root + "_delta_log/00000000000000000005.json"))
 	})
 })
