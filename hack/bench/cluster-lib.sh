@@ -96,3 +96,27 @@ spec:
 YAML
   "$K" -n "$ns" wait dataset/tpch --for=jsonpath='{.status.replicas.readyOfDesired}'=3/3 --timeout 15m >/dev/null
 }
+
+# shape_s3 NS LATENCY RATE: puts hack/shapeproxy (LATENCY per request, RATE per connection) in front
+# of s3_with_tpch's server, so that it behaves like a bucket in a region, and points ENDPOINT at it.
+shape_s3() {
+  local ns=$1 latency=$2 rate=$3
+  "$K" -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: s3-region, labels: {app: s3-region}}
+spec:
+  containers:
+    - name: shapeproxy
+      image: pqcache.local/shapeproxy:dev
+      args: [-listen, ":7071", -upstream, "s3.$ns.svc.cluster.local:7070", -latency, "$latency", -rate, "$rate"]
+      readinessProbe: {tcpSocket: {port: 7071}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s3-region}
+spec: {selector: {app: s3-region}, ports: [{port: 7071}]}
+YAML
+  "$K" -n "$ns" wait pod/s3-region --for=condition=Ready --timeout 2m >/dev/null
+  ENDPOINT=http://s3-region.$ns.svc.cluster.local:7071
+}

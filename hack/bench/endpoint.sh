@@ -8,7 +8,9 @@
 #   2. the probe alone, PROBES (5) times per input interleaved, on one node: `pqcache bench probe`
 #      with 8 streams (8 parallel readers) over the volume and through the endpoint, and that node's
 #      agent's CPU time and peak memory (VmHWM) while the endpoint probes ran.
-# Prints markdown tables for docs/benchmarks.md.
+# SHAPE=LATENCY/RATE (e.g. 20ms/50MiB) puts hack/shapeproxy in front of the bucket, so that the s3
+# input (and the syncs) read it as a bucket in a region; PROBES=0 skips part 2. Prints markdown
+# tables for docs/benchmarks.md.
 #
 #   hack/local-cluster up --nodes 3 && hack/bench/endpoint.sh
 set -euo pipefail
@@ -23,6 +25,10 @@ NS=pqcache-bench-endpoint
 # measure each other.
 install_agents /var/lib/kubelet/pqcache-bench --set worker.maxConcurrentBenchJobs=1
 s3_with_tpch "$NS" "$SCALE"
+if [ -n "${SHAPE:-}" ]; then # e.g. SHAPE=20ms/50MiB: the bucket as a region's, for the s3 input
+  shape_s3 "$NS" "${SHAPE%/*}" "${SHAPE#*/}"
+  log "the bucket behind hack/shapeproxy: ${SHAPE%/*} a request, ${SHAPE#*/}/s a connection"
+fi
 log "a copy on every node"
 copies_everywhere "$NS"
 "$K" -n "$NS" wait configmap/pqcache-s3 --for=create --timeout 2m >/dev/null
@@ -118,6 +124,8 @@ for line in open(f"{out}/probes.txt"):
         if b[1] == a[1]:
             cpu += int(a[4]) - int(b[4]); moved += r["bytes"]
         hwm = max(hwm, int(a[3]))
+if not vol:
+    sys.exit(0)
 print()
 print(f"probe on {node}, {len(vol)} runs each, 8 streams: volume median {statistics.median(vol) / 1e6:.0f} MB/s "
       f"(min {min(vol) / 1e6:.0f}, max {max(vol) / 1e6:.0f}); endpoint median {statistics.median(end) / 1e6:.0f} MB/s "
