@@ -216,7 +216,7 @@ func (s *Server) acquire(w http.ResponseWriter, r *http.Request, req request, ds
 	pinned := req.pin.Generations[ds.Dataset]
 	held, done, err := s.Sessions.Acquire(req.namespace, req.session, ds.Root, ds.Source, pinned)
 	switch {
-	case err == nil && ds.Source != "" && held.Source != "" && held.Source != ds.Source:
+	case err == nil && !held.copiedFrom(ds.Source):
 		done()
 		status, code, next := http.StatusServiceUnavailable, "SlowDown", "its keys are served once the first generation copied from the new source is on this node"
 		if pinned != 0 {

@@ -78,6 +78,12 @@ type Held struct {
 	Source string
 }
 
+// copiedFrom tells whether the generation may be served as source's: it was copied from it, or one
+// of the two is not known.
+func (h *Held) copiedFrom(source string) bool {
+	return source == "" || h.Source == "" || h.Source == source
+}
+
 func (h *Held) release() {
 	h.Index.Close()
 	h.Lease.Release()
@@ -119,7 +125,7 @@ func (s *Sessions) Acquire(namespace, id, root, source string, want int64) (held
 		s.sessions[key] = sess
 	}
 	held = sess.held[root]
-	if held != nil && want == 0 && source != "" && held.Source != "" && held.Source != source {
+	if held != nil && want == 0 && !held.copiedFrom(source) {
 		sess.retired = append(sess.retired, held)
 		delete(sess.held, root)
 		held = nil

@@ -19,8 +19,9 @@ package delta
 import (
 	"fmt"
 	"net/url"
-	"path"
 	"strings"
+
+	cacheplan "github.com/pqcache/pqcache/cache/plan"
 )
 
 // dataKey turns an add or remove path from the log into an object key relative to the table root.
@@ -44,7 +45,7 @@ func dataKey(raw string) (string, error) {
 	}
 	if err := checkRelativeKey(key); err != nil {
 		// Its text only: the key's own class would make the error two kinds at once.
-		return "", fmt.Errorf("%w: path %q: %s", ErrCorruptLog, raw, err.Error())
+		return "", fmt.Errorf("%w: path %q is not a clean key inside the table: %s", ErrCorruptLog, raw, err.Error())
 	}
 	return key, nil
 }
@@ -58,18 +59,14 @@ func isAbsolute(raw string) bool {
 	return colon > 0 && !strings.ContainsRune(raw[:colon], '/')
 }
 
-// checkRelativeKey says why key is not a clean key inside the table for a data file, or nil.
+// checkRelativeKey says why key is not a clean key inside the table for a data file, or nil: a key
+// a sync would publish (cacheplan.ValidateKey, the same rules as for every listed object) and that is not
+// in the log's folder.
 func checkRelativeKey(key string) error {
-	switch {
-	case key == "" || key == ".":
-		return fmt.Errorf("empty")
-	case strings.ContainsRune(key, 0):
-		return fmt.Errorf("NUL byte")
-	case strings.HasPrefix(key, "/"):
-		return fmt.Errorf("rooted")
-	case path.Clean(key) != key || key == ".." || strings.HasPrefix(key, "../"):
-		return fmt.Errorf("not a clean path inside the table")
-	case key == strings.TrimSuffix(LogDir, "/") || strings.HasPrefix(key, LogDir):
+	if err := cacheplan.ValidateKey(key); err != nil {
+		return err
+	}
+	if key == strings.TrimSuffix(LogDir, "/") || strings.HasPrefix(key, LogDir) {
 		return fmt.Errorf("inside %s", LogDir)
 	}
 	return nil
